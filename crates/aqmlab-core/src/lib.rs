@@ -1,0 +1,48 @@
+//! aqmlab-core: a deterministic packet-level discrete-event simulator for active queue
+//! management research. No Python here; see `aqmlab-py` for the bindings.
+//!
+//! Layers (see ARCHITECTURE.md): `time`/`sched`/`rng` (the engine's clock, event list and
+//! random streams) → `packet`/`topology`/`qdisc` (what moves and where it waits) → `app`
+//! (traffic) → `stats` (monitors) → `world` (the event loop) → `scenario` (files in) and
+//! `results` (tables out).
+
+pub mod app;
+pub mod packet;
+pub mod qdisc;
+pub mod results;
+pub mod rng;
+pub mod scenario;
+pub mod sched;
+pub mod stats;
+pub mod time;
+pub mod topology;
+pub mod units;
+pub mod world;
+
+pub use results::Results;
+pub use scenario::ScenarioError;
+
+/// Why a run did not produce results.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario was rejected before running.
+    #[error("{0}")]
+    Scenario(#[from] ScenarioError),
+    /// An internal consistency check failed (a bug: please report it).
+    #[error("internal check failed: {0}")]
+    Internal(String),
+}
+
+/// Builds and runs the scenario in `text`; `seed` overrides `simulation.seed`.
+pub fn run(text: &str, seed: Option<u64>) -> Result<Results, RunError> {
+    let built = scenario::build(text, seed)?;
+    let mut world = built.world;
+    let mut results = world.run().map_err(RunError::Internal)?;
+    results.resolved_scenario = built.resolved;
+    Ok(results)
+}
+
+/// Checks the scenario in `text` without running it; returns the resolved scenario.
+pub fn validate(text: &str) -> Result<String, ScenarioError> {
+    scenario::build(text, None).map(|b| b.resolved)
+}

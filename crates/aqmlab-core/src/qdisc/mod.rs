@@ -1,0 +1,246 @@
+//! Queue disciplines: the plug-in trait, the effects a discipline may cause, the dispatch enum
+//! and the registry from `tc`-style name to constructor.
+//!
+//! A discipline only decides; the [`accounting::Queue`] wrapper around it owns every counter and
+//! checks the identities between them. Adding a discipline: write one file implementing
+//! [`QueueDisc`] and [`Configure`], then add one line to the `disciplines!` list below.
+
+pub mod accounting;
+pub mod fifo;
+
+use crate::packet::{PacketId, PacketPool};
+use crate::rng::Rng;
+use crate::scenario::error::ScenarioError;
+use crate::time::SimTime;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Why a packet was dropped or marked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    /// The buffer was full (never converted to a mark).
+    Overflow,
+    /// A probabilistic AQM decision (RED's early drop, PIE, PI, REM, AVQ).
+    Early,
+    /// An AQM decision forced by the average (RED above max_th / 2·max_th).
+    Forced,
+    /// A delay-based decision (CoDel's sojourn time above target for an interval).
+    Delay,
+}
+
+impl Reason {
+    /// Number of reasons (for per-reason counter arrays).
+    pub const COUNT: usize = 4;
+    /// All reasons, in counter order.
+    pub const ALL: [Reason; Reason::COUNT] = [
+        Reason::Overflow,
+        Reason::Early,
+        Reason::Forced,
+        Reason::Delay,
+    ];
+    /// Lower-case name used in output columns.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Overflow => "overflow",
+            Reason::Early => "early",
+            Reason::Forced => "forced",
+            Reason::Delay => "delay",
+        }
+    }
+    /// Counter index.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The fate of an arriving packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The packet is now in the queue (possibly CE-marked).
+    Enqueued,
+    /// The packet was refused; the discipline no longer holds it.
+    Dropped(Reason),
+}
+
+/// Facts about the link a discipline feeds, for parameters derived from the link.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkInfo {
+    /// Transmission rate in bit/s.
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: SimTime,
+}
+
+/// Side effects a discipline reports besides its verdict, collected by the accounting wrapper.
+#[derive(Debug, Default)]
+pub struct Effects {
+    pub(crate) dropped: Vec<(PacketId, Reason)>,
+    pub(crate) marked: [u64; Reason::COUNT],
+    pub(crate) timer: Option<SimTime>,
+}
+
+/// What a discipline sees during one call: the clock, the packets, its random stream, and
+/// the means to drop queued packets, mark, and ask for a timer.
+pub struct Ctx<'a> {
+    /// Current simulated time.
+    pub now: SimTime,
+    /// All packets (the discipline reads sizes, flows, timestamps, ECN bits).
+    pub pool: &'a mut PacketPool,
+    /// The discipline's own random stream.
+    pub rng: &'a mut Rng,
+    pub(crate) effects: &'a mut Effects,
+}
+
+impl Ctx<'_> {
+    /// Reports that a packet already in the queue was removed and dropped.
+    pub fn drop_queued(&mut self, pkt: PacketId, reason: Reason) {
+        self.effects.dropped.push((pkt, reason));
+    }
+
+    /// Marks `pkt` Congestion Experienced if it is ECN-capable; returns false (and changes
+    /// nothing) if it is not, in which case the caller should drop instead.
+    pub fn mark(&mut self, pkt: PacketId, reason: Reason) -> bool {
+        let p = self.pool.get_mut(pkt);
+        if p.ecn.is_ect() {
+            p.ecn = crate::packet::Ecn::Ce;
+            self.effects.marked[reason.index()] += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Asks for `on_timer` to be called at `at` (replacing any earlier request from this call).
+    pub fn set_timer(&mut self, at: SimTime) {
+        self.effects.timer = Some(at);
+    }
+}
+
+/// A notable event inside a discipline (e.g. RNLGRED switching curves), kept in the results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QdiscEvent {
+    /// When it happened.
+    pub time: SimTime,
+    /// What happened, e.g. "switch".
+    pub what: String,
+    /// Free-form detail, e.g. "nlgred1 -> nlgred2".
+    pub detail: String,
+    /// Named measurements attached to the event.
+    pub values: Vec<(String, f64)>,
+}
+
+/// The plug-in interface of a queue discipline.
+pub trait QueueDisc {
+    /// Offers an arriving packet (already stamped with its enqueue time).
+    fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict;
+    /// Returns the next packet to transmit, if any; may drop queued packets through `ctx`.
+    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId>;
+    /// Packets currently held.
+    fn len_packets(&self) -> usize;
+    /// Bytes currently held.
+    fn len_bytes(&self) -> u64;
+    /// Called at the time requested with [`Ctx::set_timer`].
+    fn on_timer(&mut self, _ctx: &mut Ctx) {}
+    /// Internal state worth sampling as a time series (e.g. RED's average queue), as
+    /// (column name with unit, value) pairs.
+    fn observe(&self, _out: &mut Vec<(&'static str, f64)>) {}
+    /// Drains notable events recorded since the last call.
+    fn take_events(&mut self) -> Vec<QdiscEvent> {
+        Vec::new()
+    }
+}
+
+/// How a discipline is built from its scenario parameters.
+pub trait Configure: Sized {
+    /// Parameters as written in the scenario (serde, unknown keys rejected, defaults filled).
+    type Params: DeserializeOwned + Serialize;
+    /// Builds the discipline, or explains which parameter is out of range (as "key: message").
+    fn configure(params: &Self::Params, link: &LinkInfo) -> Result<Self, String>;
+    /// Called once at time zero: a discipline with a periodic timer requests its first tick here.
+    fn start(&mut self, _ctx: &mut Ctx) {}
+}
+
+/// Declares the disciplines: the dispatch enum, its trait impl and the registry, in one list.
+macro_rules! disciplines {
+    ($($variant:ident($ty:ty) = $name:literal: $doc:literal),* $(,)?) => {
+        /// Every discipline, dispatched by `match` (no virtual call per packet).
+        pub enum AnyQdisc { $(#[doc = $doc] $variant($ty)),* }
+
+        /// `tc`-style names of all registered disciplines, with a one-line description.
+        pub const REGISTRY: &[(&str, &str)] = &[$(($name, $doc)),*];
+
+        impl AnyQdisc {
+            /// The discipline's registry name.
+            pub fn name(&self) -> &'static str {
+                match self { $(AnyQdisc::$variant(_) => $name),* }
+            }
+            pub(crate) fn start(&mut self, ctx: &mut Ctx) {
+                match self { $(AnyQdisc::$variant(q) => Configure::start(q, ctx)),* }
+            }
+        }
+
+        impl QueueDisc for AnyQdisc {
+            #[inline]
+            fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
+                match self { $(AnyQdisc::$variant(q) => q.enqueue(pkt, ctx)),* }
+            }
+            #[inline]
+            fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
+                match self { $(AnyQdisc::$variant(q) => q.dequeue(ctx)),* }
+            }
+            #[inline]
+            fn len_packets(&self) -> usize {
+                match self { $(AnyQdisc::$variant(q) => q.len_packets()),* }
+            }
+            #[inline]
+            fn len_bytes(&self) -> u64 {
+                match self { $(AnyQdisc::$variant(q) => q.len_bytes()),* }
+            }
+            fn on_timer(&mut self, ctx: &mut Ctx) {
+                match self { $(AnyQdisc::$variant(q) => q.on_timer(ctx)),* }
+            }
+            fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
+                match self { $(AnyQdisc::$variant(q) => q.observe(out)),* }
+            }
+            fn take_events(&mut self) -> Vec<QdiscEvent> {
+                match self { $(AnyQdisc::$variant(q) => q.take_events()),* }
+            }
+        }
+
+        /// Builds the discipline named `kind` from `params` (the scenario table without `kind`).
+        /// Returns it with its fully resolved parameters (defaults filled in).
+        pub fn build(kind: &str, params: &toml::Table, link: &LinkInfo, path: &str)
+            -> Result<(AnyQdisc, toml::Table), ScenarioError> {
+            match kind {
+                $($name => {
+                    let (q, resolved) = configure_with::<$ty>(params, link, path)?;
+                    Ok((AnyQdisc::$variant(q), resolved))
+                })*
+                other => Err(ScenarioError::new(
+                    format!("{path}.kind"),
+                    format!("unknown queue discipline {other:?}; known: {}",
+                        REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
+                )),
+            }
+        }
+    };
+}
+
+fn configure_with<Q: Configure>(
+    params: &toml::Table,
+    link: &LinkInfo,
+    path: &str,
+) -> Result<(Q, toml::Table), ScenarioError> {
+    let p: Q::Params = crate::scenario::parse::from_table(params, path)?;
+    let q = Q::configure(&p, link).map_err(|msg| ScenarioError::from_keyed(path, &msg))?;
+    let resolved = crate::scenario::parse::to_table(&p);
+    Ok((q, resolved))
+}
+
+disciplines! {
+    Pfifo(fifo::Pfifo) = "pfifo": "FIFO with a limit in packets (tail drop)",
+    Bfifo(fifo::Bfifo) = "bfifo": "FIFO with a limit in bytes (tail drop)",
+}
+
+#[cfg(test)]
+pub mod testing;

@@ -1,0 +1,151 @@
+//! What a run returns: a summary (scalar metrics) and named column tables, ready to become
+//! JSON, DataFrames and Parquet files.
+
+use std::collections::BTreeMap;
+
+/// One scalar metric value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// A float (NaN when undefined, e.g. a mean over nothing).
+    F64(f64),
+    /// A count.
+    U64(u64),
+    /// A label.
+    Str(String),
+}
+
+impl Value {
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::F64(x) if x.is_finite() => serde_json::json!(x),
+            Value::F64(_) => serde_json::Value::Null,
+            Value::U64(x) => serde_json::json!(x),
+            Value::Str(s) => serde_json::json!(s),
+        }
+    }
+}
+
+/// A metric row: (name with unit, value), in output order.
+pub type Row = Vec<(&'static str, Value)>;
+
+/// Turns a row into a JSON object.
+pub fn row_to_json(row: &Row) -> serde_json::Value {
+    serde_json::Value::Object(
+        row.iter()
+            .map(|(k, v)| (k.to_string(), v.to_json()))
+            .collect(),
+    )
+}
+
+/// A column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    /// Floats.
+    F64(Vec<f64>),
+    /// Counts.
+    U64(Vec<u64>),
+    /// Labels.
+    Str(Vec<String>),
+}
+
+impl Column {
+    fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::U64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    fn push_default(&mut self) {
+        match self {
+            Column::F64(v) => v.push(f64::NAN),
+            Column::U64(v) => v.push(0),
+            Column::Str(v) => v.push(String::new()),
+        }
+    }
+}
+
+/// A table: named columns of equal length, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// (name, column) pairs.
+    pub columns: Vec<(String, Column)>,
+    rows: usize,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+    /// Appends a row; columns missing from it get NaN / 0 / ""; new columns are back-filled.
+    pub fn push(&mut self, row: &[(&str, Value)]) {
+        for (name, v) in row {
+            let idx = match self.columns.iter().position(|(n, _)| n == name) {
+                Some(i) => i,
+                None => {
+                    let mut col = match v {
+                        Value::F64(_) => Column::F64(Vec::new()),
+                        Value::U64(_) => Column::U64(Vec::new()),
+                        Value::Str(_) => Column::Str(Vec::new()),
+                    };
+                    for _ in 0..self.rows {
+                        col.push_default();
+                    }
+                    self.columns.push((name.to_string(), col));
+                    self.columns.len() - 1
+                }
+            };
+            match (&mut self.columns[idx].1, v) {
+                (Column::F64(c), Value::F64(x)) => c.push(*x),
+                (Column::F64(c), Value::U64(x)) => c.push(*x as f64),
+                (Column::U64(c), Value::U64(x)) => c.push(*x),
+                (Column::Str(c), Value::Str(s)) => c.push(s.clone()),
+                (col, _) => col.push_default(),
+            }
+        }
+        self.rows += 1;
+        for (_, c) in &mut self.columns {
+            if c.len() < self.rows {
+                c.push_default();
+            }
+        }
+    }
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug, Default)]
+pub struct Results {
+    /// Scalar metrics, nested by section (simulation, queues, links, flows, aggregate).
+    pub summary: serde_json::Value,
+    /// Tables by name (flows, queues, links, queue_series, flow_series, events).
+    pub tables: BTreeMap<String, Table>,
+    /// The scenario after defaults, as TOML text.
+    pub resolved_scenario: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_backfill_new_and_missing_columns() {
+        let mut t = Table::new();
+        t.push(&[("a", Value::F64(1.0))]);
+        t.push(&[("a", Value::F64(2.0)), ("b", Value::Str("x".into()))]);
+        t.push(&[("b", Value::Str("y".into()))]);
+        assert_eq!(t.rows(), 3);
+        match &t.columns[0].1 {
+            Column::F64(v) => assert!(v[0] == 1.0 && v[1] == 2.0 && v[2].is_nan()),
+            _ => panic!(),
+        }
+        assert_eq!(
+            t.columns[1].1,
+            Column::Str(vec!["".into(), "x".into(), "y".into()])
+        );
+    }
+}

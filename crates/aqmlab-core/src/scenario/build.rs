@@ -1,0 +1,590 @@
+//! Validates a scenario and builds the world: nodes, ports with their queue disciplines,
+//! routes, flows. Every rejection names the field.
+
+use super::error::{join, ScenarioError};
+use super::parse::{from_table, from_value, parse_document, to_table};
+use super::spec::{DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, FLOW_COMMON_KEYS};
+use crate::app;
+use crate::packet::NodeId;
+use crate::qdisc::accounting::Queue;
+use crate::qdisc::{self, LinkInfo};
+use crate::rng::Rng;
+use crate::stats::flow::FlowStats;
+use crate::time::SimTime;
+use crate::topology::{compute_routes, Node, Port};
+use crate::world::{App, Flow, SimConfig, World};
+use std::collections::{BTreeMap, VecDeque};
+
+/// A built scenario: the world, and the scenario with every default filled in.
+pub struct Built {
+    /// Ready to run.
+    pub world: World,
+    /// The resolved scenario as TOML text.
+    pub resolved: String,
+}
+
+/// A link direction before it becomes a port.
+struct PortPlan {
+    from: NodeId,
+    to: NodeId,
+    rate_bps: u64,
+    delay: SimTime,
+    qdisc: toml::Table,
+    qdisc_path: String,
+    loss: f64,
+    monitor: bool,
+}
+
+/// Nodes and port plans collected from the topology section.
+#[derive(Default)]
+struct Plan {
+    names: Vec<String>,
+    index: BTreeMap<String, NodeId>,
+    ports: Vec<PortPlan>,
+}
+
+impl Plan {
+    fn add_node(&mut self, name: &str, path: &str) -> Result<NodeId, ScenarioError> {
+        if name.is_empty() {
+            return Err(ScenarioError::new(path, "node names must not be empty"));
+        }
+        if self.index.contains_key(name) {
+            return Err(ScenarioError::new(
+                path,
+                format!("node {name:?} is defined twice"),
+            ));
+        }
+        let id = self.names.len() as NodeId;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    fn node(&self, name: &str, path: &str) -> Result<NodeId, ScenarioError> {
+        self.index.get(name).copied().ok_or_else(|| {
+            let known: Vec<&str> = self.names.iter().take(8).map(String::as_str).collect();
+            let more = if self.names.len() > 8 { ", ..." } else { "" };
+            ScenarioError::new(
+                path,
+                format!(
+                    "no node named {name:?}; nodes are: {}{more}",
+                    known.join(", ")
+                ),
+            )
+        })
+    }
+
+    /// Adds both directions of a link between `a` and `b`.
+    fn add_link(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        l: &LinkSpec,
+        default_qdisc: &toml::Table,
+        default_monitor: bool,
+        path: &str,
+    ) -> Result<(), ScenarioError> {
+        if a == b {
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "a link from node {:?} to itself is not allowed",
+                    self.names[a as usize]
+                ),
+            ));
+        }
+        if l.rate.0 == 0 {
+            return Err(ScenarioError::new(join(path, "rate"), "must be positive"));
+        }
+        for (key, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ScenarioError::new(
+                    join(path, key),
+                    format!("{p} is not a probability; use a value in [0, 1]"),
+                ));
+            }
+        }
+        let monitor = l.monitor.unwrap_or(default_monitor);
+        for (from, to, q, key, loss) in [
+            (a, b, &l.qdisc, "qdisc", l.loss),
+            (b, a, &l.reverse_qdisc, "reverse_qdisc", l.reverse_loss),
+        ] {
+            let (qdisc, qdisc_path) = match q {
+                Some(t) => (t.clone(), join(path, key)),
+                None => (default_qdisc.clone(), "topology.default_qdisc".to_string()),
+            };
+            self.ports.push(PortPlan {
+                from,
+                to,
+                rate_bps: l.rate.0,
+                delay: l.delay.0,
+                qdisc,
+                qdisc_path,
+                loss,
+                monitor,
+            });
+        }
+        Ok(())
+    }
+}
+
+fn default_qdisc_table() -> toml::Table {
+    let mut t = toml::Table::new();
+    t.insert("kind".into(), "pfifo".into());
+    t.insert("limit".into(), 1000.into());
+    t
+}
+
+/// Builds a world from scenario text; `seed`, if given, overrides `simulation.seed`.
+pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
+    let doc = parse_document(text)?;
+    for key in ["simulation", "topology"] {
+        if !doc.contains_key(key) {
+            return Err(ScenarioError::new(key, format!("missing section [{key}]")));
+        }
+    }
+    let mut spec: ScenarioSpec = from_table(&doc, "")?;
+    if let Some(s) = seed {
+        spec.simulation.seed = s;
+    }
+    let sim = &spec.simulation;
+    if sim.duration.0 == 0 {
+        return Err(ScenarioError::new(
+            "simulation.duration",
+            "must be positive",
+        ));
+    }
+    if sim.warmup.0 >= sim.duration.0 {
+        return Err(ScenarioError::new(
+            "simulation.warmup",
+            format!(
+                "{} must be shorter than simulation.duration ({})",
+                sim.warmup, sim.duration
+            ),
+        ));
+    }
+    let config = SimConfig {
+        duration: sim.duration.0,
+        warmup: sim.warmup.0,
+        seed: sim.seed,
+        sample_interval: sim.sample_interval.0,
+    };
+
+    let mut resolved = toml::Table::new();
+    resolved.insert("name".into(), spec.name.clone().into());
+    if !spec.description.is_empty() {
+        resolved.insert("description".into(), spec.description.clone().into());
+    }
+    resolved.insert("simulation".into(), toml::Value::Table(to_table(sim)));
+
+    // Topology.
+    let kind = match spec.topology.get("kind") {
+        None => "graph".to_string(),
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(ScenarioError::new(
+                "topology.kind",
+                format!(
+                    "expected a string (\"dumbbell\" or \"graph\"), got {}",
+                    other.type_str()
+                ),
+            ))
+        }
+    };
+    let mut plan = Plan::default();
+    let (_default_qdisc, topo_resolved) = match kind.as_str() {
+        "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
+        "graph" => build_graph(&spec.topology, &mut plan)?,
+        other => {
+            return Err(ScenarioError::new(
+                "topology.kind",
+                format!("unknown topology {other:?}; use \"dumbbell\" or \"graph\""),
+            ))
+        }
+    };
+
+    // Ports with their disciplines.
+    let mut ports = Vec::with_capacity(plan.ports.len());
+    let mut resolved_qdiscs = Vec::with_capacity(plan.ports.len());
+    for pp in &plan.ports {
+        let name = format!(
+            "{}->{}",
+            plan.names[pp.from as usize], plan.names[pp.to as usize]
+        );
+        let link = LinkInfo {
+            rate_bps: pp.rate_bps,
+            delay: pp.delay,
+        };
+        let kind = match pp.qdisc.get("kind") {
+            Some(toml::Value::String(s)) => s.clone(),
+            Some(_) => {
+                return Err(ScenarioError::new(
+                    join(&pp.qdisc_path, "kind"),
+                    "expected a string, e.g. \"pfifo\"",
+                ))
+            }
+            None => {
+                return Err(ScenarioError::new(
+                    join(&pp.qdisc_path, "kind"),
+                    format!(
+                        "missing; known disciplines: {}",
+                        qdisc::REGISTRY
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        };
+        let mut params = pp.qdisc.clone();
+        params.remove("kind");
+        let (disc, mut res) = qdisc::build(&kind, &params, &link, &pp.qdisc_path)?;
+        res.insert("kind".into(), kind.clone().into());
+        resolved_qdiscs.push((name.clone(), res));
+        let window = config.warmup;
+        ports.push(Port {
+            queue: Queue::new(
+                disc,
+                Rng::stream(config.seed, &format!("qdisc:{name}")),
+                window,
+            ),
+            loss_rng: Rng::stream(config.seed, &format!("loss:{name}")),
+            name,
+            from: pp.from,
+            to: pp.to,
+            rate_bps: pp.rate_bps,
+            delay: pp.delay,
+            tx: None,
+            pipe: VecDeque::new(),
+            loss: pp.loss,
+            monitor: pp.monitor,
+            busy_in_window: 0,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            lost_pkts: 0,
+        });
+    }
+    let mut topo_resolved = topo_resolved;
+    let qtable: toml::Table = resolved_qdiscs
+        .into_iter()
+        .map(|(n, t)| (n, toml::Value::Table(t)))
+        .collect();
+    topo_resolved.insert("resolved_qdiscs".into(), toml::Value::Table(qtable));
+    resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
+
+    let pairs: Vec<(NodeId, NodeId)> = plan.ports.iter().map(|p| (p.from, p.to)).collect();
+    let routes = compute_routes(plan.names.len(), &pairs);
+    let nodes: Vec<Node> = plan
+        .names
+        .iter()
+        .cloned()
+        .zip(routes)
+        .map(|(name, routes)| Node { name, routes })
+        .collect();
+
+    // Flows.
+    let mut flows = Vec::new();
+    let mut resolved_flows = Vec::new();
+    let mut flow_names = BTreeMap::new();
+    for (i, table) in spec.flows.iter().enumerate() {
+        let path = format!("flows[{i}]");
+        let (copies, res) = build_flow(table, &path, &plan, &nodes, &pairs, &config, flows.len())?;
+        for f in copies {
+            if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
+                return Err(ScenarioError::new(
+                    join(&path, "name"),
+                    format!("flow name {:?} is already used by {prev}", f.name),
+                ));
+            }
+            flows.push(f);
+        }
+        resolved_flows.push(toml::Value::Table(res));
+    }
+    resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
+
+    let world = World::new(nodes, ports, flows, config);
+    let resolved = toml::to_string(&resolved).map_err(|e| {
+        ScenarioError::new(
+            "",
+            format!("internal: cannot print the resolved scenario: {e}"),
+        )
+    })?;
+    Ok(Built { world, resolved })
+}
+
+fn build_graph(
+    t: &toml::Table,
+    plan: &mut Plan,
+) -> Result<(toml::Table, toml::Table), ScenarioError> {
+    let g: GraphSpec = from_table(t, "topology")?;
+    let default_qdisc = g.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
+    for (i, n) in g.nodes.iter().enumerate() {
+        plan.add_node(n, &format!("topology.nodes[{i}]"))?;
+    }
+    for (i, l) in g.links.iter().enumerate() {
+        let path = format!("topology.links[{i}]");
+        let a = l.from.as_deref().ok_or_else(|| {
+            ScenarioError::new(
+                join(&path, "from"),
+                "missing: a graph link names the nodes it joins",
+            )
+        })?;
+        let b = l.to.as_deref().ok_or_else(|| {
+            ScenarioError::new(
+                join(&path, "to"),
+                "missing: a graph link names the nodes it joins",
+            )
+        })?;
+        let a = plan.node(a, &join(&path, "from"))?;
+        let b = plan.node(b, &join(&path, "to"))?;
+        plan.add_link(a, b, l, &default_qdisc, true, &path)?;
+    }
+    let mut res = to_table(&g);
+    res.insert(
+        "default_qdisc".into(),
+        toml::Value::Table(default_qdisc.clone()),
+    );
+    Ok((default_qdisc, res))
+}
+
+/// Reads `left_access` / `right_access`: one link table for all pairs, or a list of N.
+fn access_links(
+    v: &Option<toml::Value>,
+    fallback: &Option<LinkSpec>,
+    n: u32,
+    path: &str,
+) -> Result<Vec<LinkSpec>, ScenarioError> {
+    match v {
+        None => match fallback {
+            Some(l) => Ok(vec![l.clone(); n as usize]),
+            None => Err(ScenarioError::new(
+                path,
+                "missing: give `access` (both sides) or this key",
+            )),
+        },
+        Some(toml::Value::Table(_)) => Ok(vec![
+            from_value::<LinkSpec>(v.clone().unwrap(), path)?;
+            n as usize
+        ]),
+        Some(toml::Value::Array(items)) => {
+            if items.len() != n as usize {
+                return Err(ScenarioError::new(
+                    path,
+                    format!("has {} links but topology.pairs is {n}", items.len()),
+                ));
+            }
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| from_value(it.clone(), &format!("{path}[{i}]")))
+                .collect()
+        }
+        Some(other) => Err(ScenarioError::new(
+            path,
+            format!(
+                "expected a link table or a list of them, got {}",
+                other.type_str()
+            ),
+        )),
+    }
+}
+
+fn build_dumbbell(
+    t: &toml::Table,
+    plan: &mut Plan,
+) -> Result<(toml::Table, toml::Table), ScenarioError> {
+    let d: DumbbellSpec = from_table(t, "topology")?;
+    if d.pairs == 0 {
+        return Err(ScenarioError::new("topology.pairs", "must be at least 1"));
+    }
+    if d.pairs > 1_000_000 {
+        return Err(ScenarioError::new(
+            "topology.pairs",
+            "at most 1000000 pairs",
+        ));
+    }
+    let default_qdisc = d.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
+    let left = access_links(&d.left_access, &d.access, d.pairs, "topology.left_access")?;
+    let right = access_links(&d.right_access, &d.access, d.pairs, "topology.right_access")?;
+    for (side, links) in [("left_access", &left), ("right_access", &right)] {
+        if links.iter().any(|l| l.from.is_some() || l.to.is_some()) {
+            return Err(ScenarioError::new(
+                format!("topology.{side}"),
+                "dumbbell links take no from/to: the nodes are s1..sN, r1, r2, d1..dN",
+            ));
+        }
+    }
+    if d.bottleneck.from.is_some() || d.bottleneck.to.is_some() {
+        return Err(ScenarioError::new(
+            "topology.bottleneck",
+            "takes no from/to: it joins r1 and r2",
+        ));
+    }
+    let r1 = plan.add_node("r1", "topology")?;
+    let r2 = plan.add_node("r2", "topology")?;
+    plan.add_link(
+        r1,
+        r2,
+        &d.bottleneck,
+        &default_qdisc,
+        true,
+        "topology.bottleneck",
+    )?;
+    for i in 0..d.pairs {
+        let s = plan.add_node(&format!("s{}", i + 1), "topology")?;
+        plan.add_link(
+            s,
+            r1,
+            &left[i as usize],
+            &default_qdisc,
+            false,
+            &format!("topology.left_access[{i}]"),
+        )?;
+    }
+    for i in 0..d.pairs {
+        let r = plan.add_node(&format!("d{}", i + 1), "topology")?;
+        plan.add_link(
+            r2,
+            r,
+            &right[i as usize],
+            &default_qdisc,
+            false,
+            &format!("topology.right_access[{i}]"),
+        )?;
+    }
+    let mut res = to_table(&d);
+    res.insert(
+        "default_qdisc".into(),
+        toml::Value::Table(default_qdisc.clone()),
+    );
+    Ok((default_qdisc, res))
+}
+
+/// Builds the copies of one flow entry.
+fn build_flow(
+    table: &toml::Table,
+    path: &str,
+    plan: &Plan,
+    nodes: &[Node],
+    pairs: &[(NodeId, NodeId)],
+    config: &SimConfig,
+    first_index: usize,
+) -> Result<(Vec<Flow>, toml::Table), ScenarioError> {
+    let mut common_t = toml::Table::new();
+    let mut params = toml::Table::new();
+    for (k, v) in table {
+        if FLOW_COMMON_KEYS.contains(&k.as_str()) {
+            common_t.insert(k.clone(), v.clone());
+        } else {
+            params.insert(k.clone(), v.clone());
+        }
+    }
+    if !common_t.contains_key("kind") {
+        return Err(ScenarioError::new(
+            join(path, "kind"),
+            format!("missing; flow kinds: {}", app::UDP_KINDS.join(", ")),
+        ));
+    }
+    let c: FlowCommon = from_table(&common_t, path)?;
+    if !app::UDP_KINDS.contains(&c.kind.as_str()) {
+        return Err(ScenarioError::new(
+            join(path, "kind"),
+            format!(
+                "unknown flow kind {:?}; known: {}",
+                c.kind,
+                app::UDP_KINDS.join(", ")
+            ),
+        ));
+    }
+    if c.count == 0 {
+        return Err(ScenarioError::new(
+            join(path, "count"),
+            "must be at least 1",
+        ));
+    }
+    let stop = c.stop.map(|s| s.0).unwrap_or(config.duration);
+    if c.start.0 >= config.duration {
+        return Err(ScenarioError::new(
+            join(path, "start"),
+            format!("{} is not before the end of the simulation", c.start),
+        ));
+    }
+    if stop <= c.start.0 {
+        return Err(ScenarioError::new(
+            join(path, "stop"),
+            "must be after start",
+        ));
+    }
+    let mut copies = Vec::with_capacity(c.count as usize);
+    let mut resolved_params = toml::Table::new();
+    for k in 1..=c.count {
+        let subst = |s: &str| s.replace("{i}", &k.to_string());
+        let src = plan.node(&subst(&c.from), &join(path, "from"))?;
+        let dst = plan.node(&subst(&c.to), &join(path, "to"))?;
+        if src == dst {
+            return Err(ScenarioError::new(
+                join(path, "to"),
+                format!(
+                    "a flow from node {:?} to itself is not allowed",
+                    plan.names[src as usize]
+                ),
+            ));
+        }
+        for (a, b, what) in [(src, dst, "from"), (dst, src, "to")] {
+            if !reachable(nodes, pairs, a, b) {
+                return Err(ScenarioError::new(
+                    join(path, what),
+                    format!(
+                        "no route from {:?} to {:?}",
+                        plan.names[a as usize], plan.names[b as usize]
+                    ),
+                ));
+            }
+        }
+        let name = match &c.name {
+            Some(n) if n.contains("{i}") || c.count == 1 => subst(n),
+            Some(n) => format!("{n}_{k}"),
+            None => format!("f{}", first_index + copies.len() + 1),
+        };
+        let mut rng = Rng::stream(config.seed, &format!("flow:{name}"));
+        let jitter = if c.start_jitter.0 > 0 {
+            (rng.uniform() * c.start_jitter.0 as f64) as SimTime
+        } else {
+            0
+        };
+        let start = (c.start.0 + jitter).min(config.duration);
+        let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)?;
+        resolved_params = res;
+        copies.push(Flow {
+            name,
+            kind: c.kind.clone(),
+            src,
+            dst,
+            start,
+            priority: c.priority,
+            app: App::Udp(source),
+            stats: FlowStats::new(config.warmup),
+            rng,
+            next_seq: 0,
+        });
+    }
+    let mut res = to_table(&c);
+    res.extend(resolved_params);
+    Ok((copies, res))
+}
+
+/// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).
+fn reachable(nodes: &[Node], pairs: &[(NodeId, NodeId)], src: NodeId, dst: NodeId) -> bool {
+    let mut at = src;
+    for _ in 0..=nodes.len() {
+        if at == dst {
+            return true;
+        }
+        match nodes[at as usize].route(dst) {
+            Some(p) => at = pairs[p as usize].1,
+            None => return false,
+        }
+    }
+    false
+}

@@ -1,0 +1,59 @@
+//! Scenario errors: each names the field (as a path such as `flows[2].rate`), says what is
+//! allowed, and gives the line when it is known.
+
+use std::fmt;
+
+/// A rejected scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Path of the offending field, e.g. `flows[2].rate` (empty for the whole file).
+    pub path: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+    /// 1-based line in the scenario text, when known.
+    pub line: Option<usize>,
+}
+
+impl ScenarioError {
+    /// An error at `path`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError {
+            path: path.into(),
+            message: message.into(),
+            line: None,
+        }
+    }
+
+    /// Splits a constructor's "key: message" into a path under `base`.
+    pub fn from_keyed(base: &str, keyed: &str) -> Self {
+        match keyed.split_once(": ") {
+            Some((key, msg)) if !key.contains(' ') => ScenarioError::new(join(base, key), msg),
+            _ => ScenarioError::new(base, keyed),
+        }
+    }
+}
+
+/// Joins a base path and a sub-path ("a" + "b" = "a.b"; "a" + "[0]" = "a[0]").
+pub fn join(base: &str, sub: &str) -> String {
+    match (base.is_empty(), sub.is_empty()) {
+        (true, _) => sub.to_string(),
+        (_, true) => base.to_string(),
+        _ if sub.starts_with('[') => format!("{base}{sub}"),
+        _ => format!("{base}.{sub}"),
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}

@@ -1,0 +1,150 @@
+//! Counters and averages of one queue, with the identities between them.
+
+use super::histogram::LogHistogram;
+use super::timeavg::TimeAverage;
+use crate::qdisc::Reason;
+use crate::time::SimTime;
+
+/// Cumulative counts of a queue's events. Identities (checked by [`QueueCounters::check`]):
+/// arrivals = enqueued + Σ dropped_on_arrival; held = enqueued − dequeued − Σ dropped_from_queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueCounters {
+    /// Packets offered to the queue.
+    pub arrivals: u64,
+    /// Bytes offered to the queue.
+    pub arrival_bytes: u64,
+    /// Packets accepted.
+    pub enqueued: u64,
+    /// Packets handed to the transmitter.
+    pub dequeued: u64,
+    /// Bytes handed to the transmitter.
+    pub dequeued_bytes: u64,
+    /// Arrivals refused, by reason.
+    pub dropped_on_arrival: [u64; Reason::COUNT],
+    /// Packets removed from inside the queue and dropped (head drops, CoDel), by reason.
+    pub dropped_from_queue: [u64; Reason::COUNT],
+    /// Bytes dropped (both kinds).
+    pub dropped_bytes: u64,
+    /// Packets CE-marked instead of dropped, by reason.
+    pub marked: [u64; Reason::COUNT],
+}
+
+impl QueueCounters {
+    /// All drops of one reason.
+    pub fn drops(&self, r: Reason) -> u64 {
+        self.dropped_on_arrival[r.index()] + self.dropped_from_queue[r.index()]
+    }
+    /// All drops.
+    pub fn total_drops(&self) -> u64 {
+        Reason::ALL.iter().map(|&r| self.drops(r)).sum()
+    }
+    /// All marks.
+    pub fn total_marks(&self) -> u64 {
+        self.marked.iter().sum()
+    }
+    /// Packets the counters say are held.
+    pub fn held(&self) -> i64 {
+        self.enqueued as i64
+            - self.dequeued as i64
+            - self.dropped_from_queue.iter().sum::<u64>() as i64
+    }
+    /// Checks the counting identities against the discipline's own length.
+    pub fn check(&self, held_by_disc: usize) -> Result<(), String> {
+        let refused: u64 = self.dropped_on_arrival.iter().sum();
+        if self.arrivals != self.enqueued + refused {
+            return Err(format!(
+                "arrivals {} != enqueued {} + refused {}",
+                self.arrivals, self.enqueued, refused
+            ));
+        }
+        if self.held() != held_by_disc as i64 {
+            return Err(format!(
+                "counters say {} packets held, discipline holds {}",
+                self.held(),
+                held_by_disc
+            ));
+        }
+        Ok(())
+    }
+    /// Element-wise difference (counts since `earlier`).
+    pub fn since(&self, earlier: &QueueCounters) -> QueueCounters {
+        let sub =
+            |a: [u64; Reason::COUNT], b: [u64; Reason::COUNT]| std::array::from_fn(|i| a[i] - b[i]);
+        QueueCounters {
+            arrivals: self.arrivals - earlier.arrivals,
+            arrival_bytes: self.arrival_bytes - earlier.arrival_bytes,
+            enqueued: self.enqueued - earlier.enqueued,
+            dequeued: self.dequeued - earlier.dequeued,
+            dequeued_bytes: self.dequeued_bytes - earlier.dequeued_bytes,
+            dropped_on_arrival: sub(self.dropped_on_arrival, earlier.dropped_on_arrival),
+            dropped_from_queue: sub(self.dropped_from_queue, earlier.dropped_from_queue),
+            dropped_bytes: self.dropped_bytes - earlier.dropped_bytes,
+            marked: sub(self.marked, earlier.marked),
+        }
+    }
+}
+
+/// Everything measured about one queue.
+#[derive(Clone, Debug)]
+pub struct QueueStats {
+    /// Counts since time zero.
+    pub total: QueueCounters,
+    at_window_start: QueueCounters,
+    /// Time-weighted length in packets (window only).
+    pub len_pkts: TimeAverage,
+    /// Time-weighted length in bytes (window only).
+    pub len_bytes: TimeAverage,
+    /// Largest length in packets seen in the window.
+    pub max_len_pkts: u64,
+    /// Sojourn times (ns) of packets dequeued in the window.
+    pub sojourn: LogHistogram,
+    window_start: SimTime,
+    in_window: bool,
+}
+
+impl QueueStats {
+    /// Stats whose window opens at `window_start`.
+    pub fn new(window_start: SimTime) -> Self {
+        QueueStats {
+            total: QueueCounters::default(),
+            at_window_start: QueueCounters::default(),
+            len_pkts: TimeAverage::new(window_start),
+            len_bytes: TimeAverage::new(window_start),
+            max_len_pkts: 0,
+            sojourn: LogHistogram::new(),
+            window_start,
+            in_window: window_start == 0,
+        }
+    }
+    /// Opens the measurement window (called once, at the end of the warm-up).
+    pub fn open_window(&mut self, current_len: usize) {
+        self.at_window_start = self.total;
+        self.sojourn.clear();
+        self.max_len_pkts = current_len as u64;
+        self.in_window = true;
+    }
+    /// Counts since the window opened.
+    pub fn window(&self) -> QueueCounters {
+        self.total.since(&self.at_window_start)
+    }
+    /// Records the new length after a change.
+    #[inline]
+    pub fn length_changed(&mut self, now: SimTime, pkts: usize, bytes: u64) {
+        self.len_pkts.set(now, pkts as f64);
+        self.len_bytes.set(now, bytes as f64);
+        if self.in_window {
+            self.max_len_pkts = self.max_len_pkts.max(pkts as u64);
+        }
+    }
+    /// Records a departing packet's sojourn time.
+    #[inline]
+    pub fn departed(&mut self, sojourn: SimTime) {
+        if self.in_window {
+            self.sojourn.record(sojourn);
+        }
+    }
+    /// When the window opens.
+    pub fn window_start(&self) -> SimTime {
+        self.window_start
+    }
+}

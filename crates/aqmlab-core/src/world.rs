@@ -1,0 +1,614 @@
+//! The simulated world and its event loop: app → node → queue discipline → transmitter →
+//! propagation pipe → node → sink. Monitors observe along the way and never steer.
+
+use crate::app::Source;
+use crate::packet::{Ecn, FlowId, NodeId, Packet, PacketId, PacketKind, PacketPool};
+use crate::qdisc::{QueueDisc, Reason};
+use crate::results::{row_to_json, Results, Row, Table, Value};
+use crate::rng::Rng;
+use crate::sched::EventQueue;
+use crate::stats::flow::FlowStats;
+use crate::stats::jain_index;
+use crate::time::{to_secs, tx_time, SimTime};
+use crate::topology::{Node, Port, PortId};
+
+/// Something that happens at a point in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A port's transmitter finished serializing its packet.
+    TxDone(PortId),
+    /// The head of a port's propagation pipe reaches the far node.
+    PipeArrival(PortId),
+    /// A queue discipline's timer.
+    QdiscTimer(PortId),
+    /// A flow's source fires.
+    SourceFire(FlowId),
+    /// The warm-up ends: measurement windows open.
+    WarmupEnd,
+    /// Time-series sampling.
+    Sample,
+}
+
+/// What drives a flow's packets.
+#[derive(Clone, Debug)]
+pub enum App {
+    /// An open-loop (UDP) source.
+    Udp(Source),
+}
+
+/// A flow at run time.
+pub struct Flow {
+    /// Name in the results.
+    pub name: String,
+    /// Scenario kind (cbr, poisson, ...).
+    pub kind: String,
+    /// Source node.
+    pub src: NodeId,
+    /// Destination node.
+    pub dst: NodeId,
+    /// First firing time.
+    pub start: SimTime,
+    /// Priority / DSCP carried by its packets.
+    pub priority: u8,
+    /// Traffic generator.
+    pub app: App,
+    /// Measurements.
+    pub stats: FlowStats,
+    /// The flow's random stream.
+    pub rng: Rng,
+    /// Next sequence number.
+    pub next_seq: u64,
+}
+
+/// Run-wide settings.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// End of the run.
+    pub duration: SimTime,
+    /// Start of the measurement window.
+    pub warmup: SimTime,
+    /// Master seed.
+    pub seed: u64,
+    /// Time-series interval (0: none).
+    pub sample_interval: SimTime,
+}
+
+/// Everything simulated.
+pub struct World {
+    /// Future events.
+    pub events: EventQueue<Event>,
+    /// Live packets.
+    pub pool: PacketPool,
+    /// Hosts and routers.
+    pub nodes: Vec<Node>,
+    /// Link directions.
+    pub ports: Vec<Port>,
+    /// Traffic.
+    pub flows: Vec<Flow>,
+    /// Settings.
+    pub config: SimConfig,
+    drops: Vec<(PacketId, Reason)>,
+    queue_series: Table,
+    flow_series: Table,
+    observed: Vec<(&'static str, f64)>,
+    packets_created: u64,
+}
+
+impl World {
+    /// A world ready to run.
+    pub fn new(nodes: Vec<Node>, ports: Vec<Port>, flows: Vec<Flow>, config: SimConfig) -> Self {
+        World {
+            events: EventQueue::new(),
+            pool: PacketPool::new(),
+            nodes,
+            ports,
+            flows,
+            config,
+            drops: Vec::with_capacity(64),
+            queue_series: Table::new(),
+            flow_series: Table::new(),
+            observed: Vec::new(),
+            packets_created: 0,
+        }
+    }
+
+    /// Runs to the configured duration and returns the results.
+    pub fn run(&mut self) -> Result<Results, String> {
+        self.schedule_initial();
+        let end = self.config.duration;
+        while let Some(t) = self.events.peek_time() {
+            if t > end {
+                break;
+            }
+            let (now, ev) = self.events.pop().expect("peeked");
+            self.dispatch(now, ev);
+        }
+        for port in &self.ports {
+            port.queue
+                .check()
+                .map_err(|e| format!("queue {}: {e}", port.name))?;
+        }
+        Ok(self.results())
+    }
+
+    fn schedule_initial(&mut self) {
+        if self.config.warmup > 0 {
+            self.events.schedule(self.config.warmup, Event::WarmupEnd);
+        }
+        if self.config.sample_interval > 0 {
+            self.events.schedule(
+                self.config.sample_interval.min(self.config.duration),
+                Event::Sample,
+            );
+        }
+        for i in 0..self.ports.len() {
+            if let Some(t) = self.ports[i].queue.start(&mut self.pool) {
+                self.events.schedule(t, Event::QdiscTimer(i as PortId));
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            self.events
+                .schedule(f.start, Event::SourceFire(i as FlowId));
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: SimTime, ev: Event) {
+        match ev {
+            Event::TxDone(p) => self.tx_done(p, now),
+            Event::PipeArrival(p) => self.pipe_arrival(p, now),
+            Event::QdiscTimer(p) => {
+                let port = &mut self.ports[p as usize];
+                if let Some(t) = port.queue.timer(now, &mut self.pool, &mut self.drops) {
+                    self.events.schedule(t, Event::QdiscTimer(p));
+                }
+                self.settle_drops();
+                if self.ports[p as usize].tx.is_none() {
+                    self.start_tx(p, now);
+                }
+            }
+            Event::SourceFire(f) => self.source_fire(f, now),
+            Event::WarmupEnd => self.open_windows(),
+            Event::Sample => self.sample(now),
+        }
+    }
+
+    fn source_fire(&mut self, f: FlowId, now: SimTime) {
+        let flow = &mut self.flows[f as usize];
+        let App::Udp(src) = &mut flow.app;
+        let emit = src.fire(now, &mut flow.rng);
+        if let Some(next) = emit.next {
+            self.events.schedule(next, Event::SourceFire(f));
+        }
+        if let Some(size) = emit.size {
+            self.send_data(f, size, now);
+        }
+    }
+
+    /// Creates a data packet of flow `f` and hands it to the flow's source node.
+    pub fn send_data(&mut self, f: FlowId, size: u32, now: SimTime) {
+        let flow = &mut self.flows[f as usize];
+        let seq = flow.next_seq;
+        flow.next_seq += 1;
+        flow.stats.total.sent_pkts += 1;
+        flow.stats.total.sent_bytes += size as u64;
+        let pkt = Packet {
+            flow: f,
+            kind: PacketKind::Data,
+            src: flow.src,
+            dst: flow.dst,
+            seq,
+            size,
+            created: now,
+            priority: flow.priority,
+            ..Default::default()
+        };
+        let src = flow.src;
+        let id = self.pool.alloc(pkt);
+        self.packets_created += 1;
+        self.forward(src, id, now);
+    }
+
+    /// Moves a packet at `node` one step: deliver it here or queue it on the next port.
+    #[inline]
+    fn forward(&mut self, node: NodeId, pkt: PacketId, now: SimTime) {
+        let dst = self.pool.get(pkt).dst;
+        if dst == node {
+            self.deliver(pkt, now);
+            return;
+        }
+        let port = self.nodes[node as usize]
+            .route(dst)
+            .expect("routes were validated when the scenario was built");
+        self.enqueue(port, pkt, now);
+    }
+
+    fn enqueue(&mut self, p: PortId, pkt: PacketId, now: SimTime) {
+        let port = &mut self.ports[p as usize];
+        let (_, timer) = port
+            .queue
+            .enqueue(pkt, now, &mut self.pool, &mut self.drops);
+        if let Some(t) = timer {
+            self.events.schedule(t, Event::QdiscTimer(p));
+        }
+        self.settle_drops();
+        if self.ports[p as usize].tx.is_none() {
+            self.start_tx(p, now);
+        }
+    }
+
+    fn start_tx(&mut self, p: PortId, now: SimTime) {
+        let port = &mut self.ports[p as usize];
+        let (pkt, timer) = port.queue.dequeue(now, &mut self.pool, &mut self.drops);
+        if let Some(t) = timer {
+            self.events.schedule(t, Event::QdiscTimer(p));
+        }
+        if let Some(pkt) = pkt {
+            let size = self.pool.get(pkt).size;
+            let d = tx_time(size, port.rate_bps);
+            let (w0, w1) = (self.config.warmup, self.config.duration);
+            let overlap = (now + d).min(w1).saturating_sub(now.max(w0));
+            port.busy_in_window += overlap;
+            if now >= w0 {
+                port.tx_pkts += 1;
+                port.tx_bytes += size as u64;
+            }
+            port.tx = Some(pkt);
+            self.events.schedule(now + d, Event::TxDone(p));
+        }
+        self.settle_drops();
+    }
+
+    fn tx_done(&mut self, p: PortId, now: SimTime) {
+        let port = &mut self.ports[p as usize];
+        let pkt = port.tx.take().expect("TxDone on an idle port");
+        if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
+            port.lost_pkts += 1;
+            let pk = self.pool.get(pkt);
+            let stats = &mut self.flows[pk.flow as usize].stats.total;
+            match pk.kind {
+                PacketKind::Data => stats.lost_pkts += 1,
+                PacketKind::Ack => stats.ack_losses += 1,
+            }
+            self.pool.free(pkt);
+        } else {
+            let arrival = now + port.delay;
+            if port.pipe.is_empty() {
+                self.events.schedule(arrival, Event::PipeArrival(p));
+            }
+            port.pipe.push_back((arrival, pkt));
+        }
+        self.start_tx(p, now);
+    }
+
+    fn pipe_arrival(&mut self, p: PortId, now: SimTime) {
+        let port = &mut self.ports[p as usize];
+        let (t, pkt) = port
+            .pipe
+            .pop_front()
+            .expect("PipeArrival with an empty pipe");
+        debug_assert_eq!(t, now);
+        if let Some(&(next, _)) = port.pipe.front() {
+            self.events.schedule(next, Event::PipeArrival(p));
+        }
+        let to = port.to;
+        self.forward(to, pkt, now);
+    }
+
+    fn deliver(&mut self, pkt: PacketId, now: SimTime) {
+        let pk = self.pool.get(pkt);
+        let flow = &mut self.flows[pk.flow as usize];
+        if pk.kind == PacketKind::Data {
+            flow.stats.delivered(pk.size, now - pk.created);
+            flow.stats.total.goodput_bytes += pk.size as u64;
+            if pk.ecn == Ecn::Ce {
+                flow.stats.total.marked_pkts += 1;
+            }
+        }
+        self.pool.free(pkt);
+    }
+
+    /// Frees packets the queues dropped and charges them to their flows.
+    fn settle_drops(&mut self) {
+        for (pkt, _) in self.drops.drain(..) {
+            let pk = self.pool.get(pkt);
+            let stats = &mut self.flows[pk.flow as usize].stats.total;
+            match pk.kind {
+                PacketKind::Data => stats.dropped_pkts += 1,
+                PacketKind::Ack => stats.ack_losses += 1,
+            }
+            self.pool.free(pkt);
+        }
+    }
+
+    fn open_windows(&mut self) {
+        for port in &mut self.ports {
+            let len = port.queue.disc.len_packets();
+            port.queue.stats.open_window(len);
+        }
+        for f in &mut self.flows {
+            f.stats.open_window();
+        }
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let t = to_secs(now);
+        for port in &self.ports {
+            if !port.monitor {
+                continue;
+            }
+            let q = &port.queue;
+            self.observed.clear();
+            q.disc.observe(&mut self.observed);
+            let mut row: Vec<(&str, Value)> = vec![
+                ("time_s", Value::F64(t)),
+                ("queue", Value::Str(port.name.clone())),
+                ("len_pkts", Value::U64(q.disc.len_packets() as u64)),
+                ("len_bytes", Value::U64(q.disc.len_bytes())),
+                ("drops_cum_pkts", Value::U64(q.stats.total.total_drops())),
+                ("marks_cum_pkts", Value::U64(q.stats.total.total_marks())),
+            ];
+            row.extend(self.observed.iter().map(|&(k, v)| (k, Value::F64(v))));
+            self.queue_series.push(&row);
+        }
+        let interval = to_secs(self.config.sample_interval);
+        for f in &mut self.flows {
+            let g = f.stats.total.goodput_bytes;
+            let rate = (g - f.stats.goodput_at_last_sample) as f64 * 8.0 / interval;
+            f.stats.goodput_at_last_sample = g;
+            self.flow_series.push(&[
+                ("time_s", Value::F64(t)),
+                ("flow", Value::Str(f.name.clone())),
+                ("throughput_bps", Value::F64(rate)),
+                (
+                    "delivered_cum_bytes",
+                    Value::U64(f.stats.total.delivered_bytes),
+                ),
+            ]);
+        }
+        let next = now + self.config.sample_interval;
+        if next <= self.config.duration {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    fn window_secs(&self) -> f64 {
+        to_secs(self.config.duration - self.config.warmup)
+    }
+
+    fn queue_row(&mut self, i: usize) -> Row {
+        let w = self.window_secs();
+        let end = self.config.duration;
+        let port = &mut self.ports[i];
+        let s = &mut port.queue.stats;
+        let c = s.window();
+        let drops = c.total_drops();
+        let mut row: Row = vec![
+            ("queue", Value::Str(port.name.clone())),
+            ("qdisc", Value::Str(port.queue.disc.name().to_string())),
+            ("arrivals_pkts", Value::U64(c.arrivals)),
+            ("enqueued_pkts", Value::U64(c.enqueued)),
+            ("dequeued_pkts", Value::U64(c.dequeued)),
+            ("drops_pkts", Value::U64(drops)),
+        ];
+        for r in Reason::ALL {
+            row.push((drop_key(r), Value::U64(c.drops(r))));
+        }
+        row.push(("marks_pkts", Value::U64(c.total_marks())));
+        for r in Reason::ALL {
+            row.push((mark_key(r), Value::U64(c.marked[r.index()])));
+        }
+        let frac = if c.arrivals > 0 {
+            drops as f64 / c.arrivals as f64
+        } else {
+            f64::NAN
+        };
+        row.extend([
+            ("drop_rate_per_s", Value::F64(drops as f64 / w)),
+            ("drop_frac", Value::F64(frac)),
+            ("mean_len_pkts", Value::F64(s.len_pkts.mean(end))),
+            ("mean_len_bytes", Value::F64(s.len_bytes.mean(end))),
+            ("max_len_pkts", Value::U64(s.max_len_pkts)),
+            ("sojourn_mean_s", Value::F64(s.sojourn.mean() / 1e9)),
+            ("sojourn_p50_s", Value::F64(s.sojourn.quantile(0.5) / 1e9)),
+            ("sojourn_p95_s", Value::F64(s.sojourn.quantile(0.95) / 1e9)),
+            ("sojourn_p99_s", Value::F64(s.sojourn.quantile(0.99) / 1e9)),
+        ]);
+        row
+    }
+
+    fn link_row(&self, i: usize) -> Row {
+        let w = self.config.duration - self.config.warmup;
+        let p = &self.ports[i];
+        vec![
+            ("link", Value::Str(p.name.clone())),
+            ("rate_bps", Value::U64(p.rate_bps)),
+            ("delay_s", Value::F64(to_secs(p.delay))),
+            (
+                "utilization_frac",
+                Value::F64(if w > 0 {
+                    p.busy_in_window as f64 / w as f64
+                } else {
+                    f64::NAN
+                }),
+            ),
+            ("tx_pkts", Value::U64(p.tx_pkts)),
+            ("tx_bytes", Value::U64(p.tx_bytes)),
+            (
+                "throughput_bps",
+                Value::F64(p.tx_bytes as f64 * 8.0 / self.window_secs()),
+            ),
+            ("lost_pkts", Value::U64(p.lost_pkts)),
+        ]
+    }
+
+    fn flow_row(&self, i: usize, in_flight: u64) -> Row {
+        let w = self.window_secs();
+        let f = &self.flows[i];
+        let c = f.stats.window();
+        let t = &f.stats.total;
+        let lost = c.dropped_pkts + c.lost_pkts;
+        let sent = c.sent_pkts;
+        vec![
+            ("flow", Value::Str(f.name.clone())),
+            ("kind", Value::Str(f.kind.clone())),
+            ("src", Value::Str(self.nodes[f.src as usize].name.clone())),
+            ("dst", Value::Str(self.nodes[f.dst as usize].name.clone())),
+            ("sent_pkts", Value::U64(c.sent_pkts)),
+            ("sent_bytes", Value::U64(c.sent_bytes)),
+            ("delivered_pkts", Value::U64(c.delivered_pkts)),
+            ("delivered_bytes", Value::U64(c.delivered_bytes)),
+            ("dropped_pkts", Value::U64(c.dropped_pkts)),
+            ("link_lost_pkts", Value::U64(c.lost_pkts)),
+            ("marked_pkts", Value::U64(c.marked_pkts)),
+            (
+                "loss_frac",
+                Value::F64(if sent > 0 {
+                    lost as f64 / sent as f64
+                } else {
+                    f64::NAN
+                }),
+            ),
+            (
+                "throughput_bps",
+                Value::F64(c.delivered_bytes as f64 * 8.0 / w),
+            ),
+            ("goodput_bps", Value::F64(c.goodput_bytes as f64 * 8.0 / w)),
+            ("delay_mean_s", Value::F64(f.stats.delay.mean() / 1e9)),
+            ("delay_p50_s", Value::F64(f.stats.delay.quantile(0.5) / 1e9)),
+            (
+                "delay_p95_s",
+                Value::F64(f.stats.delay.quantile(0.95) / 1e9),
+            ),
+            (
+                "delay_p99_s",
+                Value::F64(f.stats.delay.quantile(0.99) / 1e9),
+            ),
+            ("jitter_rfc3550_s", Value::F64(f.stats.jitter_rfc3550 / 1e9)),
+            (
+                "ipdv_mean_s",
+                Value::F64(if f.stats.ipdv_n > 0 {
+                    f.stats.ipdv_sum / f.stats.ipdv_n as f64 / 1e9
+                } else {
+                    f64::NAN
+                }),
+            ),
+            ("total_sent_pkts", Value::U64(t.sent_pkts)),
+            ("total_delivered_pkts", Value::U64(t.delivered_pkts)),
+            ("total_dropped_pkts", Value::U64(t.dropped_pkts)),
+            ("total_link_lost_pkts", Value::U64(t.lost_pkts)),
+            ("in_flight_end_pkts", Value::U64(in_flight)),
+        ]
+    }
+
+    fn results(&mut self) -> Results {
+        // Packets still in the network, counted from the pool itself (independent of counters).
+        let mut in_flight = vec![0u64; self.flows.len()];
+        for p in self.pool.iter_live() {
+            if p.kind == PacketKind::Data {
+                in_flight[p.flow as usize] += 1;
+            }
+        }
+        let mut results = Results::default();
+        let mut queues = Table::new();
+        let mut links = Table::new();
+        let mut flows = Table::new();
+        let mut events = Table::new();
+        let mut q_summary = serde_json::Map::new();
+        let mut l_summary = serde_json::Map::new();
+        let mut f_summary = serde_json::Map::new();
+        for i in 0..self.ports.len() {
+            let qrow = self.queue_row(i);
+            let lrow = self.link_row(i);
+            let port = &mut self.ports[i];
+            for e in port.queue.disc.take_events() {
+                let mut row: Vec<(&str, Value)> = vec![
+                    ("time_s", Value::F64(to_secs(e.time))),
+                    ("queue", Value::Str(port.name.clone())),
+                    ("event", Value::Str(e.what.clone())),
+                    ("detail", Value::Str(e.detail.clone())),
+                ];
+                row.extend(e.values.iter().map(|(k, v)| (k.as_str(), Value::F64(*v))));
+                events.push(&row);
+            }
+            if port.monitor {
+                q_summary.insert(port.name.clone(), row_to_json(&qrow));
+                l_summary.insert(port.name.clone(), row_to_json(&lrow));
+            }
+            queues.push(&qrow);
+            links.push(&lrow);
+        }
+        let mut thr = Vec::with_capacity(self.flows.len());
+        let (mut delay_sum, mut delay_n) = (0.0, 0u64);
+        for (i, &fl) in in_flight.iter().enumerate() {
+            let row = self.flow_row(i, fl);
+            let f = &self.flows[i];
+            thr.push(f.stats.window().delivered_bytes as f64 * 8.0 / self.window_secs());
+            delay_sum += f.stats.delay.mean() * f.stats.delay.count() as f64;
+            delay_n += f.stats.delay.count();
+            f_summary.insert(f.name.clone(), row_to_json(&row));
+            flows.push(&row);
+        }
+        let total_thr: f64 = thr.iter().sum();
+        let mean_delay = if delay_n > 0 {
+            delay_sum / delay_n as f64 / 1e9
+        } else {
+            f64::NAN
+        };
+        let aggregate: Row = vec![
+            ("flows", Value::U64(self.flows.len() as u64)),
+            ("throughput_total_bps", Value::F64(total_thr)),
+            ("jain_index", Value::F64(jain_index(&thr))),
+            ("delay_mean_s", Value::F64(mean_delay)),
+            ("power_bps_per_s", Value::F64(total_thr / mean_delay)),
+        ];
+        let sim: Row = vec![
+            ("seed", Value::U64(self.config.seed)),
+            ("duration_s", Value::F64(to_secs(self.config.duration))),
+            ("warmup_s", Value::F64(to_secs(self.config.warmup))),
+            ("events", Value::U64(self.events.events_processed())),
+            ("packets_created", Value::U64(self.packets_created)),
+            (
+                "packet_pool_high_water",
+                Value::U64(self.pool.capacity() as u64),
+            ),
+        ];
+        results.summary = serde_json::json!({
+            "simulation": row_to_json(&sim),
+            "aggregate": row_to_json(&aggregate),
+            "queues": q_summary,
+            "links": l_summary,
+            "flows": f_summary,
+        });
+        results.tables.insert("queues".into(), queues);
+        results.tables.insert("links".into(), links);
+        results.tables.insert("flows".into(), flows);
+        results.tables.insert("events".into(), events);
+        results.tables.insert(
+            "queue_series".into(),
+            std::mem::take(&mut self.queue_series),
+        );
+        results
+            .tables
+            .insert("flow_series".into(), std::mem::take(&mut self.flow_series));
+        results
+    }
+}
+
+fn drop_key(r: Reason) -> &'static str {
+    match r {
+        Reason::Overflow => "drops_overflow_pkts",
+        Reason::Early => "drops_early_pkts",
+        Reason::Forced => "drops_forced_pkts",
+        Reason::Delay => "drops_delay_pkts",
+    }
+}
+
+fn mark_key(r: Reason) -> &'static str {
+    match r {
+        Reason::Overflow => "marks_overflow_pkts",
+        Reason::Early => "marks_early_pkts",
+        Reason::Forced => "marks_forced_pkts",
+        Reason::Delay => "marks_delay_pkts",
+    }
+}

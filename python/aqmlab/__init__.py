@@ -1,0 +1,15 @@
+"""aqmlab: a fast, faithful workbench for Active Queue Management research.
+
+The public API:
+
+    >>> import aqmlab
+    >>> res = aqmlab.run("scenarios/examples/mm1k.toml")      # a path, TOML text or a dict
+    >>> res.queues                                              # pandas DataFrames
+    >>> res.save("out/")                                        # the same files as the CLI
+"""
+
+from aqmlab._core import ScenarioError, __version__
+from aqmlab.results import Results
+from aqmlab.scenario import load_scenario, qdiscs, run, validate
+
+__all__ = ["Results", "ScenarioError", "__version__", "load_scenario", "qdiscs", "run", "validate"]

@@ -1,0 +1,145 @@
+"""The `aqmlab` command line: run, validate, qdiscs."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from aqmlab._core import ScenarioError
+from aqmlab.scenario import load_scenario, qdiscs, run, validate
+
+console = Console(width=None if sys.stdout.isatty() else 140)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+
+MAX_FLOW_ROWS = 20
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    sys.exit(code)
+
+
+def _fmt(x, scale: float = 1.0, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    try:
+        if x != x:  # NaN
+            return "-"
+    except TypeError:
+        return str(x)
+    return f"{x * scale:.{digits}g}" if isinstance(x, float) else str(x)
+
+
+def print_summary(summary: dict, wall_s: float | None = None) -> None:
+    """Prints the per-queue, per-link and per-flow summary tables."""
+    sim = summary["simulation"]
+    head = f"seed {sim['seed']}, {sim['duration_s']:g} s simulated (window from {sim['warmup_s']:g} s), {sim['events']:,} events"
+    if wall_s is not None and wall_s > 0:
+        head += f", {wall_s:.2f} s wall ({sim['events'] / wall_s / 1e6:.1f} M events/s)"
+    console.print(head, highlight=False)
+
+    t = Table(title="Queues (monitored)", title_justify="left")
+    for col in ["queue", "qdisc", "arrivals [pkts]", "drops [pkts]", "drop frac", "marks [pkts]", "mean len [pkts]", "max len [pkts]", "sojourn mean [ms]", "sojourn p95 [ms]"]:
+        t.add_column(col, justify="left" if col in ("queue", "qdisc") else "right")
+    for name, q in summary["queues"].items():
+        if not q["arrivals_pkts"]:
+            continue  # idle direction
+        t.add_row(name, q["qdisc"], _fmt(q["arrivals_pkts"]), _fmt(q["drops_pkts"]), _fmt(q["drop_frac"]), _fmt(q["marks_pkts"]),
+                  _fmt(q["mean_len_pkts"]), _fmt(q["max_len_pkts"]), _fmt(q["sojourn_mean_s"], 1e3), _fmt(q["sojourn_p95_s"], 1e3))
+    console.print(t)
+
+    t = Table(title="Links (monitored)", title_justify="left")
+    for col in ["link", "rate [Mb/s]", "utilization [%]", "throughput [Mb/s]", "lost [pkts]"]:
+        t.add_column(col, justify="left" if col == "link" else "right")
+    for name, l in summary["links"].items():
+        if not l["tx_pkts"]:
+            continue  # idle direction
+        t.add_row(name, _fmt(l["rate_bps"] / 1e6), _fmt(l["utilization_frac"], 100, 4), _fmt(l["throughput_bps"], 1e-6, 4), _fmt(l["lost_pkts"]))
+    console.print(t)
+
+    flows = list(summary["flows"].items())
+    t = Table(title=f"Flows ({len(flows)})", title_justify="left")
+    for col in ["flow", "kind", "path", "throughput [Mb/s]", "goodput [Mb/s]", "loss frac", "delay mean [ms]", "delay p95 [ms]", "jitter [ms]"]:
+        t.add_column(col, justify="left" if col in ("flow", "kind", "path") else "right")
+    for name, f in flows[:MAX_FLOW_ROWS]:
+        t.add_row(name, f["kind"], f"{f['src']}→{f['dst']}", _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
+                  _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3))
+    if len(flows) > MAX_FLOW_ROWS:
+        t.add_row(f"… {len(flows) - MAX_FLOW_ROWS} more (see flows.parquet)", "", "", "", "", "", "", "", "")
+    console.print(t)
+
+    a = summary["aggregate"]
+    console.print(
+        f"aggregate: throughput {_fmt(a['throughput_total_bps'], 1e-6, 4)} Mb/s, Jain index {_fmt(a['jain_index'], 1, 4)}, "
+        f"mean delay {_fmt(a['delay_mean_s'], 1e3)} ms, power {_fmt(a['power_bps_per_s'], 1, 4)} bit/s²",
+        highlight=False,
+    )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="aqmlab")
+def main() -> None:
+    """aqmlab: packet-level simulation for Active Queue Management research."""
+
+
+@main.command("run")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Directory for summary.json, Parquet tables and the resolved scenario.")
+@click.option("--seed", type=int, help="Override simulation.seed.")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario value, e.g. --set topology.bottleneck.rate=5Mbps (repeatable).")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+def run_cmd(scenario: Path, out: Path | None, seed: int | None, overrides: tuple[str, ...], quiet: bool) -> None:
+    """Run SCENARIO (a TOML file) and print a summary."""
+    try:
+        t0 = time.perf_counter()
+        results = run(scenario, seed=seed, overrides=overrides)
+        wall = time.perf_counter() - t0
+    except ScenarioError as e:
+        _fail(f"{scenario}: {e}")
+        return
+    if not quiet:
+        print_summary(results.summary, wall)
+    if out is not None:
+        try:
+            results.save(out)
+        except OSError as e:
+            _fail(f"cannot write results to {out}: {e}", 1)
+        if not quiet:
+            console.print(f"results written to {out}/", highlight=False)
+
+
+@main.command("validate")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario value (repeatable).")
+@click.option("--print", "show", is_flag=True, help="Print the resolved scenario (every default filled in).")
+def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool) -> None:
+    """Check SCENARIO without running it."""
+    try:
+        resolved = validate(scenario, overrides)
+    except ScenarioError as e:
+        _fail(f"{scenario}: {e}")
+        return
+    if show:
+        click.echo(resolved)
+    else:
+        console.print(f"{scenario}: ok", highlight=False)
+
+
+@main.command("qdiscs")
+def qdiscs_cmd() -> None:
+    """List the queue disciplines."""
+    t = Table()
+    t.add_column("name")
+    t.add_column("description")
+    for name, doc in qdiscs():
+        t.add_row(name, doc)
+    console.print(t)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Results of a run: the summary, tables as pandas DataFrames, and atomic saving."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from aqmlab._core import __version__
+
+#: Tables every run produces, in the order they are saved.
+TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
+
+#: Marker file: a results directory is complete only if it has this file.
+SUMMARY = "summary.json"
+
+
+def scenario_hash(resolved: str) -> str:
+    """SHA-256 of the resolved scenario text."""
+    return hashlib.sha256(resolved.encode()).hexdigest()
+
+
+@dataclass
+class Results:
+    """What one run produced."""
+
+    summary: dict[str, Any]
+    resolved_scenario: str
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @classmethod
+    def from_core(cls, raw: dict[str, Any]) -> "Results":
+        summary = json.loads(raw["summary"])
+        resolved = raw["resolved"]
+        summary = {
+            "aqmlab_version": __version__,
+            "seed": summary["simulation"]["seed"],
+            "scenario_hash": scenario_hash(resolved),
+            **summary,
+        }
+        tables = {name: pd.DataFrame(cols) for name, cols in raw["tables"].items()}
+        return cls(summary=summary, resolved_scenario=resolved, tables=tables)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(name)
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Writes summary.json, scenario.resolved.toml and one Parquet file per table.
+
+        Atomic: files go to a temporary directory beside the target, renamed into place at the
+        end, so an interrupted save never leaves a complete-looking result. An existing target
+        is replaced only if it is empty or a previous aqmlab result (has summary.json).
+        """
+        target = Path(directory)
+        if target.exists():
+            if not target.is_dir():
+                raise FileExistsError(f"{target} exists and is not a directory")
+            if any(target.iterdir()) and not (target / SUMMARY).exists():
+                raise FileExistsError(f"{target} is not empty and holds no aqmlab result; refusing to overwrite it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        try:
+            for name in TABLES:
+                df = self.tables.get(name, pd.DataFrame())
+                table = pa.Table.from_pandas(df, preserve_index=False)
+                pq.write_table(table, tmp / f"{name}.parquet")
+            (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
+            # summary.json last: its presence marks a complete result.
+            (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
+            old = None
+            if target.exists():
+                old = target.parent / f".{target.name}.old-{os.getpid()}"
+                target.rename(old)
+            tmp.rename(target)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return target

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
@@ -45,7 +46,7 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
 
     t = Table(title="Queues (monitored)", title_justify="left")
     for col in ["queue", "qdisc", "arrivals [pkts]", "drops [pkts]", "drop frac", "marks [pkts]", "mean len [pkts]", "max len [pkts]", "sojourn mean [ms]", "sojourn p95 [ms]"]:
-        t.add_column(col, justify="left" if col in ("queue", "qdisc") else "right")
+        t.add_column(escape(col), justify="left" if col in ("queue", "qdisc") else "right")
     for name, q in summary["queues"].items():
         if not q["arrivals_pkts"]:
             continue  # idle direction
@@ -55,7 +56,7 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
 
     t = Table(title="Links (monitored)", title_justify="left")
     for col in ["link", "rate [Mb/s]", "utilization [%]", "throughput [Mb/s]", "lost [pkts]"]:
-        t.add_column(col, justify="left" if col == "link" else "right")
+        t.add_column(escape(col), justify="left" if col == "link" else "right")
     for name, l in summary["links"].items():
         if not l["tx_pkts"]:
             continue  # idle direction
@@ -65,7 +66,7 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
     flows = list(summary["flows"].items())
     t = Table(title=f"Flows ({len(flows)})", title_justify="left")
     for col in ["flow", "kind", "path", "throughput [Mb/s]", "goodput [Mb/s]", "loss frac", "delay mean [ms]", "delay p95 [ms]", "jitter [ms]"]:
-        t.add_column(col, justify="left" if col in ("flow", "kind", "path") else "right")
+        t.add_column(escape(col), justify="left" if col in ("flow", "kind", "path") else "right")
     for name, f in flows[:MAX_FLOW_ROWS]:
         t.add_row(name, f["kind"], f"{f['src']}→{f['dst']}", _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
                   _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,6 +28,18 @@ SUMMARY = "summary.json"
 def scenario_hash(resolved: str) -> str:
     """SHA-256 of the resolved scenario text."""
     return hashlib.sha256(resolved.encode()).hexdigest()
+
+
+def _decode(col: tuple) -> Any:
+    """Decodes a column from the compiled module: float64 / int64 arrays, or labels as a
+    pandas Categorical (categories in order of first appearance)."""
+    kind = col[0]
+    if kind == "f64":
+        return np.frombuffer(col[1], dtype="<f8").copy()
+    if kind == "u64":
+        return np.frombuffer(col[1], dtype="<u8").astype(np.int64)
+    codes = np.frombuffer(col[1], dtype="<u4").astype(np.int32)
+    return pd.Categorical.from_codes(codes, categories=list(col[2]))
 
 
 @dataclass
@@ -47,7 +60,7 @@ class Results:
             "scenario_hash": scenario_hash(resolved),
             **summary,
         }
-        tables = {name: pd.DataFrame(cols) for name, cols in raw["tables"].items()}
+        tables = {name: pd.DataFrame({c: _decode(v) for c, v in cols.items()}) for name, cols in raw["tables"].items()}
         return cls(summary=summary, resolved_scenario=resolved, tables=tables)
 
     def __getattr__(self, name: str) -> pd.DataFrame:

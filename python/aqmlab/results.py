@@ -25,6 +25,19 @@ TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
 SUMMARY = "summary.json"
 
 
+def write_atomic(path: str | os.PathLike, write) -> None:
+    """Calls `write(tmp_path)` then renames the temporary file over `path`."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def scenario_hash(resolved: str) -> str:
     """SHA-256 of the resolved scenario text."""
     return hashlib.sha256(resolved.encode()).hexdigest()
@@ -69,8 +82,9 @@ class Results:
             return tables[name]
         raise AttributeError(name)
 
-    def save(self, directory: str | os.PathLike) -> Path:
-        """Writes summary.json, scenario.resolved.toml and one Parquet file per table.
+    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None) -> Path:
+        """Writes summary.json, scenario.resolved.toml, one Parquet file per table, and any
+        `extra_files` (name → text).
 
         Atomic: files go to a temporary directory beside the target, renamed into place at the
         end, so an interrupted save never leaves a complete-looking result. An existing target
@@ -90,6 +104,8 @@ class Results:
                 table = pa.Table.from_pandas(df, preserve_index=False)
                 pq.write_table(table, tmp / f"{name}.parquet")
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
+            for name, text in (extra_files or {}).items():
+                (tmp / name).write_text(text)
             # summary.json last: its presence marks a complete result.
             (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
             old = None

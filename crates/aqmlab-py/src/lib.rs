@@ -47,7 +47,12 @@ fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
                 });
                 codes.extend_from_slice(&code.to_le_bytes());
             }
-            ("cat", PyBytes::new_bound(py, &codes), PyList::new_bound(py, categories)).into_py(py)
+            (
+                "cat",
+                PyBytes::new_bound(py, &codes),
+                PyList::new_bound(py, categories),
+            )
+                .into_py(py)
         }
     }
 }

@@ -3,7 +3,9 @@
 
 use super::error::{join, ScenarioError};
 use super::parse::{from_table, from_value, parse_document, to_table};
-use super::spec::{DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, FLOW_COMMON_KEYS};
+use super::spec::{
+    DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, TransitStubSpec, FLOW_COMMON_KEYS,
+};
 use crate::app;
 use crate::packet::NodeId;
 use crate::qdisc::accounting::Queue;
@@ -202,16 +204,18 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         }
     };
     let mut plan = Plan::default();
-    let (_default_qdisc, topo_resolved) = match kind.as_str() {
-        "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
-        "graph" => build_graph(&spec.topology, &mut plan)?,
-        other => {
-            return Err(ScenarioError::new(
+    let (_default_qdisc, topo_resolved) =
+        match kind.as_str() {
+            "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
+            "graph" => build_graph(&spec.topology, &mut plan)?,
+            "transit_stub" => build_transit_stub(&spec.topology, &mut plan)?,
+            other => return Err(ScenarioError::new(
                 "topology.kind",
-                format!("unknown topology {other:?}; use \"dumbbell\" or \"graph\""),
-            ))
-        }
-    };
+                format!(
+                    "unknown topology {other:?}; use \"dumbbell\", \"graph\" or \"transit_stub\""
+                ),
+            )),
+        };
 
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
@@ -351,6 +355,55 @@ fn build_graph(
         plan.add_link(a, b, l, &default_qdisc, true, &path)?;
     }
     let mut res = to_table(&g);
+    res.insert(
+        "default_qdisc".into(),
+        toml::Value::Table(default_qdisc.clone()),
+    );
+    Ok((default_qdisc, res))
+}
+
+fn build_transit_stub(
+    t: &toml::Table,
+    plan: &mut Plan,
+) -> Result<(toml::Table, toml::Table), ScenarioError> {
+    use crate::topogen::{EdgeClass, TransitStub};
+    let ts: TransitStubSpec = from_table(t, "topology")?;
+    let default_qdisc = ts.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
+    let gen = TransitStub {
+        transit_domains: ts.transit_domains,
+        transit_nodes: ts.transit_nodes,
+        stubs_per_transit: ts.stubs_per_transit,
+        nodes: ts.nodes,
+        links: ts.links,
+    };
+    gen.check()
+        .map_err(|m| ScenarioError::from_keyed("topology", &m))?;
+    for (key, l) in [
+        ("transit_link", &ts.transit_link),
+        ("transit_stub_link", &ts.transit_stub_link),
+        ("stub_link", &ts.stub_link),
+    ] {
+        if l.from.is_some() || l.to.is_some() {
+            return Err(ScenarioError::new(
+                format!("topology.{key}"),
+                "takes no from/to: the generator places the links",
+            ));
+        }
+    }
+    let g = gen.generate(&mut Rng::stream(ts.seed, "topology:transit_stub"));
+    for name in &g.nodes {
+        plan.add_node(name, "topology")?;
+    }
+    for &(a, b, class) in &g.edges {
+        let (spec, key) = match class {
+            EdgeClass::Transit => (&ts.transit_link, "topology.transit_link"),
+            EdgeClass::TransitStub => (&ts.transit_stub_link, "topology.transit_stub_link"),
+            EdgeClass::Stub => (&ts.stub_link, "topology.stub_link"),
+        };
+        // transit-stub edges: the transit node (lower index) is `from`
+        plan.add_link(a as NodeId, b as NodeId, spec, &default_qdisc, false, key)?;
+    }
+    let mut res = to_table(&ts);
     res.insert(
         "default_qdisc".into(),
         toml::Value::Table(default_qdisc.clone()),

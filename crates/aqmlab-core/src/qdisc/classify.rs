@@ -90,7 +90,7 @@ impl Classifier {
             ClassifyBy::Src => mix(self.salt ^ p.src as u64),
         };
         // Lemire's multiply-shift reduction: unbiased enough and free of a division.
-        ((h >> 32) * n >> 32) as usize
+        (((h >> 32) * n) >> 32) as usize
     }
 }
 

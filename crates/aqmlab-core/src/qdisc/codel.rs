@@ -407,9 +407,10 @@ mod tests {
         impl CodelSource for Old {
             fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
                 self.0 += 1;
-                let mut p = crate::packet::Packet::default();
-                p.size = 1000;
-                Some(ctx.pool.alloc(p))
+                Some(ctx.pool.alloc(crate::packet::Packet {
+                    size: 1000,
+                    ..Default::default()
+                }))
             }
             fn backlog_bytes(&self) -> u64 {
                 1_000_000
@@ -417,7 +418,7 @@ mod tests {
         }
         let mut h = Harness::new();
         h.now = 1500 * MS;
-        v.first_above_time = 1 * MS;
+        v.first_above_time = MS;
         h.with_ctx(|ctx| v.dequeue(&cfg, &mut Old(0), ctx));
         assert!(v.dropping);
         assert_eq!(v.count, 5);

@@ -7,6 +7,17 @@
 
 pub mod accounting;
 pub mod fifo;
+// Baselines beyond RED (issue 5).
+pub mod avq;
+pub mod classify;
+pub mod codel;
+pub mod drr;
+pub mod fq;
+pub mod fq_codel;
+pub mod pi;
+pub mod pie;
+pub mod rem;
+pub mod sfq;
 
 use crate::packet::{PacketId, PacketPool};
 use crate::rng::Rng;
@@ -240,6 +251,16 @@ fn configure_with<Q: Configure>(
 disciplines! {
     Pfifo(fifo::Pfifo) = "pfifo": "FIFO with a limit in packets (tail drop)",
     Bfifo(fifo::Bfifo) = "bfifo": "FIFO with a limit in bytes (tail drop)",
+    // Baselines beyond RED (issue 5).
+    Avq(avq::Avq) = "avq": "Adaptive Virtual Queue (Kunniyur & Srikant 2001)",
+    Rem(rem::Rem) = "rem": "Random Exponential Marking (Athuraliya et al. 2001)",
+    Pi(pi::Pi) = "pi": "PI controller (Hollot et al. 2001)",
+    Fq(fq::Fq) = "fq": "Fair queueing by finish tags (SCFQ, Golestani 1994)",
+    Sfq(sfq::Sfq) = "sfq": "Stochastic Fairness Queueing (McKenney 1990; ns-2 rule or quantum mode)",
+    Drr(drr::Drr) = "drr": "Deficit Round Robin (Shreedhar & Varghese 1995)",
+    Codel(codel::Codel) = "codel": "Controlled Delay (RFC 8289)",
+    Pie(pie::Pie) = "pie": "Proportional Integral controller Enhanced (RFC 8033)",
+    FqCodel(fq_codel::FqCodel) = "fq_codel": "Flow Queue CoDel (RFC 8290)",
 }
 
 #[cfg(test)]

@@ -1,0 +1,523 @@
+//! `fq_codel`: Flow Queue CoDel (Hoeiland-Joergensen et al.; RFC 8290).
+//!
+//! Packets are hashed into `flows` queues, each with its own CoDel state (the control law of
+//! [`super::codel`], unchanged). A deficit round robin with a quantum serves queues on two
+//! lists: flows that just became active ("new") go first, which is what gives sparse flows
+//! their low delay; the rest rotate on the "old" list.
+//!
+//! Interpretation choices (see `docs/aqm/fq_codel.md`):
+//! * `empty_new_flow`: a new flow found empty moves to the old list (RFC 8290 and ns-3,
+//!   default, "rfc") or, like current Linux, is removed when the old list is empty ("linux").
+//! * `codel_backlog`: CoDel's "at most one MTU queued" exemption looks at the flow's own
+//!   backlog (ns-3, default, "flow") or at the whole discipline's (Linux, "total").
+//! * Overflow (more than `limit` packets): drop from the head of the flow with the most bytes
+//!   until half its bytes are gone or `drop_batch_size` packets (Linux; the RFC asks for at
+//!   least one head drop from the fattest flow).
+
+use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
+use super::codel::{check_codel_times, CodelConfig, CodelSource, CodelVars, CountRule};
+use super::fifo::Fifo;
+use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
+use crate::packet::PacketId;
+use crate::units::{Bytes, Duration};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// What happens to a new flow whose queue turns out empty when its turn comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmptyNewFlow {
+    /// Move it to the tail of the old list (RFC 8290, ns-3).
+    Rfc,
+    /// Move it to the old list only if that list is non-empty, else deactivate it (Linux).
+    Linux,
+}
+
+/// Which backlog CoDel's "at most one MTU queued" test reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodelBacklog {
+    /// The flow queue's own bytes (ns-3).
+    Flow,
+    /// All bytes in the discipline (Linux).
+    Total,
+}
+
+/// Parameters of `fq_codel`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FqCodelParams {
+    /// Number of flow queues (hash buckets). Default 1024.
+    pub flows: u64,
+    /// Bytes a flow may send per round. Default 1514B (Ethernet MTU with header).
+    pub quantum: Bytes,
+    /// Maximum packets held in all queues. Default 10240.
+    pub limit: u64,
+    /// CoDel target. Default 5ms.
+    pub target: Duration,
+    /// CoDel interval. Default 100ms.
+    pub interval: Duration,
+    /// CoDel's MTU for the "at most one packet queued" exemption. Default 1514B.
+    pub maxpacket: Bytes,
+    /// Mark ECN-capable packets instead of dropping. Default true (Linux, ns-3).
+    pub ecn: bool,
+    /// Most packets dropped at once from the fattest flow on overflow. Default 64.
+    pub drop_batch_size: u64,
+    /// How packets map to queues: "hash" (default), "flow", "addr", "src", "priority".
+    pub classify: ClassifyBy,
+    /// Salt the hash with a random value drawn at start (Linux always does). Default true.
+    pub perturb: bool,
+    /// New flow found empty: "rfc" (default) or "linux".
+    pub empty_new_flow: EmptyNewFlow,
+    /// Backlog for CoDel's MTU test: "flow" (default) or "total".
+    pub codel_backlog: CodelBacklog,
+    /// CoDel's count re-entry rule. Default "rfc8289".
+    pub count_rule: CountRule,
+}
+
+impl Default for FqCodelParams {
+    fn default() -> Self {
+        FqCodelParams {
+            flows: 1024,
+            quantum: Bytes(1514),
+            limit: 10240,
+            target: Duration(5_000_000),
+            interval: Duration(100_000_000),
+            maxpacket: Bytes(1514),
+            ecn: true,
+            drop_batch_size: 64,
+            classify: ClassifyBy::Hash,
+            perturb: true,
+            empty_new_flow: EmptyNewFlow::Rfc,
+            codel_backlog: CodelBacklog::Flow,
+            count_rule: CountRule::Rfc8289,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum List {
+    None,
+    New,
+    Old,
+}
+
+#[derive(Debug)]
+struct Flow {
+    q: Fifo,
+    vars: CodelVars,
+    deficit: i64,
+    list: List,
+}
+
+/// FQ-CoDel.
+#[derive(Debug)]
+pub struct FqCodel {
+    flows: Vec<Flow>,
+    new_flows: VecDeque<u32>,
+    old_flows: VecDeque<u32>,
+    classifier: Classifier,
+    perturb: bool,
+    cfg: CodelConfig,
+    quantum: i64,
+    limit: usize,
+    drop_batch: u64,
+    empty_new_flow: EmptyNewFlow,
+    use_total: bool,
+    total_pkts: usize,
+    total_bytes: u64,
+    stats: ClassStats,
+}
+
+struct FlowSource<'a> {
+    q: &'a mut Fifo,
+    total_pkts: &'a mut usize,
+    total_bytes: &'a mut u64,
+    use_total: bool,
+    drops: &'a mut u64,
+    marks: &'a mut u64,
+}
+
+impl CodelSource for FlowSource<'_> {
+    #[inline]
+    fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
+        let p = self.q.pop(|p| ctx.pool.get(p).size)?;
+        *self.total_pkts -= 1;
+        *self.total_bytes -= ctx.pool.get(p).size as u64;
+        Some(p)
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        if self.use_total {
+            *self.total_bytes
+        } else {
+            self.q.bytes()
+        }
+    }
+    fn dropped(&mut self, _pkt: PacketId) {
+        *self.drops += 1;
+    }
+    fn marked(&mut self, _pkt: PacketId) {
+        *self.marks += 1;
+    }
+}
+
+impl Configure for FqCodel {
+    type Params = FqCodelParams;
+    fn configure(p: &FqCodelParams, _link: &LinkInfo) -> Result<Self, String> {
+        let n = check_buckets("flows", p.flows, 1 << 20)? as usize;
+        check_codel_times(p.target, p.interval)?;
+        if p.quantum.0 == 0 || p.quantum.0 > 1 << 30 {
+            return Err("quantum: must be between 1B and 1GiB".into());
+        }
+        if p.limit == 0 {
+            return Err("limit: must be at least 1 packet".into());
+        }
+        if p.drop_batch_size == 0 {
+            return Err("drop_batch_size: must be at least 1".into());
+        }
+        Ok(FqCodel {
+            flows: (0..n)
+                .map(|_| Flow {
+                    q: Fifo::default(),
+                    vars: CodelVars::default(),
+                    deficit: 0,
+                    list: List::None,
+                })
+                .collect(),
+            new_flows: VecDeque::with_capacity(n),
+            old_flows: VecDeque::with_capacity(n),
+            classifier: Classifier::new(p.classify, n as u32),
+            perturb: p.perturb,
+            cfg: CodelConfig {
+                target: p.target.0,
+                interval: p.interval.0,
+                maxpacket: p.maxpacket.0,
+                ecn: p.ecn,
+                count_rule: p.count_rule,
+            },
+            quantum: p.quantum.0 as i64,
+            limit: p.limit as usize,
+            drop_batch: p.drop_batch_size,
+            empty_new_flow: p.empty_new_flow,
+            use_total: p.codel_backlog == CodelBacklog::Total,
+            total_pkts: 0,
+            total_bytes: 0,
+            stats: ClassStats::new(n),
+        })
+    }
+    fn start(&mut self, ctx: &mut Ctx) {
+        if self.perturb && self.classifier.by().is_hashed() {
+            self.classifier.set_salt(ctx.rng.next_u64());
+        }
+    }
+}
+
+impl FqCodel {
+    /// Drops from the head of the flow with the most bytes; true if `arrival` was among them.
+    fn drop_from_fattest(&mut self, arrival: PacketId, ctx: &mut Ctx) -> bool {
+        let mut fat = 0;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.q.bytes() > self.flows[fat].q.bytes() {
+                fat = i;
+            }
+        }
+        let threshold = self.flows[fat].q.bytes() / 2;
+        let (mut dropped_bytes, mut n) = (0u64, 0u64);
+        let mut arrival_dropped = false;
+        while let Some(p) = self.flows[fat].q.pop(|p| ctx.pool.get(p).size) {
+            let size = ctx.pool.get(p).size as u64;
+            self.total_pkts -= 1;
+            self.total_bytes -= size;
+            self.stats.drops[fat] += 1;
+            if p == arrival {
+                arrival_dropped = true;
+            } else {
+                ctx.drop_queued(p, Reason::Overflow);
+            }
+            dropped_bytes += size;
+            n += 1;
+            if n >= self.drop_batch || dropped_bytes >= threshold {
+                break;
+            }
+        }
+        arrival_dropped
+    }
+}
+
+impl QueueDisc for FqCodel {
+    fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
+        let b = self.classifier.classify(ctx.pool.get(pkt));
+        let size = ctx.pool.get(pkt).size;
+        self.stats.arrivals[b] += 1;
+        self.stats.last_time = ctx.now;
+        let f = &mut self.flows[b];
+        f.q.push(pkt, size);
+        self.total_pkts += 1;
+        self.total_bytes += size as u64;
+        if f.list == List::None {
+            f.list = List::New;
+            f.deficit = self.quantum;
+            self.new_flows.push_back(b as u32);
+        }
+        if self.total_pkts > self.limit && self.drop_from_fattest(pkt, ctx) {
+            return Verdict::Dropped(Reason::Overflow);
+        }
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
+        loop {
+            let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
+                (Some(&i), _) => (true, i as usize),
+                (None, Some(&i)) => (false, i as usize),
+                (None, None) => return None,
+            };
+            if from_new {
+                self.new_flows.pop_front();
+            } else {
+                self.old_flows.pop_front();
+            }
+            let f = &mut self.flows[idx];
+            if f.deficit <= 0 {
+                f.deficit += self.quantum;
+                f.list = List::Old;
+                self.old_flows.push_back(idx as u32);
+                continue;
+            }
+            let mut src = FlowSource {
+                q: &mut f.q,
+                total_pkts: &mut self.total_pkts,
+                total_bytes: &mut self.total_bytes,
+                use_total: self.use_total,
+                drops: &mut self.stats.drops[idx],
+                marks: &mut self.stats.marks[idx],
+            };
+            match f.vars.dequeue(&self.cfg, &mut src, ctx) {
+                Some(p) => {
+                    // Still its turn: back to the head of the list it came from.
+                    if from_new {
+                        self.new_flows.push_front(idx as u32);
+                    } else {
+                        self.old_flows.push_front(idx as u32);
+                    }
+                    f.deficit -= ctx.pool.get(p).size as i64;
+                    self.stats.depart(idx, p, ctx.pool, ctx.now);
+                    return Some(p);
+                }
+                None => {
+                    let to_old = from_new
+                        && (self.empty_new_flow == EmptyNewFlow::Rfc || !self.old_flows.is_empty());
+                    if to_old {
+                        f.list = List::Old;
+                        self.old_flows.push_back(idx as u32);
+                    } else {
+                        f.list = List::None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        self.total_pkts
+    }
+    fn len_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+    fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.push(("fq_new_flows", self.new_flows.len() as f64));
+        out.push(("fq_old_flows", self.old_flows.len() as f64));
+    }
+    fn take_events(&mut self) -> Vec<QdiscEvent> {
+        self.stats.events(|b| format!("flow queue {b}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::Harness;
+
+    fn fq(h: &Harness, f: impl FnOnce(&mut FqCodelParams)) -> FqCodel {
+        let mut p = FqCodelParams {
+            flows: 16,
+            classify: ClassifyBy::Flow,
+            ..Default::default()
+        };
+        f(&mut p);
+        FqCodel::configure(&p, &h.link()).unwrap()
+    }
+
+    fn offer(h: &mut Harness, q: &mut FqCodel, flow: u32, size: u32) -> Verdict {
+        h.template.flow = flow;
+        h.offer(q, size)
+    }
+
+    #[test]
+    fn sparse_flow_is_served_first_then_joins_the_old_list() {
+        // algorithms.md §15: bulk flow X on old_flows with deficit 200; new flow Y's 100-B
+        // packet is served next (deficit 1514 -> 1414), then Y moves to old_flows, then X.
+        let mut h = Harness::new();
+        let mut q = fq(&h, |_| {});
+        for _ in 0..4 {
+            offer(&mut h, &mut q, 1, 1000);
+        }
+        let first = h.take(&mut q).unwrap(); // X is new: served, deficit 514
+        assert_eq!(h.pool.get(first).flow, 1);
+        h.take(&mut q).unwrap(); // deficit 514 > 0: served again, deficit -486
+                                 // Next turn X gets +1514 and moves to the old list; force the state of the vector.
+        q.new_flows.clear();
+        q.old_flows.push_back(1);
+        q.flows[1].list = List::Old;
+        q.flows[1].deficit = 200;
+        offer(&mut h, &mut q, 2, 100);
+        let y = h.take(&mut q).unwrap();
+        assert_eq!(h.pool.get(y).flow, 2);
+        assert_eq!(q.flows[2].deficit, 1414);
+        let x = h.take(&mut q).unwrap();
+        assert_eq!(h.pool.get(x).flow, 1);
+        assert_eq!(q.flows[2].list, List::Old);
+        assert_eq!(q.old_flows, [1, 2]);
+    }
+
+    #[test]
+    fn deficit_round_robin_shares_bytes_equally() {
+        // Two backlogged flows with 1500-B and 300-B packets: per round each sends ~quantum.
+        let mut h = Harness::new();
+        let mut q = fq(&h, |p| p.limit = 100_000);
+        for _ in 0..200 {
+            offer(&mut h, &mut q, 0, 1500);
+        }
+        for _ in 0..1000 {
+            offer(&mut h, &mut q, 1, 300);
+        }
+        let mut bytes = [0u64; 2];
+        for _ in 0..400 {
+            let p = h.take(&mut q).unwrap();
+            bytes[h.pool.get(p).flow as usize] += h.pool.get(p).size as u64;
+        }
+        let ratio = bytes[0] as f64 / bytes[1] as f64;
+        // DRR bounds the difference by one quantum plus one packet per flow.
+        assert!(
+            (bytes[0] as i64 - bytes[1] as i64).abs() <= 1514 + 1500,
+            "{bytes:?} {ratio}"
+        );
+    }
+
+    #[test]
+    fn overflow_drops_from_the_head_of_the_fattest_flow() {
+        let mut h = Harness::new();
+        let mut q = fq(&h, |p| {
+            p.limit = 10;
+            p.drop_batch_size = 64;
+        });
+        let mut fat_ids = Vec::new();
+        for _ in 0..8 {
+            h.template.flow = 3;
+            let id = h.packet(1000);
+            fat_ids.push(id);
+            assert_eq!(h.with_ctx(|ctx| q.enqueue(id, ctx)), Verdict::Enqueued);
+        }
+        offer(&mut h, &mut q, 4, 100);
+        offer(&mut h, &mut q, 4, 100);
+        // 11th packet: flow 3 holds 8000 B, drop from its head until >= 4000 B are gone.
+        assert_eq!(offer(&mut h, &mut q, 4, 100), Verdict::Enqueued);
+        let dropped: Vec<_> = h.effects.dropped.iter().map(|d| d.0).collect();
+        assert_eq!(dropped, fat_ids[..4]);
+        assert!(h.effects.dropped.iter().all(|d| d.1 == Reason::Overflow));
+        assert_eq!(q.len_packets(), 7);
+        assert_eq!(q.len_bytes(), 4300);
+    }
+
+    #[test]
+    fn linux_rule_deactivates_an_empty_new_flow_when_no_old_flow_waits() {
+        let mut h = Harness::new();
+        let mut q = fq(&h, |p| p.empty_new_flow = EmptyNewFlow::Linux);
+        offer(&mut h, &mut q, 5, 100);
+        h.take(&mut q).unwrap();
+        assert!(h.take(&mut q).is_none());
+        assert_eq!(q.flows[5].list, List::None);
+        let mut q = fq(&h, |_| {});
+        offer(&mut h, &mut q, 5, 100);
+        h.take(&mut q).unwrap();
+        assert!(h.take(&mut q).is_none());
+        // RFC rule: moved to the old list, and removed once found empty there.
+        assert_eq!(q.flows[5].list, List::None);
+        assert!(q.old_flows.is_empty() && q.new_flows.is_empty());
+    }
+
+    #[test]
+    fn each_flow_runs_its_own_codel() {
+        // A standing queue of old packets in flow 0 is dropped by CoDel; flow 1's fresh
+        // packets, served in between, are never dropped.
+        let mut h = Harness::new();
+        let mut q = fq(&h, |p| p.ecn = false);
+        for _ in 0..2000 {
+            offer(&mut h, &mut q, 0, 100);
+        }
+        let ms = 1_000_000;
+        let mut flow1_drops = 0;
+        for t in 0..300 {
+            h.now = t * ms;
+            offer(&mut h, &mut q, 1, 100);
+            for _ in 0..2 {
+                h.take(&mut q);
+                flow1_drops += h
+                    .effects
+                    .dropped
+                    .iter()
+                    .filter(|d| h.pool.get(d.0).flow == 1)
+                    .count();
+            }
+        }
+        assert_eq!(flow1_drops, 0);
+        assert!(q.stats.drops[0] >= 3, "{}", q.stats.drops[0]);
+        assert!(q.flows[0].vars.dropping);
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        let h = Harness::new();
+        for (p, key) in [
+            (
+                FqCodelParams {
+                    flows: 0,
+                    ..Default::default()
+                },
+                "flows",
+            ),
+            (
+                FqCodelParams {
+                    quantum: Bytes(0),
+                    ..Default::default()
+                },
+                "quantum",
+            ),
+            (
+                FqCodelParams {
+                    limit: 0,
+                    ..Default::default()
+                },
+                "limit",
+            ),
+            (
+                FqCodelParams {
+                    drop_batch_size: 0,
+                    ..Default::default()
+                },
+                "drop_batch_size",
+            ),
+            (
+                FqCodelParams {
+                    target: Duration(0),
+                    ..Default::default()
+                },
+                "target",
+            ),
+        ] {
+            let e = FqCodel::configure(&p, &h.link()).unwrap_err();
+            assert!(e.starts_with(key), "{e}");
+        }
+    }
+}

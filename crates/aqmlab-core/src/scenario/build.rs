@@ -136,7 +136,17 @@ fn default_qdisc_table() -> toml::Table {
 }
 
 /// Builds a world from scenario text; `seed`, if given, overrides `simulation.seed`.
+/// Errors carry the line of the offending field when it is written in the text.
 pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
+    build_unlocated(text, seed).map_err(|mut e| {
+        if e.line.is_none() && !e.path.is_empty() {
+            e.line = super::parse::locate(text, &e.path);
+        }
+        e
+    })
+}
+
+fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     let doc = parse_document(text)?;
     for key in ["simulation", "topology"] {
         if !doc.contains_key(key) {
@@ -554,7 +564,18 @@ fn build_flow(
             0
         };
         let start = (c.start.0 + jitter).min(config.duration);
-        let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)?;
+        let (source, res) =
+            app::build_udp(&c.kind, &params, path, start, stop).map_err(|mut e| {
+                if e.message.starts_with("unknown key") {
+                    e.message = format!(
+                        "{} (kind {:?}), or a key every flow has: {}",
+                        e.message,
+                        c.kind,
+                        FLOW_COMMON_KEYS.join(", ")
+                    );
+                }
+                e
+            })?;
         resolved_params = res;
         copies.push(Flow {
             name,

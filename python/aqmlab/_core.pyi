@@ -20,3 +20,21 @@ def validate(text: str) -> str:
 
 def qdiscs() -> list[tuple[str, str]]:
     """Registered queue disciplines as (name, description)."""
+
+def red_curve(kind: str, params: str, avgs: list[float], rate_bps: int = 10_000_000) -> dict[str, Any]:
+    """Drop curve of a RED-family discipline: {"p": [...], "min": float, "forced_at": float,
+    "resolved": TOML text}. `params` is TOML text with the scenario's parameter names."""
+
+def nlgred1_params(k: float, min_th: float = 100.0, max_th: float = 300.0, max_p0: float = 0.1) -> tuple[float, float]:
+    """NLGRED_1(k) -> (max_p, j)."""
+
+def nlgred2_params(
+    m: float, min_th: float = 100.0, max_th: float = 300.0, max_p0: float = 0.1, p_target: float = 0.2
+) -> tuple[float, float]:
+    """NLGRED_2(m) -> (k, j)."""
+
+def red_trace(
+    kind: str, params: str, events: list[tuple[int, int, int, bool, float]], rate_bps: int = 10_000_000
+) -> tuple[list[int], list[float]]:
+    """Runs a RED-family discipline on a trace of (kind 0=arrival/1=dequeue, t_ns, size, ect, u).
+    Returns (codes, averages): 0 enqueued, 1 marked, 2 early, 3 forced, 4 overflow, 5 dequeued, 6 empty."""

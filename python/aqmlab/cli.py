@@ -178,5 +178,56 @@ def qdiscs_cmd() -> None:
     console.print(t)
 
 
+@main.command("curve", context_settings={"ignore_unknown_options": True})
+@click.argument("specs", nargs=-1, required=True)
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the figure (PNG, PDF, SVG) here.")
+@click.option("--max", "x_max", type=float, help="Right end of the average-queue axis [packets].")
+@click.option("--rate", default="10Mbps", show_default=True, help="Link rate for parameters derived from it (w_q = auto, ARED thresholds).")
+def curve_cmd(specs: tuple[str, ...], out: Path | None, x_max: float | None, rate: str) -> None:
+    """Draw and tabulate RED-family drop curves p(avg).
+
+    SPECS: NAME [key=value | --param key=value]... [NAME ...], e.g.
+    `aqmlab curve gred nlgred1 k=5 nlgred2 --param m=0.6 -o fig.png`. NLGRED_1/2 print their
+    derived parameters.
+    """
+    import re
+
+    from aqmlab import curves
+
+    try:
+        parsed = curves.parse_specs(specs)
+        m = re.fullmatch(r"\s*([0-9.]+)\s*([kMG]?)(bps|b/s|bit/s)?\s*", rate)
+        if not m:
+            raise ValueError(f"--rate {rate!r}: use e.g. 10Mbps")
+        rate_bps = int(float(m.group(1)) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)])
+        for s in parsed:
+            if s.name in ("nlgred1", "nlgred2"):
+                base = {k: float(s.params[k]) for k in ("min_th", "max_th", "max_p0") if k in s.params}
+                if s.name == "nlgred1":
+                    max_p, j = curves.nlgred1(float(s.params.get("k", 5.0)), **base)
+                    console.print(f"{s.label}: max_p = {max_p:.5g}, j = {j:.5g}", highlight=False)
+                else:
+                    k, j = curves.nlgred2(float(s.params.get("m", 0.6)), p_target=float(s.params.get("p_target", 0.2)), **base)
+                    console.print(f"{s.label}: k = {k:.6g}, j = {j:.5g}", highlight=False)
+        avgs = curves.summary_points(parsed, rate_bps)
+        rows = curves.table(parsed, avgs, rate_bps)
+    except (ScenarioError, ValueError, TypeError) as e:
+        _fail(str(e))
+        return
+    t = Table(title="p_b(avg)", title_justify="left")
+    t.add_column("avg [pkts]", justify="right")
+    for s in parsed:
+        t.add_column(s.label, justify="right")
+    for row in rows:
+        t.add_row(f"{row[0]:g}", *(f"{v:.4f}" for v in row[1:]))
+    console.print(t)
+    if out is not None:
+        try:
+            curves.plot(parsed, str(out), x_max=x_max, rate_bps=rate_bps)
+        except OSError as e:
+            _fail(f"cannot write {out}: {e}", 1)
+        console.print(f"figure written to {out}", highlight=False)
+
+
 if __name__ == "__main__":
     main()

@@ -95,12 +95,130 @@ fn qdiscs() -> Vec<(&'static str, &'static str)> {
     aqmlab_core::qdisc::REGISTRY.to_vec()
 }
 
+// ---- RED family helpers (issue 4) ------------------------------------------------------------
+
+fn red_link(rate_bps: u64) -> aqmlab_core::qdisc::LinkInfo {
+    aqmlab_core::qdisc::LinkInfo { rate_bps, delay: 0 }
+}
+
+fn red_params_table(py: Python<'_>, params: &str) -> PyResult<toml::Table> {
+    params.parse::<toml::Table>().map_err(|e| {
+        scenario_err(
+            py,
+            aqmlab_core::ScenarioError::new("", format!("parameters are not valid TOML: {e}")),
+        )
+    })
+}
+
+/// Evaluates the drop curve of RED-family discipline `kind` with parameters `params` (TOML
+/// text) at each average in `avgs` (packets). Returns {"p": list, "min": float,
+/// "forced_at": float, "resolved": TOML text}.
+#[pyfunction]
+#[pyo3(signature = (kind, params, avgs, rate_bps=10_000_000))]
+fn red_curve(
+    py: Python<'_>,
+    kind: &str,
+    params: &str,
+    avgs: Vec<f64>,
+    rate_bps: u64,
+) -> PyResult<PyObject> {
+    let table = red_params_table(py, params)?;
+    let (p, min, forced, resolved) =
+        aqmlab_core::qdisc::red::curve_values(kind, &table, &red_link(rate_bps), &avgs)
+            .map_err(|e| scenario_err(py, e))?;
+    let out = PyDict::new_bound(py);
+    out.set_item("p", p)?;
+    out.set_item("min", min)?;
+    out.set_item("forced_at", forced)?;
+    out.set_item("resolved", toml::to_string(&resolved).unwrap_or_default())?;
+    Ok(out.into_py(py))
+}
+
+/// NLGRED_1(k): (max_p, j) for the given base GRED parameters.
+#[pyfunction]
+#[pyo3(signature = (k, min_th=100.0, max_th=300.0, max_p0=0.1))]
+fn nlgred1_params(k: f64, min_th: f64, max_th: f64, max_p0: f64) -> PyResult<(f64, f64)> {
+    if !(k > 0.0 && k.is_finite())
+        || !(max_th > min_th && min_th >= 0.0)
+        || !(max_p0 > 0.0 && max_p0 < 1.0)
+    {
+        return Err(PyValueError::new_err(
+            "need k > 0, 0 <= min_th < max_th and 0 < max_p0 < 1",
+        ));
+    }
+    Ok(aqmlab_core::qdisc::red::curve::nlgred1_params(
+        k, min_th, max_th, max_p0,
+    ))
+}
+
+/// NLGRED_2(m): (k, j), k solved so that region 2 reaches p_target at m·max_th.
+#[pyfunction]
+#[pyo3(signature = (m, min_th=100.0, max_th=300.0, max_p0=0.1, p_target=0.2))]
+fn nlgred2_params(
+    m: f64,
+    min_th: f64,
+    max_th: f64,
+    max_p0: f64,
+    p_target: f64,
+) -> PyResult<(f64, f64)> {
+    aqmlab_core::qdisc::red::curve::nlgred2_params(m, min_th, max_th, max_p0, p_target)
+        .map_err(PyValueError::new_err)
+}
+
+/// Runs RED-family discipline `kind` on a trace of events (kind 0 = arrival, 1 = dequeue;
+/// time in ns; size in bytes; ECT flag; the uniform scripted for an arrival). Returns
+/// (outcome codes, average after each event in queue units); codes: 0 enqueued, 1 marked,
+/// 2 early drop, 3 forced drop, 4 overflow, 5 dequeued a packet, 6 dequeue found it empty.
+#[pyfunction]
+#[pyo3(signature = (kind, params, events, rate_bps=10_000_000))]
+fn red_trace(
+    py: Python<'_>,
+    kind: &str,
+    params: &str,
+    events: Vec<(u8, u64, u32, bool, f64)>,
+    rate_bps: u64,
+) -> PyResult<(Vec<u8>, Vec<f64>)> {
+    use aqmlab_core::qdisc::red::TraceEvent;
+    let table = red_params_table(py, params)?;
+    let mut evs = Vec::with_capacity(events.len());
+    for (k, t, size, ect, u) in events {
+        evs.push(match k {
+            0 => TraceEvent::Arrive { t, size, ect, u },
+            1 => TraceEvent::Dequeue { t },
+            _ => {
+                return Err(PyValueError::new_err(
+                    "event kind must be 0 (arrival) or 1 (dequeue)",
+                ))
+            }
+        });
+    }
+    if evs
+        .windows(2)
+        .any(|w| trace_time(&w[1]) < trace_time(&w[0]))
+    {
+        return Err(PyValueError::new_err("event times must not decrease"));
+    }
+    aqmlab_core::qdisc::red::run_trace(kind, &table, &red_link(rate_bps), &evs)
+        .map_err(|e| scenario_err(py, e))
+}
+
+fn trace_time(e: &aqmlab_core::qdisc::red::TraceEvent) -> u64 {
+    match *e {
+        aqmlab_core::qdisc::red::TraceEvent::Arrive { t, .. } => t,
+        aqmlab_core::qdisc::red::TraceEvent::Dequeue { t } => t,
+    }
+}
+
 /// The private compiled module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(red_curve, m)?)?;
+    m.add_function(wrap_pyfunction!(nlgred1_params, m)?)?;
+    m.add_function(wrap_pyfunction!(nlgred2_params, m)?)?;
+    m.add_function(wrap_pyfunction!(red_trace, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -16,6 +16,7 @@ pub mod fq;
 pub mod fq_codel;
 pub mod pi;
 pub mod pie;
+pub mod red;
 pub mod rem;
 pub mod sfq;
 
@@ -261,6 +262,18 @@ disciplines! {
     Codel(codel::Codel) = "codel": "Controlled Delay (RFC 8289)",
     Pie(pie::Pie) = "pie": "Proportional Integral controller Enhanced (RFC 8033)",
     FqCodel(fq_codel::FqCodel) = "fq_codel": "Flow Queue CoDel (RFC 8290)",
+    Red(red::Red) = "red": "RED (Floyd & Jacobson 1993, ns-2 per-packet logic)",
+    Gred(red::Gred) = "gred": "Gentle RED (Floyd 2000)",
+    Ared(red::Ared) = "ared": "Adaptive RED (Floyd, Gummadi, Shenker 2001), gentle",
+    Nlred(red::Nlred) = "nlred": "Nonlinear RED, quadratic curve (Zhou, Yeung, Li 2006)",
+    NlredExp(red::NlredExp) = "nlred_exp": "Exponential nonlinear RED (Kato et al.)",
+    Dsred(red::Dsred) = "dsred": "Double-slope RED (Zheng & Atiquzzaman)",
+    Nlgred(red::Nlgred) = "nlgred": "Nonlinear gentle RED with exponents k, j (AL-Allaf & Jabbar 2020)",
+    Nlgred1(red::Nlgred1) = "nlgred1": "NLGRED_1(k): max_p and j derived from k (AL-Allaf & Jabbar 2020)",
+    Nlgred2(red::Nlgred2) = "nlgred2": "NLGRED_2(m): k solved for p=0.2 at m*max_th (AL-Allaf & Jabbar 2020)",
+    Rnlgred(red::Rnlgred) = "rnlgred": "Reconfigurable NLGRED: switches NLGRED_1/NLGRED_2 by delay (AL-Allaf & Jabbar 2020)",
+    Ltred(red::Ltred) = "ltred": "LTRED: RED with instantaneous-queue rules (Chhabra et al.)",
+    RedTable(red::RedTable) = "red_table": "RED machinery with a user piecewise-linear curve",
 }
 
 #[cfg(test)]

@@ -204,18 +204,19 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         }
     };
     let mut plan = Plan::default();
-    let (_default_qdisc, topo_resolved) =
-        match kind.as_str() {
-            "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
-            "graph" => build_graph(&spec.topology, &mut plan)?,
-            "transit_stub" => build_transit_stub(&spec.topology, &mut plan)?,
-            other => return Err(ScenarioError::new(
+    let (_default_qdisc, topo_resolved) = match kind.as_str() {
+        "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
+        "graph" => build_graph(&spec.topology, &mut plan)?,
+        "transit_stub" => build_transit_stub(&spec.topology, &mut plan)?,
+        other => {
+            return Err(ScenarioError::new(
                 "topology.kind",
                 format!(
                     "unknown topology {other:?}; use \"dumbbell\", \"graph\" or \"transit_stub\""
                 ),
-            )),
-        };
+            ))
+        }
+    };
 
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());

@@ -16,6 +16,7 @@ pub mod sched;
 pub mod stats;
 pub mod time;
 pub mod topology;
+pub mod transport;
 pub mod units;
 pub mod world;
 

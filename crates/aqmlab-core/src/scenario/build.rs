@@ -12,6 +12,7 @@ use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
 use crate::topology::{compute_routes, Node, Port};
+use crate::transport::{TcpFlow, TcpParams};
 use crate::world::{App, Flow, SimConfig, World};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -480,23 +481,35 @@ fn build_flow(
             params.insert(k.clone(), v.clone());
         }
     }
+    let kinds = || {
+        let mut k = app::UDP_KINDS.to_vec();
+        k.push("tcp");
+        k.join(", ")
+    };
     if !common_t.contains_key("kind") {
         return Err(ScenarioError::new(
             join(path, "kind"),
-            format!("missing; flow kinds: {}", app::UDP_KINDS.join(", ")),
+            format!("missing; flow kinds: {}", kinds()),
         ));
     }
     let c: FlowCommon = from_table(&common_t, path)?;
-    if !app::UDP_KINDS.contains(&c.kind.as_str()) {
+    let is_tcp = c.kind == "tcp";
+    if !is_tcp && !app::UDP_KINDS.contains(&c.kind.as_str()) {
         return Err(ScenarioError::new(
             join(path, "kind"),
-            format!(
-                "unknown flow kind {:?}; known: {}",
-                c.kind,
-                app::UDP_KINDS.join(", ")
-            ),
+            format!("unknown flow kind {:?}; known: {}", c.kind, kinds()),
         ));
     }
+    // TCP parameters are the same for every copy: parse and check them once.
+    let tcp = if is_tcp {
+        let p: TcpParams = from_table(&params, path)?;
+        let cfg = p
+            .validate()
+            .map_err(|m| ScenarioError::from_keyed(path, &m))?;
+        Some((cfg, to_table(&p.resolved())))
+    } else {
+        None
+    };
     if c.count == 0 {
         return Err(ScenarioError::new(
             join(path, "count"),
@@ -554,8 +567,17 @@ fn build_flow(
             0
         };
         let start = (c.start.0 + jitter).min(config.duration);
-        let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)?;
-        resolved_params = res;
+        let app = match &tcp {
+            Some((cfg, res)) => {
+                resolved_params = res.clone();
+                App::Tcp(Box::new(TcpFlow::new(cfg, start, stop)))
+            }
+            None => {
+                let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)?;
+                resolved_params = res;
+                App::Udp(source)
+            }
+        };
         copies.push(Flow {
             name,
             kind: c.kind.clone(),
@@ -563,7 +585,7 @@ fn build_flow(
             dst,
             start,
             priority: c.priority,
-            app: App::Udp(source),
+            app,
             stats: FlowStats::new(config.warmup),
             rng,
             next_seq: 0,

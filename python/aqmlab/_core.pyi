@@ -13,7 +13,7 @@ class ScenarioError(ValueError):
 
 def run(text: str, seed: int | None = None) -> dict[str, Any]:
     """Runs a scenario (TOML text). Returns {"summary": JSON text, "resolved": TOML text,
-    "tables": {name: {column: list}}}."""
+    "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}}}."""
 
 def validate(text: str) -> str:
     """Checks a scenario without running it; returns the resolved scenario (TOML text)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
@@ -45,7 +46,7 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
 
     t = Table(title="Queues (monitored)", title_justify="left")
     for col in ["queue", "qdisc", "arrivals [pkts]", "drops [pkts]", "drop frac", "marks [pkts]", "mean len [pkts]", "max len [pkts]", "sojourn mean [ms]", "sojourn p95 [ms]"]:
-        t.add_column(col, justify="left" if col in ("queue", "qdisc") else "right")
+        t.add_column(escape(col), justify="left" if col in ("queue", "qdisc") else "right")
     for name, q in summary["queues"].items():
         if not q["arrivals_pkts"]:
             continue  # idle direction
@@ -55,7 +56,7 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
 
     t = Table(title="Links (monitored)", title_justify="left")
     for col in ["link", "rate [Mb/s]", "utilization [%]", "throughput [Mb/s]", "lost [pkts]"]:
-        t.add_column(col, justify="left" if col == "link" else "right")
+        t.add_column(escape(col), justify="left" if col == "link" else "right")
     for name, l in summary["links"].items():
         if not l["tx_pkts"]:
             continue  # idle direction
@@ -65,7 +66,7 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
     flows = list(summary["flows"].items())
     t = Table(title=f"Flows ({len(flows)})", title_justify="left")
     for col in ["flow", "kind", "path", "throughput [Mb/s]", "goodput [Mb/s]", "loss frac", "delay mean [ms]", "delay p95 [ms]", "jitter [ms]"]:
-        t.add_column(col, justify="left" if col in ("flow", "kind", "path") else "right")
+        t.add_column(escape(col), justify="left" if col in ("flow", "kind", "path") else "right")
     for name, f in flows[:MAX_FLOW_ROWS]:
         t.add_row(name, f["kind"], f"{f['src']}→{f['dst']}", _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
                   _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3))
@@ -128,6 +129,42 @@ def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool) -> None
         click.echo(resolved)
     else:
         console.print(f"{scenario}: ok", highlight=False)
+
+
+@main.command("sweep")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--vary", "vary", multiple=True, metavar="PATH=V1,V2,...", help="Values to sweep for one key path (repeatable: the cartesian product is run).")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Replications per point, with seeds 1..N.")
+@click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), help="Parallel processes (default: all cores).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for runs/ and sweep.parquet / sweep.csv.")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed override applied to every run (repeatable).")
+def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...]) -> None:
+    """Run SCENARIO over a grid of values and seeds, in parallel and resumably.
+
+    Each run is saved under OUT/runs/<hash of resolved scenario and seed>/; re-running skips
+    completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet."""
+    from aqmlab.scenario import _parse_value
+    from aqmlab.sweep import collect, grid, run_jobs
+
+    grid_spec: dict[str, list] = {}
+    for v in vary:
+        if "=" not in v:
+            _fail(f"--vary {v!r}: expected PATH=V1,V2,...")
+        key, values = v.split("=", 1)
+        grid_spec[key.strip()] = [_parse_value(x.strip()) for x in values.split(",") if x.strip()]
+    try:
+        jobs = grid(scenario, grid_spec, list(range(1, seeds + 1)), overrides)
+    except ScenarioError as e:
+        _fail(f"{scenario}: {e}")
+        return
+    dirs = run_jobs(jobs, out, workers=workers, label=f"{scenario.name}")
+    table = collect(dirs)
+    out.mkdir(parents=True, exist_ok=True)
+    from aqmlab.results import write_atomic
+
+    write_atomic(out / "sweep.parquet", lambda p: table.to_parquet(p, index=False))
+    write_atomic(out / "sweep.csv", lambda p: table.to_csv(p, index=False))
+    console.print(f"{len(dirs)} runs; one row each in {out}/sweep.parquet and sweep.csv", highlight=False)
 
 
 @main.command("qdiscs")

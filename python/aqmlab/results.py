@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,9 +25,34 @@ TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
 SUMMARY = "summary.json"
 
 
+def write_atomic(path: str | os.PathLike, write) -> None:
+    """Calls `write(tmp_path)` then renames the temporary file over `path`."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def scenario_hash(resolved: str) -> str:
     """SHA-256 of the resolved scenario text."""
     return hashlib.sha256(resolved.encode()).hexdigest()
+
+
+def _decode(col: tuple) -> Any:
+    """Decodes a column from the compiled module: float64 / int64 arrays, or labels as a
+    pandas Categorical (categories in order of first appearance)."""
+    kind = col[0]
+    if kind == "f64":
+        return np.frombuffer(col[1], dtype="<f8").copy()
+    if kind == "u64":
+        return np.frombuffer(col[1], dtype="<u8").astype(np.int64)
+    codes = np.frombuffer(col[1], dtype="<u4").astype(np.int32)
+    return pd.Categorical.from_codes(codes, categories=list(col[2]))
 
 
 @dataclass
@@ -47,7 +73,7 @@ class Results:
             "scenario_hash": scenario_hash(resolved),
             **summary,
         }
-        tables = {name: pd.DataFrame(cols) for name, cols in raw["tables"].items()}
+        tables = {name: pd.DataFrame({c: _decode(v) for c, v in cols.items()}) for name, cols in raw["tables"].items()}
         return cls(summary=summary, resolved_scenario=resolved, tables=tables)
 
     def __getattr__(self, name: str) -> pd.DataFrame:
@@ -56,8 +82,9 @@ class Results:
             return tables[name]
         raise AttributeError(name)
 
-    def save(self, directory: str | os.PathLike) -> Path:
-        """Writes summary.json, scenario.resolved.toml and one Parquet file per table.
+    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None) -> Path:
+        """Writes summary.json, scenario.resolved.toml, one Parquet file per table, and any
+        `extra_files` (name → text).
 
         Atomic: files go to a temporary directory beside the target, renamed into place at the
         end, so an interrupted save never leaves a complete-looking result. An existing target
@@ -77,6 +104,8 @@ class Results:
                 table = pa.Table.from_pandas(df, preserve_index=False)
                 pq.write_table(table, tmp / f"{name}.parquet")
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
+            for name, text in (extra_files or {}).items():
+                (tmp / name).write_text(text)
             # summary.json last: its presence marks a complete result.
             (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
             old = None

@@ -5,7 +5,8 @@ use aqmlab_core::results::Column;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::collections::HashMap;
 
 create_exception!(
     _core,
@@ -23,16 +24,41 @@ fn scenario_err(py: Python<'_>, e: aqmlab_core::ScenarioError) -> PyErr {
     err
 }
 
+/// Encodes a column compactly: ("f64", little-endian bytes), ("u64", bytes), or
+/// ("cat", u32 codes as bytes, categories in order of first appearance).
 fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
     match c {
-        Column::F64(v) => PyList::new_bound(py, v).into_py(py),
-        Column::U64(v) => PyList::new_bound(py, v).into_py(py),
-        Column::Str(v) => PyList::new_bound(py, v).into_py(py),
+        Column::F64(v) => {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("f64", PyBytes::new_bound(py, &bytes)).into_py(py)
+        }
+        Column::U64(v) => {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            ("u64", PyBytes::new_bound(py, &bytes)).into_py(py)
+        }
+        Column::Str(v) => {
+            let mut index: HashMap<&str, u32> = HashMap::new();
+            let mut categories: Vec<&str> = Vec::new();
+            let mut codes: Vec<u8> = Vec::with_capacity(v.len() * 4);
+            for s in v {
+                let code = *index.entry(s.as_str()).or_insert_with(|| {
+                    categories.push(s.as_str());
+                    (categories.len() - 1) as u32
+                });
+                codes.extend_from_slice(&code.to_le_bytes());
+            }
+            (
+                "cat",
+                PyBytes::new_bound(py, &codes),
+                PyList::new_bound(py, categories),
+            )
+                .into_py(py)
+        }
     }
 }
 
 /// Runs a scenario given as TOML text; returns {"summary": json str, "resolved": toml str,
-/// "tables": {name: {column: list}}}.
+/// "tables": {name: {column: encoded column}}} (see `column_to_py`).
 #[pyfunction]
 #[pyo3(signature = (text, seed=None))]
 fn run(py: Python<'_>, text: String, seed: Option<u64>) -> PyResult<PyObject> {

@@ -1,0 +1,120 @@
+"""Sweeps: many runs in parallel local processes, resumable, each keyed by a hash of its
+resolved scenario and seed, with the same results whatever the number of workers."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from aqmlab import _core
+from aqmlab.results import SUMMARY
+from aqmlab.scenario import ScenarioSource, load_scenario
+
+#: File beside a run's results holding the job's labels.
+META = "job.json"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of a sweep: scenario text, seed, and labels for the tables."""
+
+    scenario: str
+    seed: int
+    labels: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def key(self) -> str:
+        """Hash of the resolved scenario (with the seed applied) and the seed."""
+        resolved = _core.validate(self.scenario)
+        return hashlib.sha256(f"{resolved}\nseed={self.seed}".encode()).hexdigest()[:20]
+
+
+def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str) -> str:
+    """Runs one job and saves it atomically (executed in a worker process)."""
+    from aqmlab.scenario import run
+
+    res = run(scenario, seed=seed)
+    res.save(target, extra_files={META: json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"})
+    return target
+
+
+def is_complete(directory: Path) -> bool:
+    """A run directory is complete when its summary exists (written last, atomically)."""
+    return (directory / SUMMARY).exists()
+
+
+def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None = None, progress: bool = True, label: str = "runs") -> list[Path]:
+    """Runs `jobs` (skipping those already complete in `out/runs/`), in up to `workers` local
+    processes (default: all cores). Returns each job's results directory, in job order."""
+    runs = Path(out) / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    dirs = [runs / j.key for j in jobs]
+    todo = [(j, d) for j, d in zip(jobs, dirs) if not is_complete(d)]
+    seen: set[Path] = set()
+    todo = [(j, d) for j, d in todo if not (d in seen or seen.add(d))]
+    workers = workers or os.cpu_count() or 1
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, disable=not progress, transient=False) as bar:
+        task = bar.add_task(f"{label} ({len(jobs) - len(todo)} already done)", total=len(jobs), completed=len(jobs) - len(todo))
+        if workers == 1 or len(todo) <= 1:
+            for j, d in todo:
+                _run_one(j.scenario, j.seed, j.labels, str(d))
+                bar.advance(task)
+        else:
+            with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+                futures = [pool.submit(_run_one, j.scenario, j.seed, j.labels, str(d)) for j, d in todo]
+                for f in as_completed(futures):
+                    f.result()
+                    bar.advance(task)
+    return dirs
+
+
+def _flatten(prefix: str, obj: Any, out: dict[str, Any]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(f"{prefix}.{k}" if prefix else k, v, out)
+    else:
+        out[prefix] = obj
+
+
+def collect(dirs: Iterable[Path], sections: Sequence[str] = ("aggregate", "queues", "links")) -> pd.DataFrame:
+    """One row per run: the job's labels and seed, then the summary's scalar metrics from
+    `sections`, flattened with dotted names (e.g. `queues.r1->r2.mean_len_pkts`)."""
+    rows = []
+    for d in dirs:
+        meta = json.loads((d / META).read_text())
+        summary = json.loads((d / SUMMARY).read_text())
+        row: dict[str, Any] = {**meta["labels"], "seed": meta["seed"], "run": d.name}
+        for s in sections:
+            _flatten(s, summary.get(s, {}), row)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def grid(source: ScenarioSource, vary: dict[str, Sequence[Any]], seeds: Sequence[int], overrides: Sequence[str] = ()) -> list[Job]:
+    """The cartesian product of `vary` (key path → values) × seeds, as jobs."""
+    keys = list(vary)
+    jobs = []
+    for values in itertools.product(*(vary[k] for k in keys)):
+        sets = [*overrides, *(f"{k}={_toml_value(v)}" for k, v in zip(keys, values))]
+        text = load_scenario(source, sets)
+        for s in seeds:
+            jobs.append(Job(text, s, dict(zip(keys, values))))
+    return jobs
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)

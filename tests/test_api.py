@@ -1,0 +1,107 @@
+"""The Python API: inputs as path, TOML text or dict; overrides; results as DataFrames;
+atomic saving."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import aqmlab
+from aqmlab import results as results_mod
+
+EXAMPLE = "scenarios/examples/mm1k.toml"
+
+
+@pytest.fixture
+def short(root):
+    return dict(source=root / EXAMPLE, overrides=["simulation.duration=20s", "simulation.warmup=1s"])
+
+
+def test_path_text_and_dict_give_the_same_results(root):
+    import tomllib
+
+    text = (root / EXAMPLE).read_text()
+    doc = tomllib.loads(text)
+    doc["simulation"]["duration"] = "20s"
+    doc["simulation"]["warmup"] = "1s"
+    a = aqmlab.run(root / EXAMPLE, overrides=["simulation.duration=20s", "simulation.warmup=1s"])
+    b = aqmlab.run(text.replace('duration = "200s"', 'duration = "20s"').replace('warmup = "10s"', 'warmup = "1s"'))
+    c = aqmlab.run(doc)
+    assert a.summary == b.summary == c.summary
+
+
+def test_results_hold_dataframes_and_metadata(short):
+    res = aqmlab.run(short["source"], overrides=short["overrides"])
+    assert isinstance(res.flows, pd.DataFrame) and isinstance(res.queue_series, pd.DataFrame)
+    assert set(res.tables) >= set(results_mod.TABLES)
+    assert res.summary["aqmlab_version"] == aqmlab.__version__
+    assert res.summary["seed"] == 1
+    assert len(res.summary["scenario_hash"]) == 64
+    # queue series: one row per monitored queue per sample (1 s over 20 s)
+    per_queue = res.queue_series.groupby("queue").size()
+    assert (per_queue == 20).all()
+
+
+def test_seed_argument_and_override_change_the_run(short):
+    a = aqmlab.run(short["source"], overrides=short["overrides"])
+    b = aqmlab.run(short["source"], overrides=short["overrides"], seed=7)
+    assert b.summary["seed"] == 7 and a.summary["flows"] != b.summary["flows"]
+    c = aqmlab.run(short["source"], overrides=[*short["overrides"], "flows[0].rate=4.5Mbps"])
+    assert c.summary["links"]["router->dst"]["utilization_frac"] < 0.5
+
+
+def test_save_writes_the_same_files_as_the_cli(short, tmp_path, root):
+    res = aqmlab.run(short["source"], overrides=short["overrides"])
+    res.save(tmp_path / "api")
+    subprocess.run([sys.executable, "-m", "aqmlab", "run", str(short["source"]), "-q", "-o", str(tmp_path / "cli"),
+                    *[a for o in short["overrides"] for a in ("--set", o)]], check=True, cwd=root)
+    api_files = sorted(p.name for p in (tmp_path / "api").iterdir())
+    assert api_files == sorted(p.name for p in (tmp_path / "cli").iterdir())
+    for name in api_files:
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    summary = json.loads((tmp_path / "api" / "summary.json").read_text())
+    assert summary["queues"]["router->dst"]["qdisc"] == "pfifo"
+    flows = pd.read_parquet(tmp_path / "api" / "flows.parquet")
+    pd.testing.assert_frame_equal(flows, res.flows)
+    resolved = (tmp_path / "api" / "scenario.resolved.toml").read_text()
+    assert 'kind = "pfifo"' in resolved and "limit = 9" in resolved  # the resolved discipline parameters
+
+
+def test_interrupted_save_leaves_no_complete_looking_result(short, tmp_path, monkeypatch):
+    res = aqmlab.run(short["source"], overrides=short["overrides"])
+    calls = {"n": 0}
+    real = results_mod.pq.write_table
+
+    def failing(table, where, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt("simulated interruption")
+        return real(table, where, *a, **k)
+
+    monkeypatch.setattr(results_mod.pq, "write_table", failing)
+    with pytest.raises(KeyboardInterrupt):
+        res.save(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert list(tmp_path.iterdir()) == []  # no temporary directory left behind either
+
+
+def test_save_replaces_a_previous_result_but_not_other_data(short, tmp_path):
+    res = aqmlab.run(short["source"], overrides=short["overrides"])
+    res.save(tmp_path / "out")
+    res.save(tmp_path / "out")  # replacing a result is fine
+    assert (tmp_path / "out" / "summary.json").exists()
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "thesis.tex").write_text("precious")
+    with pytest.raises(FileExistsError):
+        res.save(other)
+    assert (other / "thesis.tex").read_text() == "precious"
+
+
+def test_qdisc_registry_lists_the_fifos():
+    names = [n for n, _ in aqmlab.qdiscs()]
+    assert "pfifo" in names and "bfifo" in names

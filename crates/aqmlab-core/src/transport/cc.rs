@@ -47,7 +47,9 @@ pub struct LossInfo {
     pub now: SimTime,
     /// Segments outstanding (sent, not cumulatively acknowledged).
     pub flight: u64,
-    /// True for a timeout of a segment already retransmitted by timeout (RFC 5681: hold ssthresh).
+    /// True for a timeout within a congestion episode already reacted to: the segment was
+    /// already retransmitted by timeout (RFC 5681: hold ssthresh) or the timeout ends a fast
+    /// recovery that already set ssthresh.
     pub repeated_timeout: bool,
 }
 

@@ -343,7 +343,10 @@ impl TcpSender {
                 let l = LossInfo {
                     now,
                     flight: self.snd_max - self.snd_una,
-                    repeated_timeout: self.timed_out_seq == Some(self.snd_una),
+                    // Same congestion episode: the segment already timed out once (RFC 5681
+                    // section 3.1) or ssthresh was already cut by the fast retransmit of this
+                    // recovery (as Linux does); FlightSize is inflated by then.
+                    repeated_timeout: self.timed_out_seq == Some(self.snd_una) || self.in_recovery,
                 };
                 self.cc.on_timeout(&mut self.w, &l);
                 self.rtt.back_off();

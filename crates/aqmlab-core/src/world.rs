@@ -98,6 +98,9 @@ pub struct World {
     observed: Vec<(&'static str, f64)>,
     packets_created: u64,
     tcp_out: Outbox,
+    /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
+    #[cfg(test)]
+    test_marker: Option<(PortId, usize)>,
 }
 
 impl World {
@@ -116,6 +119,8 @@ impl World {
             observed: Vec::new(),
             packets_created: 0,
             tcp_out: Outbox::default(),
+            #[cfg(test)]
+            test_marker: None,
         }
     }
 
@@ -291,6 +296,15 @@ impl World {
     }
 
     fn enqueue(&mut self, p: PortId, pkt: PacketId, now: SimTime) {
+        #[cfg(test)]
+        if let Some((mp, k)) = self.test_marker {
+            if mp == p && self.ports[p as usize].queue.disc.len_packets() >= k {
+                let pk = self.pool.get_mut(pkt);
+                if pk.ecn.is_ect() {
+                    pk.ecn = Ecn::Ce;
+                }
+            }
+        }
         let port = &mut self.ports[p as usize];
         let (_, timer) = port
             .queue
@@ -735,5 +749,85 @@ fn mark_key(r: Reason) -> &'static str {
         Reason::Early => "marks_early_pkts",
         Reason::Forced => "marks_forced_pkts",
         Reason::Delay => "marks_delay_pkts",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One TCP flow over a 10 Mb/s, 100 ms path whose bottleneck queue (limit 200 packets)
+    /// marks every ECT arrival that finds 20 or more packets queued (a step marker as in
+    /// DCTCP; the AQMs live in other modules).
+    fn marked_run(ecn: bool) -> (World, Results) {
+        let text = format!(
+            r#"
+[simulation]
+duration = "60s"
+warmup = "10s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "48ms", qdisc = {{ kind = "pfifo", limit = 200 }} }}
+[[flows]]
+kind = "tcp"
+from = "s1"
+to = "d1"
+ecn = {ecn}
+"#
+        );
+        let mut world = crate::scenario::build(&text, None).unwrap().world;
+        let port = world.ports.iter().position(|p| p.name == "r1->r2").unwrap();
+        world.test_marker = Some((port as PortId, 20));
+        let res = world.run().unwrap();
+        (world, res)
+    }
+
+    fn flow_value(res: &Results, key: &str) -> f64 {
+        res.summary["flows"]["f1"][key].as_f64().unwrap()
+    }
+
+    #[test]
+    fn ecn_flow_is_marked_not_dropped_and_reduces_at_most_once_per_rtt() {
+        let (world, res) = marked_run(true);
+        let marks = flow_value(&res, "marked_pkts");
+        let reductions = flow_value(&res, "ecn_reductions");
+        assert!(marks > 0.0 && reductions > 0.0, "{marks} {reductions}");
+        assert_eq!(flow_value(&res, "total_dropped_pkts"), 0.0);
+        assert_eq!(flow_value(&res, "retransmissions"), 0.0);
+        assert_eq!(flow_value(&res, "timeouts"), 0.0);
+        // Every ECT arrival above 20 packets is marked: many marks per reduction.
+        assert!(
+            marks > 5.0 * reductions,
+            "{marks} marks, {reductions} reductions"
+        );
+        // Reductions are at least one base RTT (100 ms) apart.
+        let App::Tcp(t) = &world.flows[0].app else {
+            panic!("not tcp")
+        };
+        let times = &t.sender.ecn_reduction_times;
+        assert!(times.len() >= 5, "{} reductions", times.len());
+        eprintln!(
+            "ECN: {marks} marks, {} reductions, min gap {:?}",
+            times.len(),
+            times.windows(2).map(|w| w[1] - w[0]).min()
+        );
+        let min_gap = times.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+        assert!(min_gap >= 100_000_000, "reductions {min_gap} ns apart");
+        // The queue stays near the marking threshold: utilization stays high with ~20 packets
+        // (below the BDP of 120, so some idle time is expected after each halving).
+        let u = res.summary["links"]["r1->r2"]["utilization_frac"]
+            .as_f64()
+            .unwrap();
+        assert!(u > 0.6, "{u}");
+    }
+
+    #[test]
+    fn non_ecn_flow_is_never_marked_and_overflows_instead() {
+        let (_, res) = marked_run(false);
+        assert_eq!(flow_value(&res, "marked_pkts"), 0.0);
+        assert_eq!(flow_value(&res, "ecn_reductions"), 0.0);
+        assert!(flow_value(&res, "total_dropped_pkts") > 0.0);
     }
 }

@@ -62,6 +62,9 @@ pub struct TcpSender {
     pub last_rtt: Option<SimTime>,
     /// Flow completion time of a finite transfer (from the start to the last ACK).
     pub fct: Option<SimTime>,
+    /// Times of ECN reductions (tests only).
+    #[cfg(test)]
+    pub ecn_reduction_times: Vec<SimTime>,
 }
 
 impl TcpSender {
@@ -101,6 +104,8 @@ impl TcpSender {
             timer: Timer::default(),
             last_rtt: None,
             fct: None,
+            #[cfg(test)]
+            ecn_reduction_times: Vec::new(),
             cfg: cfg.clone(),
         }
     }
@@ -322,6 +327,8 @@ impl TcpSender {
         };
         self.cc.on_ecn(&mut self.w, &l);
         stats.total.ecn_reductions += 1;
+        #[cfg(test)]
+        self.ecn_reduction_times.push(now);
         self.ecn_recover = Some(self.snd_max);
         self.send_cwr = true;
     }

@@ -34,13 +34,13 @@ def variant(old: str, new: str) -> str:
 
 CASES = {
     "unknown top-level key": (GOOD + "\n[simulatoin]\nx = 1\n", ["simulatoin", "unknown key"]),
-    "unknown flow key": (variant('rate = "1Mbps"', 'rate = "1Mbps"\nrat = 3'), ["flows[0].rat", "unknown key"]),
-    "wrong unit": (variant('rate = "1Mbps"', 'rate = "10 furlongs"'), ["flows[0].rate", "is not a rate", "10Mbps"]),
+    "unknown flow key": (variant('rate = "1Mbps"', 'rate = "1Mbps"\nrat = 3'), ["flows[0].rat", "unknown key", "`rate`", "start_jitter"]),
+    "wrong unit": (variant('rate = "1Mbps"', 'rate = "10 furlongs"'), ["line 14:", "flows[0].rate", "is not a rate", "10Mbps"]),
     "negative rate": (variant('rate = "1Mbps"', 'rate = "-5Mbps"'), ["flows[0].rate", "negative"]),
     "number without unit": (variant('duration = "10s"', "duration = 10"), ["simulation.duration", "no unit"]),
     "warm-up not before end": (variant('duration = "10s"', 'duration = "10s"\nwarmup = "10s"'), ["simulation.warmup", "shorter than"]),
     "flow to a missing node": (variant('to = "b"\nrate', 'to = "z"\nrate'), ["flows[0].to", 'no node named "z"']),
-    "link to itself": (variant('{ from = "a", to = "b", rate', '{ from = "a", to = "a", rate'), ["topology.links[0]", "to itself"]),
+    "link to itself": (variant('{ from = "a", to = "b", rate', '{ from = "a", to = "a", rate'), ["line 8:", "topology.links[0]", "to itself"]),
     "wrong type": (variant('duration = "10s"', 'duration = "10s"\nseed = "abc"'), ["simulation.seed", "invalid type"]),
     "unknown discipline": (variant('delay = "5ms" }', 'delay = "5ms", qdisc = { kind = "blue" } }'), ["topology.links[0].qdisc.kind", "unknown queue discipline", "pfifo"]),
     "discipline parameter out of range": (variant('delay = "5ms" }', 'delay = "5ms", qdisc = { kind = "pfifo", limit = 0 } }'), ["topology.links[0].qdisc.limit", "at least 1"]),

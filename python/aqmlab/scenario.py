@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import tomllib
@@ -10,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 import tomli_w
 
-from aqmlab import _core
+from aqmlab import _core, topofile
 from aqmlab._core import ScenarioError
 from aqmlab.results import Results
 
@@ -83,23 +84,36 @@ def apply_override(doc: dict, assignment: str) -> None:
 
 
 def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> str:
-    """Returns scenario TOML text from a path, TOML text or dict, with overrides applied."""
+    """Returns scenario TOML text from a path, TOML text or dict, with overrides applied and a
+    `topology.file` expanded (relative to the scenario file's directory, or the current one)."""
+    base = Path.cwd()
     if isinstance(source, Mapping):
-        doc = dict(source)
+        doc = copy.deepcopy(dict(source))
         text = None
     else:
         s = os.fspath(source)
-        text = s if isinstance(source, str) and _looks_like_text(s) else read_scenario_file(s)
+        if isinstance(source, str) and _looks_like_text(s):
+            text = s
+        else:
+            text = read_scenario_file(s)
+            base = Path(s).resolve().parent
         doc = None
-    if not overrides and text is not None:
-        return text
+    if not overrides and text is not None and "file" not in text:
+        return text  # the common case: the core parses the text itself (errors keep line numbers)
     if doc is None:
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
+            if not overrides:
+                return text  # let the core report the syntax error with its line
             raise _error("", f"not valid TOML: {e}") from None
     for o in overrides:
         apply_override(doc, o)
+    topo = doc.get("topology")
+    if isinstance(topo, dict) and "file" in topo:
+        doc["topology"] = topofile.expand(topo, base)
+    elif not overrides and text is not None:
+        return text
     try:
         return tomli_w.dumps(doc)
     except TypeError as e:

@@ -15,6 +15,7 @@ pub mod scenario;
 pub mod sched;
 pub mod stats;
 pub mod time;
+pub mod topogen;
 pub mod topology;
 pub mod transport;
 pub mod units;

@@ -3,7 +3,9 @@
 
 use super::error::{join, ScenarioError};
 use super::parse::{from_table, from_value, parse_document, to_table};
-use super::spec::{DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, FLOW_COMMON_KEYS};
+use super::spec::{
+    DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, TransitStubSpec, FLOW_COMMON_KEYS,
+};
 use crate::app;
 use crate::packet::NodeId;
 use crate::qdisc::accounting::Queue;
@@ -137,7 +139,17 @@ fn default_qdisc_table() -> toml::Table {
 }
 
 /// Builds a world from scenario text; `seed`, if given, overrides `simulation.seed`.
+/// Errors carry the line of the offending field when it is written in the text.
 pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
+    build_unlocated(text, seed).map_err(|mut e| {
+        if e.line.is_none() && !e.path.is_empty() {
+            e.line = super::parse::locate(text, &e.path);
+        }
+        e
+    })
+}
+
+fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     let doc = parse_document(text)?;
     for key in ["simulation", "topology"] {
         if !doc.contains_key(key) {
@@ -196,10 +208,13 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     let (_default_qdisc, topo_resolved) = match kind.as_str() {
         "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
         "graph" => build_graph(&spec.topology, &mut plan)?,
+        "transit_stub" => build_transit_stub(&spec.topology, &mut plan)?,
         other => {
             return Err(ScenarioError::new(
                 "topology.kind",
-                format!("unknown topology {other:?}; use \"dumbbell\" or \"graph\""),
+                format!(
+                    "unknown topology {other:?}; use \"dumbbell\", \"graph\" or \"transit_stub\""
+                ),
             ))
         }
     };
@@ -342,6 +357,55 @@ fn build_graph(
         plan.add_link(a, b, l, &default_qdisc, true, &path)?;
     }
     let mut res = to_table(&g);
+    res.insert(
+        "default_qdisc".into(),
+        toml::Value::Table(default_qdisc.clone()),
+    );
+    Ok((default_qdisc, res))
+}
+
+fn build_transit_stub(
+    t: &toml::Table,
+    plan: &mut Plan,
+) -> Result<(toml::Table, toml::Table), ScenarioError> {
+    use crate::topogen::{EdgeClass, TransitStub};
+    let ts: TransitStubSpec = from_table(t, "topology")?;
+    let default_qdisc = ts.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
+    let gen = TransitStub {
+        transit_domains: ts.transit_domains,
+        transit_nodes: ts.transit_nodes,
+        stubs_per_transit: ts.stubs_per_transit,
+        nodes: ts.nodes,
+        links: ts.links,
+    };
+    gen.check()
+        .map_err(|m| ScenarioError::from_keyed("topology", &m))?;
+    for (key, l) in [
+        ("transit_link", &ts.transit_link),
+        ("transit_stub_link", &ts.transit_stub_link),
+        ("stub_link", &ts.stub_link),
+    ] {
+        if l.from.is_some() || l.to.is_some() {
+            return Err(ScenarioError::new(
+                format!("topology.{key}"),
+                "takes no from/to: the generator places the links",
+            ));
+        }
+    }
+    let g = gen.generate(&mut Rng::stream(ts.seed, "topology:transit_stub"));
+    for name in &g.nodes {
+        plan.add_node(name, "topology")?;
+    }
+    for &(a, b, class) in &g.edges {
+        let (spec, key) = match class {
+            EdgeClass::Transit => (&ts.transit_link, "topology.transit_link"),
+            EdgeClass::TransitStub => (&ts.transit_stub_link, "topology.transit_stub_link"),
+            EdgeClass::Stub => (&ts.stub_link, "topology.stub_link"),
+        };
+        // transit-stub edges: the transit node (lower index) is `from`
+        plan.add_link(a as NodeId, b as NodeId, spec, &default_qdisc, false, key)?;
+    }
+    let mut res = to_table(&ts);
     res.insert(
         "default_qdisc".into(),
         toml::Value::Table(default_qdisc.clone()),
@@ -502,7 +566,7 @@ fn build_flow(
     }
     // TCP parameters are the same for every copy: parse and check them once.
     let tcp = if is_tcp {
-        let p: TcpParams = from_table(&params, path)?;
+        let p: TcpParams = from_table(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
         let cfg = p
             .validate()
             .map_err(|m| ScenarioError::from_keyed(path, &m))?;
@@ -573,7 +637,8 @@ fn build_flow(
                 App::Tcp(Box::new(TcpFlow::new(cfg, start, stop)))
             }
             None => {
-                let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)?;
+                let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)
+                    .map_err(|e| common_key_hint(e, &c.kind))?;
                 resolved_params = res;
                 App::Udp(source)
             }
@@ -594,6 +659,18 @@ fn build_flow(
     let mut res = to_table(&c);
     res.extend(resolved_params);
     Ok((copies, res))
+}
+
+/// Adds the keys every flow has to an "unknown key" error from kind-specific parameters.
+fn common_key_hint(mut e: ScenarioError, kind: &str) -> ScenarioError {
+    if e.message.starts_with("unknown key") {
+        e.message = format!(
+            "{} (kind {kind:?}), or a key every flow has: {}",
+            e.message,
+            FLOW_COMMON_KEYS.join(", ")
+        );
+    }
+    e
 }
 
 /// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).

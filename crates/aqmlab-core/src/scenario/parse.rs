@@ -120,3 +120,86 @@ mod tests {
         assert_eq!(e.line, Some(2));
     }
 }
+
+/// The 1-based line where the value at `path` (e.g. `flows[2].rate`) is written in `text`, or
+/// where its nearest written ancestor is; None if the text does not parse.
+pub fn locate(text: &str, path: &str) -> Option<usize> {
+    use toml_edit::{Item, Table, Value};
+    enum At<'a> {
+        Item(&'a Item),
+        Table(&'a Table),
+        Value(&'a Value),
+    }
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut at = At::Item(doc.as_item());
+    let mut best: Option<std::ops::Range<usize>> = None;
+    for seg in path_segments(path) {
+        let next = match (at, seg) {
+            (At::Item(Item::Table(t)), Seg::Key(k)) | (At::Table(t), Seg::Key(k)) => {
+                t.get(&k).map(At::Item)
+            }
+            (At::Item(Item::Value(Value::InlineTable(t))), Seg::Key(k))
+            | (At::Value(Value::InlineTable(t)), Seg::Key(k)) => t.get(&k).map(At::Value),
+            (At::Item(Item::ArrayOfTables(a)), Seg::Index(i)) => a.get(i).map(At::Table),
+            (At::Item(Item::Value(Value::Array(a))), Seg::Index(i))
+            | (At::Value(Value::Array(a)), Seg::Index(i)) => a.get(i).map(At::Value),
+            _ => None,
+        };
+        match next {
+            Some(n) => {
+                let span = match &n {
+                    At::Item(i) => i.span(),
+                    At::Table(t) => t.span(),
+                    At::Value(v) => v.span(),
+                };
+                if span.is_some() {
+                    best = span;
+                }
+                at = n;
+            }
+            None => break,
+        }
+    }
+    best.map(|r| text[..r.start.min(text.len())].matches('\n').count() + 1)
+}
+
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn path_segments(path: &str) -> Vec<Seg> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let (key, rest) = part
+            .split_once('[')
+            .map(|(k, r)| (k, Some(r)))
+            .unwrap_or((part, None));
+        if !key.is_empty() {
+            out.push(Seg::Key(key.to_string()));
+        }
+        if let Some(rest) = rest {
+            for idx in rest.split('[') {
+                if let Ok(i) = idx.trim_end_matches(']').parse() {
+                    out.push(Seg::Index(i));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod locate_tests {
+    use super::locate;
+
+    #[test]
+    fn finds_lines_of_nested_values() {
+        let text = "[simulation]\nduration = \"1s\"\n\n[[flows]]\nkind = \"cbr\"\n\n[[flows]]\nkind = \"cbr\"\nrate = \"x\"\n[topology]\nlinks = [\n  { from = \"a\" },\n  { from = \"b\", rate = \"y\" },\n]\n";
+        assert_eq!(locate(text, "simulation.duration"), Some(2));
+        assert_eq!(locate(text, "flows[1].rate"), Some(9));
+        assert_eq!(locate(text, "topology.links[1].rate"), Some(13));
+        // a missing key points at its nearest written ancestor
+        assert_eq!(locate(text, "topology.links[0].rate"), Some(12));
+    }
+}

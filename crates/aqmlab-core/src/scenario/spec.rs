@@ -170,3 +170,50 @@ pub const FLOW_COMMON_KEYS: &[&str] = &[
     "stop",
     "priority",
 ];
+
+/// `[topology]` with `kind = "transit_stub"`: a generated GT-ITM-style internetwork (see
+/// `topogen`). Transit nodes are named `t<domain>.<i>`, stub nodes `s<stub>.<i>`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransitStubSpec {
+    /// Always "transit_stub".
+    pub kind: String,
+    /// Number of transit domains. Default 2.
+    #[serde(default = "two")]
+    pub transit_domains: usize,
+    /// Transit nodes per transit domain. Default 4.
+    #[serde(default = "four")]
+    pub transit_nodes: usize,
+    /// Stub domains per transit node. Default 3.
+    #[serde(default = "three")]
+    pub stubs_per_transit: usize,
+    /// Total nodes.
+    pub nodes: usize,
+    /// Total links.
+    pub links: usize,
+    /// Seed of the generator, independent of `simulation.seed` so replications share the graph. Default 1.
+    #[serde(default = "one_u64")]
+    pub seed: u64,
+    /// Rate, delay (and optionally qdisc) of backbone links.
+    pub transit_link: LinkSpec,
+    /// Rate, delay (and optionally qdisc) of transit–stub links; `qdisc` is on the transit side.
+    pub transit_stub_link: LinkSpec,
+    /// Rate, delay (and optionally qdisc) of links inside stub domains.
+    pub stub_link: LinkSpec,
+    /// Queue discipline wherever none is given. Default `{ kind = "pfifo", limit = 1000 }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_qdisc: Option<toml::Table>,
+}
+
+fn two() -> usize {
+    2
+}
+fn three() -> usize {
+    3
+}
+fn four() -> usize {
+    4
+}
+fn one_u64() -> u64 {
+    1
+}

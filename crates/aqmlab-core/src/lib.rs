@@ -17,6 +17,7 @@ pub mod stats;
 pub mod time;
 pub mod topogen;
 pub mod topology;
+pub mod transport;
 pub mod units;
 pub mod world;
 

@@ -11,6 +11,7 @@ use crate::stats::flow::FlowStats;
 use crate::stats::jain_index;
 use crate::time::{to_secs, tx_time, SimTime};
 use crate::topology::{Node, Port, PortId};
+use crate::transport::{OutSeg, Outbox, TcpFlow, TimerKind};
 
 /// Something that happens at a point in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub enum Event {
     WarmupEnd,
     /// Time-series sampling.
     Sample,
+    /// A transport timer of a flow (retransmission or delayed ACK), with its generation.
+    FlowTimer(FlowId, TimerKind, u32),
 }
 
 /// What drives a flow's packets.
@@ -34,6 +37,8 @@ pub enum Event {
 pub enum App {
     /// An open-loop (UDP) source.
     Udp(Source),
+    /// A TCP connection (sender at the source node, sink at the destination).
+    Tcp(Box<TcpFlow>),
 }
 
 /// A flow at run time.
@@ -92,6 +97,10 @@ pub struct World {
     flow_series: Table,
     observed: Vec<(&'static str, f64)>,
     packets_created: u64,
+    tcp_out: Outbox,
+    /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
+    #[cfg(test)]
+    test_marker: Option<(PortId, usize)>,
 }
 
 impl World {
@@ -109,6 +118,9 @@ impl World {
             flow_series: Table::new(),
             observed: Vec::new(),
             packets_created: 0,
+            tcp_out: Outbox::default(),
+            #[cfg(test)]
+            test_marker: None,
         }
     }
 
@@ -170,12 +182,20 @@ impl World {
             Event::SourceFire(f) => self.source_fire(f, now),
             Event::WarmupEnd => self.open_windows(),
             Event::Sample => self.sample(now),
+            Event::FlowTimer(f, kind, gen) => self.flow_timer(f, kind, gen, now),
         }
     }
 
     fn source_fire(&mut self, f: FlowId, now: SimTime) {
         let flow = &mut self.flows[f as usize];
-        let App::Udp(src) = &mut flow.app;
+        let src = match &mut flow.app {
+            App::Udp(src) => src,
+            App::Tcp(t) => {
+                t.sender.start(now, &mut self.tcp_out, &mut flow.stats);
+                self.flush_tcp(f, now);
+                return;
+            }
+        };
         let emit = src.fire(now, &mut flow.rng);
         if let Some(next) = emit.next {
             self.events.schedule(next, Event::SourceFire(f));
@@ -183,6 +203,58 @@ impl World {
         if let Some(size) = emit.size {
             self.send_data(f, size, now);
         }
+    }
+
+    fn flow_timer(&mut self, f: FlowId, kind: TimerKind, gen: u32, now: SimTime) {
+        let flow = &mut self.flows[f as usize];
+        if let App::Tcp(t) = &mut flow.app {
+            match kind {
+                TimerKind::Rto => t
+                    .sender
+                    .on_timer(gen, now, &mut self.tcp_out, &mut flow.stats),
+                TimerKind::DelAck => t.sink.on_timer(gen, now, &mut self.tcp_out),
+            }
+            self.flush_tcp(f, now);
+        }
+    }
+
+    /// Sends the packets and schedules the timers flow `f`'s transport asked for.
+    fn flush_tcp(&mut self, f: FlowId, now: SimTime) {
+        let mut out = std::mem::take(&mut self.tcp_out);
+        for &(at, kind, gen) in &out.timers {
+            self.events.schedule(at, Event::FlowTimer(f, kind, gen));
+        }
+        out.timers.clear();
+        for seg in out.segs.drain(..) {
+            self.send_segment(f, &seg, now);
+        }
+        self.tcp_out = out;
+    }
+
+    fn send_segment(&mut self, f: FlowId, seg: &OutSeg, now: SimTime) {
+        let flow = &self.flows[f as usize];
+        let (from, to) = match seg.kind {
+            PacketKind::Data => (flow.src, flow.dst),
+            PacketKind::Ack => (flow.dst, flow.src),
+        };
+        let pkt = Packet {
+            flow: f,
+            kind: seg.kind,
+            src: from,
+            dst: to,
+            seq: seg.seq,
+            ack: seg.ack,
+            flags: seg.flags,
+            size: seg.size,
+            created: now,
+            ts: seg.ts,
+            ecn: seg.ecn,
+            priority: flow.priority,
+            ..Default::default()
+        };
+        let id = self.pool.alloc(pkt);
+        self.packets_created += 1;
+        self.forward(from, id, now);
     }
 
     /// Creates a data packet of flow `f` and hands it to the flow's source node.
@@ -224,6 +296,15 @@ impl World {
     }
 
     fn enqueue(&mut self, p: PortId, pkt: PacketId, now: SimTime) {
+        #[cfg(test)]
+        if let Some((mp, k)) = self.test_marker {
+            if mp == p && self.ports[p as usize].queue.disc.len_packets() >= k {
+                let pk = self.pool.get_mut(pkt);
+                if pk.ecn.is_ect() {
+                    pk.ecn = Ecn::Ce;
+                }
+            }
+        }
         let port = &mut self.ports[p as usize];
         let (_, timer) = port
             .queue
@@ -297,7 +378,31 @@ impl World {
 
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {
         let pk = self.pool.get(pkt);
-        let flow = &mut self.flows[pk.flow as usize];
+        let f = pk.flow;
+        let flow = &mut self.flows[f as usize];
+        if let App::Tcp(t) = &mut flow.app {
+            let (kind, seq, ack, fl, ecn, ts, size, created) = (
+                pk.kind, pk.seq, pk.ack, pk.flags, pk.ecn, pk.ts, pk.size, pk.created,
+            );
+            self.pool.free(pkt);
+            let out = &mut self.tcp_out;
+            match kind {
+                PacketKind::Data => {
+                    flow.stats.delivered(size, now - created);
+                    if ecn == Ecn::Ce {
+                        flow.stats.total.marked_pkts += 1;
+                    }
+                    let fresh = t.sink.on_data(seq, fl, ecn, ts, now, out);
+                    let cfg = t.sender.config();
+                    for s in fresh {
+                        flow.stats.total.goodput_bytes += cfg.payload(s) as u64;
+                    }
+                }
+                PacketKind::Ack => t.sender.on_ack(ack, fl, ts, now, out, &mut flow.stats),
+            }
+            self.flush_tcp(f, now);
+            return;
+        }
         if pk.kind == PacketKind::Data {
             flow.stats.delivered(pk.size, now - pk.created);
             flow.stats.total.goodput_bytes += pk.size as u64;
@@ -356,6 +461,18 @@ impl World {
             let g = f.stats.total.goodput_bytes;
             let rate = (g - f.stats.goodput_at_last_sample) as f64 * 8.0 / interval;
             f.stats.goodput_at_last_sample = g;
+            let (cwnd, ssthresh, srtt, rtt) = match &f.app {
+                App::Tcp(tcp) => {
+                    let s = &tcp.sender;
+                    (
+                        s.w.cwnd,
+                        s.w.ssthresh.min(1e9),
+                        s.rtt.srtt().map_or(f64::NAN, to_secs),
+                        s.last_rtt.map_or(f64::NAN, to_secs),
+                    )
+                }
+                App::Udp(_) => (f64::NAN, f64::NAN, f64::NAN, f64::NAN),
+            };
             self.flow_series.push(&[
                 ("time_s", Value::F64(t)),
                 ("flow", Value::Str(f.name.clone())),
@@ -364,6 +481,10 @@ impl World {
                     "delivered_cum_bytes",
                     Value::U64(f.stats.total.delivered_bytes),
                 ),
+                ("cwnd_pkts", Value::F64(cwnd)),
+                ("ssthresh_pkts", Value::F64(ssthresh)),
+                ("srtt_s", Value::F64(srtt)),
+                ("rtt_s", Value::F64(rtt)),
             ]);
         }
         let next = now + self.config.sample_interval;
@@ -498,6 +619,21 @@ impl World {
             ("total_dropped_pkts", Value::U64(t.dropped_pkts)),
             ("total_link_lost_pkts", Value::U64(t.lost_pkts)),
             ("in_flight_end_pkts", Value::U64(in_flight)),
+            ("goodput_bytes", Value::U64(c.goodput_bytes)),
+            ("total_goodput_bytes", Value::U64(t.goodput_bytes)),
+            ("retransmissions", Value::U64(c.retransmits)),
+            ("timeouts", Value::U64(c.timeouts)),
+            ("fast_retransmits", Value::U64(c.fast_retransmits)),
+            ("ecn_reductions", Value::U64(c.ecn_reductions)),
+            ("rtt_mean_s", Value::F64(f.stats.rtt.mean() / 1e9)),
+            ("rtt_p95_s", Value::F64(f.stats.rtt.quantile(0.95) / 1e9)),
+            (
+                "fct_s",
+                Value::F64(match &f.app {
+                    App::Tcp(tcp) => tcp.sender.fct.map_or(f64::NAN, to_secs),
+                    App::Udp(_) => f64::NAN,
+                }),
+            ),
         ]
     }
 
@@ -539,11 +675,13 @@ impl World {
             links.push(&lrow);
         }
         let mut thr = Vec::with_capacity(self.flows.len());
+        let mut goodput_total = 0.0;
         let (mut delay_sum, mut delay_n) = (0.0, 0u64);
         for (i, &fl) in in_flight.iter().enumerate() {
             let row = self.flow_row(i, fl);
             let f = &self.flows[i];
             thr.push(f.stats.window().delivered_bytes as f64 * 8.0 / self.window_secs());
+            goodput_total += f.stats.window().goodput_bytes as f64 * 8.0 / self.window_secs();
             delay_sum += f.stats.delay.mean() * f.stats.delay.count() as f64;
             delay_n += f.stats.delay.count();
             f_summary.insert(f.name.clone(), row_to_json(&row));
@@ -558,6 +696,7 @@ impl World {
         let aggregate: Row = vec![
             ("flows", Value::U64(self.flows.len() as u64)),
             ("throughput_total_bps", Value::F64(total_thr)),
+            ("goodput_total_bps", Value::F64(goodput_total)),
             ("jain_index", Value::F64(jain_index(&thr))),
             ("delay_mean_s", Value::F64(mean_delay)),
             ("power_bps_per_s", Value::F64(total_thr / mean_delay)),
@@ -610,5 +749,85 @@ fn mark_key(r: Reason) -> &'static str {
         Reason::Early => "marks_early_pkts",
         Reason::Forced => "marks_forced_pkts",
         Reason::Delay => "marks_delay_pkts",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One TCP flow over a 10 Mb/s, 100 ms path whose bottleneck queue (limit 200 packets)
+    /// marks every ECT arrival that finds 20 or more packets queued (a step marker as in
+    /// DCTCP; the AQMs live in other modules).
+    fn marked_run(ecn: bool) -> (World, Results) {
+        let text = format!(
+            r#"
+[simulation]
+duration = "60s"
+warmup = "10s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+access = {{ rate = "100Mbps", delay = "1ms" }}
+bottleneck = {{ rate = "10Mbps", delay = "48ms", qdisc = {{ kind = "pfifo", limit = 200 }} }}
+[[flows]]
+kind = "tcp"
+from = "s1"
+to = "d1"
+ecn = {ecn}
+"#
+        );
+        let mut world = crate::scenario::build(&text, None).unwrap().world;
+        let port = world.ports.iter().position(|p| p.name == "r1->r2").unwrap();
+        world.test_marker = Some((port as PortId, 20));
+        let res = world.run().unwrap();
+        (world, res)
+    }
+
+    fn flow_value(res: &Results, key: &str) -> f64 {
+        res.summary["flows"]["f1"][key].as_f64().unwrap()
+    }
+
+    #[test]
+    fn ecn_flow_is_marked_not_dropped_and_reduces_at_most_once_per_rtt() {
+        let (world, res) = marked_run(true);
+        let marks = flow_value(&res, "marked_pkts");
+        let reductions = flow_value(&res, "ecn_reductions");
+        assert!(marks > 0.0 && reductions > 0.0, "{marks} {reductions}");
+        assert_eq!(flow_value(&res, "total_dropped_pkts"), 0.0);
+        assert_eq!(flow_value(&res, "retransmissions"), 0.0);
+        assert_eq!(flow_value(&res, "timeouts"), 0.0);
+        // Every ECT arrival above 20 packets is marked: many marks per reduction.
+        assert!(
+            marks > 5.0 * reductions,
+            "{marks} marks, {reductions} reductions"
+        );
+        // Reductions are at least one base RTT (100 ms) apart.
+        let App::Tcp(t) = &world.flows[0].app else {
+            panic!("not tcp")
+        };
+        let times = &t.sender.ecn_reduction_times;
+        assert!(times.len() >= 5, "{} reductions", times.len());
+        eprintln!(
+            "ECN: {marks} marks, {} reductions, min gap {:?}",
+            times.len(),
+            times.windows(2).map(|w| w[1] - w[0]).min()
+        );
+        let min_gap = times.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+        assert!(min_gap >= 100_000_000, "reductions {min_gap} ns apart");
+        // The queue stays near the marking threshold: utilization stays high with ~20 packets
+        // (below the BDP of 120, so some idle time is expected after each halving).
+        let u = res.summary["links"]["r1->r2"]["utilization_frac"]
+            .as_f64()
+            .unwrap();
+        assert!(u > 0.6, "{u}");
+    }
+
+    #[test]
+    fn non_ecn_flow_is_never_marked_and_overflows_instead() {
+        let (_, res) = marked_run(false);
+        assert_eq!(flow_value(&res, "marked_pkts"), 0.0);
+        assert_eq!(flow_value(&res, "ecn_reductions"), 0.0);
+        assert!(flow_value(&res, "total_dropped_pkts") > 0.0);
     }
 }

@@ -14,6 +14,7 @@ use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
 use crate::topology::{compute_routes, Node, Port};
+use crate::transport::{TcpFlow, TcpParams};
 use crate::world::{App, Flow, SimConfig, World};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -544,23 +545,35 @@ fn build_flow(
             params.insert(k.clone(), v.clone());
         }
     }
+    let kinds = || {
+        let mut k = app::UDP_KINDS.to_vec();
+        k.push("tcp");
+        k.join(", ")
+    };
     if !common_t.contains_key("kind") {
         return Err(ScenarioError::new(
             join(path, "kind"),
-            format!("missing; flow kinds: {}", app::UDP_KINDS.join(", ")),
+            format!("missing; flow kinds: {}", kinds()),
         ));
     }
     let c: FlowCommon = from_table(&common_t, path)?;
-    if !app::UDP_KINDS.contains(&c.kind.as_str()) {
+    let is_tcp = c.kind == "tcp";
+    if !is_tcp && !app::UDP_KINDS.contains(&c.kind.as_str()) {
         return Err(ScenarioError::new(
             join(path, "kind"),
-            format!(
-                "unknown flow kind {:?}; known: {}",
-                c.kind,
-                app::UDP_KINDS.join(", ")
-            ),
+            format!("unknown flow kind {:?}; known: {}", c.kind, kinds()),
         ));
     }
+    // TCP parameters are the same for every copy: parse and check them once.
+    let tcp = if is_tcp {
+        let p: TcpParams = from_table(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
+        let cfg = p
+            .validate()
+            .map_err(|m| ScenarioError::from_keyed(path, &m))?;
+        Some((cfg, to_table(&p.resolved())))
+    } else {
+        None
+    };
     if c.count == 0 {
         return Err(ScenarioError::new(
             join(path, "count"),
@@ -618,19 +631,18 @@ fn build_flow(
             0
         };
         let start = (c.start.0 + jitter).min(config.duration);
-        let (source, res) =
-            app::build_udp(&c.kind, &params, path, start, stop).map_err(|mut e| {
-                if e.message.starts_with("unknown key") {
-                    e.message = format!(
-                        "{} (kind {:?}), or a key every flow has: {}",
-                        e.message,
-                        c.kind,
-                        FLOW_COMMON_KEYS.join(", ")
-                    );
-                }
-                e
-            })?;
-        resolved_params = res;
+        let app = match &tcp {
+            Some((cfg, res)) => {
+                resolved_params = res.clone();
+                App::Tcp(Box::new(TcpFlow::new(cfg, start, stop)))
+            }
+            None => {
+                let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)
+                    .map_err(|e| common_key_hint(e, &c.kind))?;
+                resolved_params = res;
+                App::Udp(source)
+            }
+        };
         copies.push(Flow {
             name,
             kind: c.kind.clone(),
@@ -638,7 +650,7 @@ fn build_flow(
             dst,
             start,
             priority: c.priority,
-            app: App::Udp(source),
+            app,
             stats: FlowStats::new(config.warmup),
             rng,
             next_seq: 0,
@@ -647,6 +659,18 @@ fn build_flow(
     let mut res = to_table(&c);
     res.extend(resolved_params);
     Ok((copies, res))
+}
+
+/// Adds the keys every flow has to an "unknown key" error from kind-specific parameters.
+fn common_key_hint(mut e: ScenarioError, kind: &str) -> ScenarioError {
+    if e.message.starts_with("unknown key") {
+        e.message = format!(
+            "{} (kind {kind:?}), or a key every flow has: {}",
+            e.message,
+            FLOW_COMMON_KEYS.join(", ")
+        );
+    }
+    e
 }
 
 /// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).

@@ -24,6 +24,14 @@ pub struct FlowCounters {
     pub ack_losses: u64,
     /// Application bytes delivered in order (TCP goodput; equals payload delivered for UDP).
     pub goodput_bytes: u64,
+    /// TCP: segments sent again (fast, partial-ACK, timeout and go-back-N retransmissions).
+    pub retransmits: u64,
+    /// TCP: retransmission timeouts.
+    pub timeouts: u64,
+    /// TCP: fast retransmits (entries into loss recovery by duplicate ACKs).
+    pub fast_retransmits: u64,
+    /// TCP: window reductions in response to ECN echoes.
+    pub ecn_reductions: u64,
 }
 
 impl FlowCounters {
@@ -39,6 +47,10 @@ impl FlowCounters {
             marked_pkts: self.marked_pkts - e.marked_pkts,
             ack_losses: self.ack_losses - e.ack_losses,
             goodput_bytes: self.goodput_bytes - e.goodput_bytes,
+            retransmits: self.retransmits - e.retransmits,
+            timeouts: self.timeouts - e.timeouts,
+            fast_retransmits: self.fast_retransmits - e.fast_retransmits,
+            ecn_reductions: self.ecn_reductions - e.ecn_reductions,
         }
     }
 }
@@ -61,6 +73,8 @@ pub struct FlowStats {
     in_window: bool,
     /// Goodput bytes at the last time-series sample (for per-interval throughput).
     pub goodput_at_last_sample: u64,
+    /// TCP round-trip-time samples (ns) taken in the window.
+    pub rtt: LogHistogram,
 }
 
 impl FlowStats {
@@ -75,6 +89,7 @@ impl FlowStats {
     pub fn open_window(&mut self) {
         self.at_window_start = self.total;
         self.delay.clear();
+        self.rtt.clear();
         self.ipdv_sum = 0.0;
         self.ipdv_n = 0;
         self.in_window = true;
@@ -82,6 +97,13 @@ impl FlowStats {
     /// Counts since the window opened.
     pub fn window(&self) -> FlowCounters {
         self.total.since(&self.at_window_start)
+    }
+    /// Records a TCP RTT sample.
+    #[inline]
+    pub fn rtt_sample(&mut self, r: SimTime) {
+        if self.in_window {
+            self.rtt.record(r);
+        }
     }
     /// Records a data packet's arrival at the sink after `transit` ns.
     #[inline]

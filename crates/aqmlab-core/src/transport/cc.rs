@@ -1,0 +1,147 @@
+//! The congestion-control interface: a small trait with event-named hooks (no-op by default)
+//! and the [`Cc`] enum that dispatches to one file per algorithm without a virtual call.
+//!
+//! The sender owns loss detection and the sequence-number machinery; a congestion control
+//! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
+
+use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use crate::time::SimTime;
+
+/// The congestion window and slow-start threshold, in segments.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    /// Congestion window.
+    pub cwnd: f64,
+    /// Slow-start threshold.
+    pub ssthresh: f64,
+}
+
+/// A new cumulative ACK outside loss recovery.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo {
+    /// Current time.
+    pub now: SimTime,
+    /// Segments newly acknowledged by this ACK (>= 1).
+    pub acked: u64,
+    /// Smoothed RTT, if measured.
+    pub srtt: Option<SimTime>,
+    /// Grow per acknowledged segment (true) or per ACK (false, ns-2 / RFC 5681 minimum).
+    pub per_segment: bool,
+}
+
+impl AckInfo {
+    /// How many "ACK units" this ACK is worth for window growth.
+    pub fn units(&self) -> f64 {
+        if self.per_segment {
+            self.acked as f64
+        } else {
+            1.0
+        }
+    }
+}
+
+/// A congestion signal (loss detected by duplicate ACKs, an ECN echo, or a timeout).
+#[derive(Clone, Copy, Debug)]
+pub struct LossInfo {
+    /// Current time.
+    pub now: SimTime,
+    /// Segments outstanding (sent, not cumulatively acknowledged).
+    pub flight: u64,
+    /// True for a timeout within a congestion episode already reacted to: the segment was
+    /// already retransmitted by timeout (RFC 5681: hold ssthresh) or the timeout ends a fast
+    /// recovery that already set ssthresh.
+    pub repeated_timeout: bool,
+}
+
+/// How the sender recovers from a loss detected by duplicate ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// Fast retransmit, then slow start from one segment (no fast recovery).
+    Tahoe,
+    /// Fast recovery that ends at the first new ACK (RFC 5681).
+    Reno,
+    /// Fast recovery that retransmits on partial ACKs and ends at a full ACK (RFC 6582).
+    NewReno,
+}
+
+/// Event hooks of a congestion control. Every hook has a no-op default.
+pub trait CongestionControl {
+    /// Name used in scenarios and results.
+    fn name(&self) -> &'static str;
+    /// Which loss recovery the sender runs for this algorithm.
+    fn recovery(&self) -> Recovery {
+        Recovery::NewReno
+    }
+    /// A new cumulative ACK while not in fast recovery: grow the window.
+    fn on_ack(&mut self, _w: &mut Window, _a: &AckInfo) {}
+    /// A duplicate ACK (the sender does the fast-recovery inflation itself).
+    fn on_dupack(&mut self, _w: &mut Window, _now: SimTime) {}
+    /// Loss detected by duplicate ACKs: set ssthresh and cwnd (before any inflation).
+    fn on_loss(&mut self, _w: &mut Window, _l: &LossInfo) {}
+    /// An ECN echo to react to (at most once per window; the sender checks): reduce as for a
+    /// loss without retransmitting.
+    fn on_ecn(&mut self, w: &mut Window, l: &LossInfo) {
+        self.on_loss(w, l)
+    }
+    /// Retransmission timeout: set ssthresh, cwnd = 1.
+    fn on_timeout(&mut self, _w: &mut Window, _l: &LossInfo) {}
+    /// Fast recovery finished (the sender has set cwnd).
+    fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
+}
+
+/// Every congestion control, dispatched by `match`.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    /// Tahoe.
+    Tahoe(Tahoe),
+    /// Reno.
+    Reno(Reno),
+    /// NewReno.
+    NewReno(NewReno),
+    /// CUBIC.
+    Cubic(Cubic),
+}
+
+/// Names accepted by `cc = "..."`.
+pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic"];
+
+macro_rules! each {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::Tahoe($c) => $e,
+            Cc::Reno($c) => $e,
+            Cc::NewReno($c) => $e,
+            Cc::Cubic($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    fn name(&self) -> &'static str {
+        each!(self, c => c.name())
+    }
+    #[inline]
+    fn recovery(&self) -> Recovery {
+        each!(self, c => c.recovery())
+    }
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        each!(self, c => c.on_ack(w, a))
+    }
+    #[inline]
+    fn on_dupack(&mut self, w: &mut Window, now: SimTime) {
+        each!(self, c => c.on_dupack(w, now))
+    }
+    fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+        each!(self, c => c.on_loss(w, l))
+    }
+    fn on_ecn(&mut self, w: &mut Window, l: &LossInfo) {
+        each!(self, c => c.on_ecn(w, l))
+    }
+    fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        each!(self, c => c.on_timeout(w, l))
+    }
+    fn on_recovery_exit(&mut self, w: &mut Window, now: SimTime) {
+        each!(self, c => c.on_recovery_exit(w, now))
+    }
+}

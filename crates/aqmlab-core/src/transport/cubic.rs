@@ -1,0 +1,328 @@
+//! CUBIC (RFC 9438): after a congestion event the window follows
+//! W_cubic(t) = C·(t − K)³ + W_max, a concave approach to the window at the last event and a
+//! convex probe beyond it, in real time rather than per RTT. Includes fast convergence and
+//! the Reno-friendly region (W_est, an AIMD estimate with α = 3(1−β)/(1+β)).
+//! Windows are in segments, time in seconds. Loss recovery is NewReno's.
+
+use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use crate::time::{to_secs, SimTime};
+
+/// CUBIC's constants (RFC 9438 defaults: C = 0.4, β = 0.7, both options on).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicParams {
+    /// Scaling constant C (segments / s³).
+    pub c: f64,
+    /// Multiplicative decrease factor β.
+    pub beta: f64,
+    /// Fast convergence: release bandwidth faster when the window keeps shrinking.
+    pub fast_convergence: bool,
+    /// Reno-friendly region: never grow slower than an AIMD flow with the same β would.
+    pub reno_friendly: bool,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        CubicParams {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+        }
+    }
+}
+
+/// CUBIC state.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    p: CubicParams,
+    /// Window just before the last reduction, possibly lowered by fast convergence.
+    w_max: f64,
+    /// cwnd just before the last reduction (for α switching to 1).
+    cwnd_prior: f64,
+    /// Start of the current congestion-avoidance epoch (None: starts at the next CA ACK).
+    epoch_start: Option<SimTime>,
+    /// Seconds from the epoch start until W_cubic reaches W_max.
+    k: f64,
+    /// Reno-friendly window estimate.
+    w_est: f64,
+}
+
+impl Cubic {
+    /// CUBIC with the given constants.
+    pub fn new(p: CubicParams) -> Self {
+        Cubic {
+            p,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch_start: None,
+            k: 0.0,
+            w_est: 0.0,
+        }
+    }
+
+    /// W_cubic(t) for `t` seconds into the current epoch.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        let d = t - self.k;
+        self.p.c * d * d * d + self.w_max
+    }
+
+    /// K in seconds.
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+
+    /// W_max in segments.
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+
+    /// α of the Reno-friendly estimate: 3(1−β)/(1+β).
+    pub fn alpha(&self) -> f64 {
+        3.0 * (1.0 - self.p.beta) / (1.0 + self.p.beta)
+    }
+
+    /// Records a congestion event at window `cwnd`: W_max (with fast convergence) and cwnd_prior.
+    fn record_event(&mut self, cwnd: f64) {
+        if self.p.fast_convergence && cwnd < self.w_max {
+            self.w_max = cwnd * (1.0 + self.p.beta) / 2.0;
+        } else {
+            self.w_max = cwnd;
+        }
+        self.cwnd_prior = cwnd;
+        self.epoch_start = None;
+    }
+
+    /// Starts an epoch at `now` with the current window (RFC 9438 4.2 / 4.3).
+    fn start_epoch(&mut self, now: SimTime, cwnd: f64) {
+        self.epoch_start = Some(now);
+        if self.w_max > cwnd {
+            self.k = ((self.w_max - cwnd) / self.p.c).cbrt();
+        } else {
+            self.k = 0.0;
+            self.w_max = cwnd;
+        }
+        self.w_est = cwnd;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+    fn recovery(&self) -> Recovery {
+        Recovery::NewReno
+    }
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        let n = a.units();
+        if w.cwnd < w.ssthresh {
+            w.cwnd += n;
+            return;
+        }
+        let epoch = match self.epoch_start {
+            Some(e) => e,
+            None => {
+                self.start_epoch(a.now, w.cwnd);
+                a.now
+            }
+        };
+        let t = to_secs(a.now - epoch);
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            self.alpha()
+        };
+        self.w_est += alpha * n / w.cwnd;
+        let rtt = a.srtt.map(to_secs).unwrap_or(0.0);
+        if self.p.reno_friendly && self.w_cubic(t) < self.w_est {
+            w.cwnd = self.w_est;
+        } else {
+            let target = self.w_cubic(t + rtt).clamp(w.cwnd, 1.5 * w.cwnd);
+            w.cwnd += (target - w.cwnd) / w.cwnd * n;
+        }
+    }
+    fn on_loss(&mut self, w: &mut Window, _l: &LossInfo) {
+        self.record_event(w.cwnd);
+        w.ssthresh = (w.cwnd * self.p.beta).max(2.0);
+        w.cwnd = w.ssthresh;
+    }
+    fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        // RFC 9438 4.8: ssthresh with β as for a loss; cwnd restarts from one segment per
+        // RFC 5681 (ssthresh held on a repeated timeout).
+        if !l.repeated_timeout {
+            self.record_event(w.cwnd);
+            w.ssthresh = (w.cwnd * self.p.beta).max(2.0);
+        }
+        self.epoch_start = None;
+        w.cwnd = 1.0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: SimTime = 1_000_000_000;
+
+    #[test]
+    fn window_function_matches_algorithms_md_vector() {
+        // algorithms.md 16.4: W_max 100, beta 0.7 -> cwnd 70, K = 4.2172 s; W(0) 70,
+        // W(1) 86.681, W(2) 95.640, W(K) 100, W(6) 102.267.
+        let mut c = Cubic::new(CubicParams::default());
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        let l = LossInfo {
+            now: 0,
+            flight: 100,
+            repeated_timeout: false,
+        };
+        c.on_loss(&mut w, &l);
+        assert_eq!(w.cwnd, 70.0);
+        assert_eq!(w.ssthresh, 70.0);
+        assert_eq!(c.w_max(), 100.0);
+        // The epoch starts at the first ACK in congestion avoidance.
+        c.on_ack(
+            &mut w,
+            &AckInfo {
+                now: 5 * S,
+                acked: 1,
+                srtt: None,
+                per_segment: false,
+            },
+        );
+        assert!((c.k() - 4.2172).abs() < 1e-4, "K = {}", c.k());
+        for (t, want) in [(0.0, 70.0), (1.0, 86.681), (2.0, 95.640), (6.0, 102.267)] {
+            assert!(
+                (c.w_cubic(t) - want).abs() < 1e-3,
+                "W({t}) = {}",
+                c.w_cubic(t)
+            );
+        }
+        assert!((c.w_cubic(c.k()) - 100.0).abs() < 1e-9);
+        assert!((c.alpha() - 0.52941).abs() < 1e-5);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        // algorithms.md 16.4: cwnd 80 < W_max_prev 100 -> W_max = 68.
+        let mut c = Cubic::new(CubicParams::default());
+        let l = LossInfo {
+            now: 0,
+            flight: 0,
+            repeated_timeout: false,
+        };
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        c.on_loss(&mut w, &l);
+        w.cwnd = 80.0;
+        c.on_loss(&mut w, &l);
+        assert!((c.w_max() - 68.0).abs() < 1e-12);
+        assert!((w.cwnd - 56.0).abs() < 1e-12);
+        // Without fast convergence W_max is the window at the event.
+        let mut c = Cubic::new(CubicParams {
+            fast_convergence: false,
+            ..Default::default()
+        });
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        c.on_loss(&mut w, &l);
+        w.cwnd = 80.0;
+        c.on_loss(&mut w, &l);
+        assert_eq!(c.w_max(), 80.0);
+    }
+
+    #[test]
+    fn growth_follows_the_cubic_curve_over_time() {
+        // Feed one ACK per segment every RTT/cwnd for 8 s at RTT 100 ms from W_max 100:
+        // the window must track W_cubic(t) (concave to W_max near K = 4.2 s, then convex).
+        let mut c = Cubic::new(CubicParams {
+            reno_friendly: false,
+            ..Default::default()
+        });
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        c.on_loss(
+            &mut w,
+            &LossInfo {
+                now: 0,
+                flight: 100,
+                repeated_timeout: false,
+            },
+        );
+        let rtt = S / 10;
+        let mut now = 0;
+        let mut at = Vec::new();
+        while now < 8 * S {
+            let per = rtt / w.cwnd as u64;
+            now += per;
+            c.on_ack(
+                &mut w,
+                &AckInfo {
+                    now,
+                    acked: 1,
+                    srtt: Some(rtt),
+                    per_segment: true,
+                },
+            );
+            at.push((now, w.cwnd));
+        }
+        let cw = |t: f64| {
+            at.iter()
+                .find(|(n, _)| to_secs(*n) >= t)
+                .map(|(_, c)| *c)
+                .unwrap()
+        };
+        // W(t) is W_cubic one RTT ahead at most; allow a couple of segments.
+        for t in [1.0, 2.0, 3.0, 4.2, 6.0, 7.5] {
+            let want = c.w_cubic(t);
+            assert!((cw(t) - want).abs() < 3.0, "t={t}: {} vs {want}", cw(t));
+        }
+        // Plateau around K: growth in [3.7, 4.7] s much smaller than in [0, 1] s.
+        assert!(cw(4.7) - cw(3.7) < 0.2 * (cw(1.0) - cw(0.05)));
+    }
+
+    #[test]
+    fn reno_friendly_region_takes_over_when_cubic_is_slower() {
+        // Tiny W_max gap and a small C: W_cubic is almost flat, W_est (AIMD) grows faster.
+        let mut c = Cubic::new(CubicParams {
+            c: 0.001,
+            ..Default::default()
+        });
+        let mut w = Window {
+            cwnd: 10.0,
+            ssthresh: 1e9,
+        };
+        c.on_loss(
+            &mut w,
+            &LossInfo {
+                now: 0,
+                flight: 10,
+                repeated_timeout: false,
+            },
+        );
+        assert_eq!(w.cwnd, 7.0);
+        let mut now = 0;
+        for _ in 0..700 {
+            now += S / 100;
+            c.on_ack(
+                &mut w,
+                &AckInfo {
+                    now,
+                    acked: 1,
+                    srtt: Some(S / 10),
+                    per_segment: true,
+                },
+            );
+        }
+        // ~100 RTTs of Reno-friendly AIMD: grows by ~alpha per RTT at first, then 1 per RTT.
+        assert!(w.cwnd > 10.0, "{}", w.cwnd);
+        assert!(w.cwnd > c.w_cubic(to_secs(now)));
+    }
+}

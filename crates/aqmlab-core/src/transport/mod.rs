@@ -1,0 +1,176 @@
+//! TCP at segment granularity: a sender with pluggable congestion control ([`cc`], one file
+//! per algorithm), a sink with cumulative and optionally delayed ACKs, RFC 6298 timers and
+//! RFC 3168 ECN. Sequence numbers count segments (as ns-2's one-way TCP); sizes on the wire
+//! are payload + header.
+//!
+//! The transport never touches the event list or the packet pool: it writes the packets and
+//! timers it wants into an [`Outbox`], which the world drains. Time is always passed in.
+
+pub mod cc;
+pub mod config;
+pub mod cubic;
+pub mod newreno;
+pub mod reno;
+pub mod rto;
+pub mod sender;
+pub mod sink;
+pub mod tahoe;
+
+pub use config::{TcpConfig, TcpParams};
+pub use sender::TcpSender;
+pub use sink::TcpSink;
+
+use crate::packet::{Ecn, PacketKind};
+use crate::time::SimTime;
+
+/// Flag bits in [`crate::packet::Packet::flags`].
+pub mod flags {
+    /// Connection-opening segment (data direction) or its acknowledgement (ACK direction).
+    pub const SYN: u8 = 1;
+    /// ECN-Echo: the sink saw CE and has not yet seen CWR.
+    pub const ECE: u8 = 2;
+    /// Congestion Window Reduced: the sender reacted to ECE.
+    pub const CWR: u8 = 4;
+    /// The data segment is a retransmission; on an ACK: the segment it answers was one
+    /// (the echo lets the sender apply Karn's rule exactly).
+    pub const RETX: u8 = 8;
+}
+
+/// A packet the transport wants sent (the world fills in flow, nodes and times).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutSeg {
+    /// Data (sender to sink) or Ack (sink to sender).
+    pub kind: PacketKind,
+    /// Segment number (data) or 0.
+    pub seq: u64,
+    /// Cumulative ACK: next segment expected (ACKs).
+    pub ack: u64,
+    /// [`flags`] bits.
+    pub flags: u8,
+    /// Bytes on the wire.
+    pub size: u32,
+    /// Timestamp: send time (data), echoed send time (ACKs).
+    pub ts: SimTime,
+    /// ECN codepoint.
+    pub ecn: Ecn,
+}
+
+/// Which per-flow timer an event is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    /// The sender's retransmission timer.
+    Rto,
+    /// The sink's delayed-ACK timer.
+    DelAck,
+}
+
+/// What the transport asks the world to do.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    /// Packets to send, in order.
+    pub segs: Vec<OutSeg>,
+    /// Timer events to schedule: (time, which, generation).
+    pub timers: Vec<(SimTime, TimerKind, u32)>,
+}
+
+/// A restartable timer with at most one pending event. Restarting later than the pending
+/// event only moves the deadline (the event re-arms itself when it fires early); restarting
+/// earlier schedules a new event and bumps the generation, so the old one is ignored.
+/// This keeps the event count near one per timeout period rather than one per ACK.
+#[derive(Clone, Debug, Default)]
+pub struct Timer {
+    deadline: Option<SimTime>,
+    pending: Option<SimTime>,
+    gen: u32,
+}
+
+impl Timer {
+    /// Sets the deadline to `at`.
+    pub fn set(&mut self, at: SimTime, kind: TimerKind, out: &mut Outbox) {
+        self.deadline = Some(at);
+        match self.pending {
+            Some(p) if p <= at => {}
+            _ => self.schedule(at, kind, out),
+        }
+    }
+    fn schedule(&mut self, at: SimTime, kind: TimerKind, out: &mut Outbox) {
+        self.gen = self.gen.wrapping_add(1);
+        self.pending = Some(at);
+        out.timers.push((at, kind, self.gen));
+    }
+    /// Stops the timer.
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+    /// True while a deadline is set.
+    pub fn running(&self) -> bool {
+        self.deadline.is_some()
+    }
+    /// Handles an event of generation `gen` at `now`; true if the timer has expired.
+    pub fn fire(&mut self, gen: u32, now: SimTime, kind: TimerKind, out: &mut Outbox) -> bool {
+        if gen != self.gen || self.pending.is_none() {
+            return false; // stale
+        }
+        self.pending = None;
+        match self.deadline {
+            None => false,
+            Some(d) if d > now => {
+                self.schedule(d, kind, out);
+                false
+            }
+            Some(_) => {
+                self.deadline = None;
+                true
+            }
+        }
+    }
+}
+
+/// A TCP connection as one flow: sender at the source node, sink at the destination.
+#[derive(Clone, Debug)]
+pub struct TcpFlow {
+    /// The sending side.
+    pub sender: TcpSender,
+    /// The receiving side.
+    pub sink: TcpSink,
+}
+
+impl TcpFlow {
+    /// A connection configured by `cfg`, starting at `start` and sending no new data after `stop`.
+    pub fn new(cfg: &TcpConfig, start: SimTime, stop: SimTime) -> Self {
+        TcpFlow {
+            sender: TcpSender::new(cfg, start, stop),
+            sink: TcpSink::new(cfg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_lazy_rearm_and_stale_events() {
+        let mut out = Outbox::default();
+        let mut t = Timer::default();
+        t.set(100, TimerKind::Rto, &mut out);
+        assert_eq!(out.timers, vec![(100, TimerKind::Rto, 1)]);
+        // Later deadline: no new event.
+        t.set(150, TimerKind::Rto, &mut out);
+        assert_eq!(out.timers.len(), 1);
+        // The event at 100 fires early: re-arms at 150.
+        assert!(!t.fire(1, 100, TimerKind::Rto, &mut out));
+        assert_eq!(out.timers[1], (150, TimerKind::Rto, 2));
+        // Earlier deadline: new event, the one at 150 becomes stale.
+        t.set(120, TimerKind::Rto, &mut out);
+        assert_eq!(out.timers[2], (120, TimerKind::Rto, 3));
+        assert!(t.fire(3, 120, TimerKind::Rto, &mut out));
+        assert!(!t.fire(2, 150, TimerKind::Rto, &mut out));
+        // Cancelled timers do not expire.
+        t.set(200, TimerKind::Rto, &mut out);
+        t.cancel();
+        let g = out.timers.last().unwrap().2;
+        assert!(!t.fire(g, 200, TimerKind::Rto, &mut out));
+        assert!(!t.running());
+    }
+}

@@ -1,0 +1,130 @@
+//! Reno (RFC 5681): slow start, congestion avoidance (+1 segment per RTT), halving on a loss
+//! detected by three duplicate ACKs, fast recovery that ends at the first new ACK.
+//! The AIMD arithmetic here is shared by Tahoe and NewReno.
+
+use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+
+/// Slow start below ssthresh (+1 per ACK unit), congestion avoidance above (+1/cwnd per unit).
+#[inline]
+pub fn aimd_increase(w: &mut Window, a: &AckInfo) {
+    let n = a.units();
+    if w.cwnd < w.ssthresh {
+        w.cwnd += n;
+    } else {
+        w.cwnd += n / w.cwnd;
+    }
+}
+
+/// ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), held on a repeated timeout.
+#[inline]
+pub fn reduce_ssthresh(w: &mut Window, l: &LossInfo) {
+    if !l.repeated_timeout {
+        w.ssthresh = (l.flight as f64 / 2.0).max(2.0);
+    }
+}
+
+/// Multiplicative decrease: cwnd = ssthresh = max(FlightSize/2, 2).
+#[inline]
+pub fn halve(w: &mut Window, l: &LossInfo) {
+    reduce_ssthresh(w, l);
+    w.cwnd = w.ssthresh;
+}
+
+/// Timeout: ssthresh as for a loss, cwnd = 1 segment, slow start.
+#[inline]
+pub fn restart(w: &mut Window, l: &LossInfo) {
+    reduce_ssthresh(w, l);
+    w.cwnd = 1.0;
+}
+
+/// Reno congestion control.
+#[derive(Clone, Debug, Default)]
+pub struct Reno;
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+    fn recovery(&self) -> Recovery {
+        Recovery::Reno
+    }
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        aimd_increase(w, a);
+    }
+    fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+        halve(w, l);
+    }
+    fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        restart(w, l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(per_segment: bool, acked: u64) -> AckInfo {
+        AckInfo {
+            now: 0,
+            acked,
+            srtt: None,
+            per_segment,
+        }
+    }
+
+    #[test]
+    fn slow_start_doubles_and_avoidance_adds_one_per_window() {
+        let mut w = Window {
+            cwnd: 2.0,
+            ssthresh: 8.0,
+        };
+        let mut r = Reno;
+        // One window of ACKs (one per segment) doubles cwnd in slow start.
+        for _ in 0..2 {
+            r.on_ack(&mut w, &ack(false, 1));
+        }
+        assert_eq!(w.cwnd, 4.0);
+        w.cwnd = 10.0;
+        w.ssthresh = 5.0;
+        // Ten ACKs at cwnd ~10: +1/cwnd each: about +1 in total (slightly less as cwnd grows).
+        for _ in 0..10 {
+            r.on_ack(&mut w, &ack(false, 1));
+        }
+        assert!((w.cwnd - 10.95).abs() < 0.01, "{}", w.cwnd);
+        // Per-segment growth with delayed ACKs (2 segments per ACK) matches per-ACK growth
+        // with an ACK per segment.
+        let mut a = Window {
+            cwnd: 10.0,
+            ssthresh: 5.0,
+        };
+        r.on_ack(&mut a, &ack(true, 2));
+        assert!((a.cwnd - 10.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn loss_halves_flight_with_floor_two() {
+        let mut r = Reno;
+        let mut w = Window {
+            cwnd: 20.0,
+            ssthresh: 100.0,
+        };
+        let l = LossInfo {
+            now: 0,
+            flight: 17,
+            repeated_timeout: false,
+        };
+        r.on_loss(&mut w, &l);
+        assert_eq!((w.cwnd, w.ssthresh), (8.5, 8.5));
+        let l = LossInfo { flight: 3, ..l };
+        r.on_timeout(&mut w, &l);
+        assert_eq!((w.cwnd, w.ssthresh), (1.0, 2.0));
+        // A repeated timeout holds ssthresh.
+        let l = LossInfo {
+            flight: 40,
+            repeated_timeout: true,
+            ..l
+        };
+        r.on_timeout(&mut w, &l);
+        assert_eq!((w.cwnd, w.ssthresh), (1.0, 2.0));
+    }
+}

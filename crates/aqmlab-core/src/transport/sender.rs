@@ -1,0 +1,636 @@
+//! The TCP sender: windowed transmission, cumulative-ACK processing, duplicate-ACK loss
+//! detection with Tahoe / Reno / NewReno recovery, the RFC 6298 retransmission timer with
+//! Karn's rule and backoff, go-back-N after a timeout, and RFC 3168 ECN reaction.
+//!
+//! Sequence numbers are segment indices. `ack` values are "next segment expected".
+//! `recover` is one past the highest segment sent when recovery began (RFC 6582's "highest
+//! sequence number transmitted", as in ns-2 and FreeBSD): a new fast retransmit needs the
+//! cumulative ACK to pass it; recovery ends at an ACK at or above it.
+
+use super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Recovery, Window};
+use super::config::TcpConfig;
+use super::newreno::{full_ack_cwnd, partial_ack_cwnd};
+use super::rto::RttEstimator;
+use super::{flags, OutSeg, Outbox, Timer, TimerKind};
+use crate::packet::{Ecn, PacketKind};
+use crate::stats::flow::FlowStats;
+use crate::time::SimTime;
+
+/// Connection phase of a sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not started.
+    Idle,
+    /// SYN sent, waiting for its ACK.
+    SynSent,
+    /// Sending data.
+    Open,
+    /// A finite transfer is fully acknowledged.
+    Done,
+}
+
+/// Sender state of one connection.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    cfg: TcpConfig,
+    /// The congestion control.
+    pub cc: Cc,
+    /// cwnd and ssthresh (segments).
+    pub w: Window,
+    /// Connection phase.
+    pub phase: Phase,
+    start: SimTime,
+    stop: SimTime,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u64,
+    /// Next segment to send (below `snd_max` after a timeout: go-back-N).
+    pub snd_nxt: u64,
+    /// One past the highest segment ever sent.
+    pub snd_max: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    recover: Option<u64>,
+    partial_seen: bool,
+    ecn_recover: Option<u64>,
+    send_cwr: bool,
+    timed_out_seq: Option<u64>,
+    syn_retx: bool,
+    /// RTT estimator and RTO.
+    pub rtt: RttEstimator,
+    timer: Timer,
+    /// Most recent RTT sample.
+    pub last_rtt: Option<SimTime>,
+    /// Flow completion time of a finite transfer (from the start to the last ACK).
+    pub fct: Option<SimTime>,
+    /// Times of ECN reductions (tests only).
+    #[cfg(test)]
+    pub ecn_reduction_times: Vec<SimTime>,
+}
+
+impl TcpSender {
+    /// A sender that opens at `start` and sends no new data from `stop` on.
+    pub fn new(cfg: &TcpConfig, start: SimTime, stop: SimTime) -> Self {
+        TcpSender {
+            cc: cfg.cc.clone(),
+            w: Window {
+                cwnd: if cfg.syn {
+                    1.0
+                } else {
+                    cfg.initial_window as f64
+                },
+                ssthresh: cfg.initial_ssthresh,
+            },
+            phase: Phase::Idle,
+            start,
+            stop,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            dupacks: 0,
+            in_recovery: false,
+            recover: None,
+            partial_seen: false,
+            ecn_recover: None,
+            send_cwr: false,
+            timed_out_seq: None,
+            syn_retx: false,
+            rtt: RttEstimator::new(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                cfg.granularity,
+                cfg.max_backoff,
+            ),
+            timer: Timer::default(),
+            last_rtt: None,
+            fct: None,
+            #[cfg(test)]
+            ecn_reduction_times: Vec::new(),
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// The connection's settings.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
+    /// True during fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// Opens the connection (SYN) or starts sending.
+    pub fn start(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        if self.cfg.syn {
+            self.phase = Phase::SynSent;
+            self.send_syn(now, out, stats);
+        } else {
+            self.phase = Phase::Open;
+            self.try_send(now, out, stats);
+        }
+    }
+
+    fn send_syn(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        let fl = flags::SYN | if self.syn_retx { flags::RETX } else { 0 };
+        out.segs.push(OutSeg {
+            kind: PacketKind::Data,
+            seq: 0,
+            ack: 0,
+            flags: fl,
+            size: self.cfg.header,
+            ts: now,
+            ecn: Ecn::NotEct,
+        });
+        stats.total.sent_pkts += 1;
+        stats.total.sent_bytes += self.cfg.header as u64;
+        if self.syn_retx {
+            stats.total.retransmits += 1;
+        }
+        self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+    }
+
+    fn take_sample(&mut self, r: SimTime, stats: &mut FlowStats) {
+        self.rtt.sample(r);
+        self.last_rtt = Some(r);
+        stats.rtt_sample(r);
+    }
+
+    /// Processes an ACK: cumulative `ack`, `fl` flags, echoed timestamp `ts`.
+    pub fn on_ack(
+        &mut self,
+        ack: u64,
+        fl: u8,
+        ts: SimTime,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        match self.phase {
+            Phase::SynSent => {
+                if fl & flags::SYN != 0 {
+                    if fl & flags::RETX == 0 {
+                        self.take_sample(now - ts, stats);
+                    }
+                    self.phase = Phase::Open;
+                    // RFC 5681 3.1: one segment if the SYN had to be retransmitted.
+                    self.w.cwnd = if self.syn_retx {
+                        1.0
+                    } else {
+                        self.cfg.initial_window as f64
+                    };
+                    self.timer.cancel();
+                    self.try_send(now, out, stats);
+                }
+                return;
+            }
+            Phase::Open => {}
+            Phase::Idle | Phase::Done => return,
+        }
+        if fl & flags::SYN != 0 || ack > self.snd_max {
+            return; // a duplicate SYN-ACK, or nonsense
+        }
+        if ack > self.snd_una {
+            self.new_ack(ack, fl, ts, now, out, stats);
+            if self.phase == Phase::Done {
+                return;
+            }
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.dup_ack(now, out, stats);
+        }
+        if self.cfg.ecn && fl & flags::ECE != 0 {
+            self.ecn_echo(ack, now, stats);
+        }
+        self.try_send(now, out, stats);
+    }
+
+    fn new_ack(
+        &mut self,
+        ack: u64,
+        fl: u8,
+        ts: SimTime,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        let acked = ack - self.snd_una;
+        // Karn: no sample when the segment that triggered this ACK was a retransmission.
+        if fl & flags::RETX == 0 {
+            self.take_sample(now - ts, stats);
+        }
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+        self.dupacks = 0;
+        let mut restart_timer = true;
+        if self.in_recovery {
+            let newreno = self.cc.recovery() == Recovery::NewReno;
+            let recover = self.recover.unwrap_or(0);
+            if newreno && ack < recover {
+                // Partial ACK: retransmit the next hole, deflate, keep recovering.
+                self.send_seg(self.snd_una, now, out, stats);
+                self.w.cwnd = partial_ack_cwnd(self.w.cwnd, acked);
+                // "Impatient": only the first partial ACK resets the timer.
+                restart_timer = !self.partial_seen;
+                self.partial_seen = true;
+            } else {
+                self.in_recovery = false;
+                self.w.cwnd = if newreno {
+                    full_ack_cwnd(self.w.ssthresh, self.snd_max - ack)
+                } else {
+                    self.w.ssthresh
+                };
+                self.cc.on_recovery_exit(&mut self.w, now);
+            }
+        } else {
+            let info = AckInfo {
+                now,
+                acked,
+                srtt: self.rtt.srtt(),
+                per_segment: self.cfg.per_segment,
+            };
+            self.cc.on_ack(&mut self.w, &info);
+        }
+        if let Some(total) = self.cfg.total_segs {
+            if self.snd_una >= total {
+                self.phase = Phase::Done;
+                self.fct = Some(now - self.start);
+                self.timer.cancel();
+                return;
+            }
+        }
+        if self.snd_una == self.snd_max {
+            self.timer.cancel();
+        } else if restart_timer {
+            self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+        }
+    }
+
+    fn dup_ack(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        self.dupacks += 1;
+        self.cc.on_dupack(&mut self.w, now);
+        if self.in_recovery {
+            self.w.cwnd += 1.0; // inflation: one more segment has left the network
+            return;
+        }
+        if self.dupacks != self.cfg.dupack_threshold {
+            return;
+        }
+        if let Some(r) = self.recover {
+            if self.snd_una <= r {
+                return; // still acknowledging data from before the last reduction
+            }
+        }
+        stats.total.fast_retransmits += 1;
+        let l = LossInfo {
+            now,
+            flight: self.snd_max - self.snd_una,
+            repeated_timeout: false,
+        };
+        self.recover = Some(self.snd_max);
+        self.ecn_recover = Some(self.snd_max);
+        match self.cc.recovery() {
+            Recovery::Tahoe => {
+                self.cc.on_loss(&mut self.w, &l);
+                self.snd_nxt = self.snd_una; // go-back-N from the hole
+                self.send_seg(self.snd_una, now, out, stats);
+                self.snd_nxt = self.snd_una + 1;
+            }
+            Recovery::Reno | Recovery::NewReno => {
+                self.cc.on_loss(&mut self.w, &l);
+                self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as f64;
+                self.in_recovery = true;
+                self.partial_seen = false;
+                self.send_seg(self.snd_una, now, out, stats);
+            }
+        }
+        self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+    }
+
+    fn ecn_echo(&mut self, ack: u64, now: SimTime, stats: &mut FlowStats) {
+        if self.in_recovery || self.phase != Phase::Open {
+            return;
+        }
+        if let Some(r) = self.ecn_recover {
+            if ack <= r {
+                return; // already reduced for this window of data
+            }
+        }
+        let l = LossInfo {
+            now,
+            flight: self.snd_max - self.snd_una,
+            repeated_timeout: false,
+        };
+        self.cc.on_ecn(&mut self.w, &l);
+        stats.total.ecn_reductions += 1;
+        #[cfg(test)]
+        self.ecn_reduction_times.push(now);
+        self.ecn_recover = Some(self.snd_max);
+        self.send_cwr = true;
+    }
+
+    /// Handles a timer event of generation `gen`.
+    pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        if !self.timer.fire(gen, now, TimerKind::Rto, out) {
+            return;
+        }
+        match self.phase {
+            Phase::SynSent => {
+                stats.total.timeouts += 1;
+                self.rtt.back_off();
+                self.syn_retx = true;
+                self.send_syn(now, out, stats);
+            }
+            Phase::Open if self.snd_max > self.snd_una => {
+                stats.total.timeouts += 1;
+                let l = LossInfo {
+                    now,
+                    flight: self.snd_max - self.snd_una,
+                    // Same congestion episode: the segment already timed out once (RFC 5681
+                    // section 3.1) or ssthresh was already cut by the fast retransmit of this
+                    // recovery (as Linux does); FlightSize is inflated by then.
+                    repeated_timeout: self.timed_out_seq == Some(self.snd_una) || self.in_recovery,
+                };
+                self.cc.on_timeout(&mut self.w, &l);
+                self.rtt.back_off();
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.recover = Some(self.snd_max);
+                self.ecn_recover = Some(self.snd_max);
+                self.timed_out_seq = Some(self.snd_una);
+                self.snd_nxt = self.snd_una; // go-back-N
+                self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+                self.try_send(now, out, stats);
+            }
+            _ => {}
+        }
+    }
+
+    /// Sends what the window allows: go-back-N retransmissions first, then new data.
+    pub fn try_send(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        let extra = if self.cfg.limited_transmit
+            && !self.in_recovery
+            && self.dupacks < self.cfg.dupack_threshold
+        {
+            self.dupacks as u64
+        } else {
+            0
+        };
+        let cwnd = (self.w.cwnd.max(1.0).floor() as u64).saturating_add(extra);
+        let wnd = cwnd.min(self.cfg.rwnd);
+        while self.snd_nxt < self.snd_una + wnd {
+            if self.snd_nxt >= self.snd_max {
+                if now >= self.stop {
+                    break;
+                }
+                if let Some(t) = self.cfg.total_segs {
+                    if self.snd_nxt >= t {
+                        break;
+                    }
+                }
+            }
+            self.send_seg(self.snd_nxt, now, out, stats);
+            self.snd_nxt += 1;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+        }
+    }
+
+    fn send_seg(&mut self, seq: u64, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        let retx = seq < self.snd_max;
+        let mut fl = 0;
+        let ecn = if retx {
+            fl |= flags::RETX;
+            Ecn::NotEct // RFC 3168 6.1.5: retransmissions are not ECN-capable
+        } else if self.cfg.ecn {
+            if self.send_cwr {
+                fl |= flags::CWR;
+                self.send_cwr = false;
+            }
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        };
+        let size = self.cfg.payload(seq) + self.cfg.header;
+        out.segs.push(OutSeg {
+            kind: PacketKind::Data,
+            seq,
+            ack: 0,
+            flags: fl,
+            size,
+            ts: now,
+            ecn,
+        });
+        stats.total.sent_pkts += 1;
+        stats.total.sent_bytes += size as u64;
+        if retx {
+            stats.total.retransmits += 1;
+        }
+        if !self.timer.running() {
+            self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::TcpParams;
+    use super::*;
+
+    const MS: SimTime = 1_000_000;
+
+    fn config(extra: &str) -> TcpConfig {
+        let text = format!("syn = false\nlimited_transmit = false\n{extra}");
+        let p: TcpParams = toml::from_str(&text).unwrap();
+        p.validate().unwrap()
+    }
+
+    /// A sender driven by hand: `ack(a)` delivers a cumulative ACK and returns the data
+    /// segments sent in response.
+    struct Drive {
+        s: TcpSender,
+        out: Outbox,
+        stats: FlowStats,
+        now: SimTime,
+    }
+
+    impl Drive {
+        fn new(extra: &str) -> Self {
+            let cfg = config(extra);
+            let mut d = Drive {
+                s: TcpSender::new(&cfg, 0, SimTime::MAX),
+                out: Outbox::default(),
+                stats: FlowStats::new(0),
+                now: 0,
+            };
+            d.s.start(0, &mut d.out, &mut d.stats);
+            d.now = 1000 * MS;
+            d
+        }
+        fn sent(&mut self) -> Vec<u64> {
+            let v = self.out.segs.iter().map(|s| s.seq).collect();
+            self.out.segs.clear();
+            v
+        }
+        fn ack(&mut self, a: u64) -> Vec<u64> {
+            self.now += MS;
+            self.s.on_ack(
+                a,
+                0,
+                self.now - 100 * MS,
+                self.now,
+                &mut self.out,
+                &mut self.stats,
+            );
+            self.sent()
+        }
+    }
+
+    #[test]
+    fn newreno_partial_acks_retransmit_each_hole_without_timeout() {
+        // Window of 10 segments (0..9) in flight; segments 2, 5 and 7 are lost.
+        let mut d = Drive::new("initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"");
+        assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+        // Segments 0 and 1 arrive: ACK 1, ACK 2 (cwnd 10 in CA: +0.1 each; sends 10, 11).
+        assert_eq!(d.ack(1), vec![10]);
+        assert_eq!(d.ack(2), vec![11]);
+        // 3, 4, 6, 8, 9, 10, 11 arrive: duplicate ACKs for 2.
+        assert_eq!(d.ack(2), Vec::<u64>::new());
+        assert_eq!(d.ack(2), Vec::<u64>::new());
+        // Third dupack: fast retransmit of 2, recover = 12, cwnd = flight/2 + 3 = 5 + 3.
+        assert_eq!(d.ack(2), vec![2]);
+        assert!(d.s.in_recovery());
+        assert_eq!(d.s.w.ssthresh, 5.0);
+        assert_eq!(d.s.w.cwnd, 8.0);
+        assert_eq!(d.stats.total.fast_retransmits, 1);
+        // Four more dupacks inflate cwnd to 12 -> 2 new segments (12, 13) fit (una 2 + 12 = 14).
+        let mut new = vec![];
+        for _ in 0..4 {
+            new.extend(d.ack(2));
+        }
+        assert_eq!(d.s.w.cwnd, 12.0);
+        assert_eq!(new, vec![12, 13]);
+        // Retransmitted 2 arrives: partial ACK 5 (< recover 12): retransmit 5 at once,
+        // deflate cwnd by 3 acked then add 1 -> 10; window una 5 + 10 = 15 allows 14.
+        assert_eq!(d.ack(5), vec![5, 14]);
+        assert_eq!(d.s.w.cwnd, 10.0);
+        assert!(d.s.in_recovery());
+        // Retransmitted 5 arrives: partial ACK 7: retransmit 7; cwnd 10 - 2 + 1 = 9.
+        assert_eq!(d.ack(7), vec![7, 15]);
+        assert_eq!(d.s.w.cwnd, 9.0);
+        // Retransmitted 7 arrives: receiver holds everything up to 15: full ACK 16 >= 12.
+        let after = d.ack(16);
+        assert!(!d.s.in_recovery());
+        // cwnd = min(ssthresh 5, flight 0 + 1) = 1? flight = snd_max(16) - 16 = 0 -> max(0,1)+1 = 2.
+        assert_eq!(d.s.w.cwnd, 2.0);
+        assert_eq!(after, vec![16, 17]);
+        assert_eq!(d.stats.total.timeouts, 0);
+        assert_eq!(d.stats.total.retransmits, 3);
+        assert_eq!(d.stats.total.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn reno_leaves_recovery_at_the_first_partial_ack_and_stalls() {
+        // Same losses under Reno: the partial ACK ends recovery (cwnd = ssthresh) and the
+        // second hole is not retransmitted until more duplicate ACKs or the timer.
+        let mut d = Drive::new("initial_window = 10\ninitial_ssthresh = 10\ncc = \"reno\"");
+        d.sent();
+        d.ack(1);
+        d.ack(2);
+        for _ in 0..3 {
+            d.ack(2);
+        }
+        assert!(d.s.in_recovery());
+        let r = d.ack(5);
+        assert!(!d.s.in_recovery());
+        assert_eq!(d.s.w.cwnd, 5.0);
+        assert!(
+            !r.contains(&5),
+            "Reno must not retransmit on a partial ACK: {r:?}"
+        );
+        // Three more dupacks for 5: fast retransmit is refused (5 <= recover 12, ns-2 bugFix).
+        for _ in 0..3 {
+            assert!(!d.ack(5).contains(&5));
+        }
+        assert_eq!(d.stats.total.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn timeout_backs_off_goes_back_n_and_karn_skips_samples() {
+        let mut d = Drive::new("initial_window = 4\ninitial_rto = \"1s\"\nmin_rto = \"200ms\"");
+        assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+        // The RTO timer fires at 1 s (initial RTO): retransmit 0 with cwnd 1, RTO doubled.
+        let (t, _, g) = *d.out.timers.last().unwrap();
+        assert_eq!(t, 1000 * MS);
+        d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), vec![0]);
+        assert_eq!(d.s.w.cwnd, 1.0);
+        assert_eq!(d.s.w.ssthresh, 2.0);
+        assert_eq!(d.s.rtt.rto(), 2000 * MS);
+        assert_eq!(d.stats.total.timeouts, 1);
+        // The ACK of the retransmission (flag echoed): no RTT sample, backoff kept.
+        d.now = 1100 * MS;
+        d.s.on_ack(1, flags::RETX, 1000 * MS, d.now, &mut d.out, &mut d.stats);
+        assert_eq!(d.s.rtt.srtt(), None);
+        assert_eq!(d.s.rtt.backoff(), 2);
+        // Slow start: cwnd 2 -> resend 1, 2 (go-back-N, retransmissions).
+        assert_eq!(d.sent(), vec![1, 2]);
+        assert_eq!(d.stats.total.retransmits, 3);
+        // A fresh ACK with a genuine timestamp gives a sample and clears the backoff.
+        d.now = 1200 * MS;
+        d.s.on_ack(3, 0, 1100 * MS, d.now, &mut d.out, &mut d.stats);
+        assert_eq!(d.s.rtt.srtt(), Some(100 * MS));
+        assert_eq!(d.s.rtt.backoff(), 1);
+    }
+
+    #[test]
+    fn ecn_echo_reduces_once_per_window_and_sets_cwr() {
+        let mut d =
+            Drive::new("initial_window = 10\ninitial_ssthresh = 10\necn = true\ncc = \"reno\"");
+        d.sent();
+        d.now += MS;
+        d.s.on_ack(1, flags::ECE, 0, d.now, &mut d.out, &mut d.stats);
+        // Reduced to FlightSize/2 = 9/2 without retransmitting; nothing fits the window.
+        assert_eq!(d.s.w.cwnd, 4.5);
+        assert!(d.out.segs.is_empty());
+        // More ECEs for the same window (ACKs up to 10 = snd_max at the reduction): ignored.
+        for a in 2..=10 {
+            d.now += MS;
+            d.s.on_ack(a, flags::ECE, 0, d.now, &mut d.out, &mut d.stats);
+        }
+        assert_eq!(d.stats.total.ecn_reductions, 1);
+        // The first new segment carries CWR; all new segments are ECT(0).
+        let segs: Vec<_> = d.out.segs.drain(..).collect();
+        assert_eq!(segs[0].seq, 10);
+        assert_ne!(segs[0].flags & flags::CWR, 0);
+        assert!(segs[1..].iter().all(|s| s.flags & flags::CWR == 0));
+        assert!(segs.iter().all(|s| s.ecn == Ecn::Ect0));
+        // An ECE acknowledging the CWR segment is a fresh mark: a second reduction.
+        d.now += MS;
+        d.s.on_ack(11, flags::ECE, 0, d.now, &mut d.out, &mut d.stats);
+        assert_eq!(d.stats.total.ecn_reductions, 2);
+        assert_eq!(d.stats.total.retransmits, 0);
+    }
+
+    #[test]
+    fn tahoe_restarts_from_one_segment_on_triple_dupack() {
+        let mut d = Drive::new("initial_window = 8\ninitial_ssthresh = 8\ncc = \"tahoe\"");
+        d.sent();
+        for _ in 0..3 {
+            d.ack(0);
+        }
+        assert_eq!(d.sent(), Vec::<u64>::new());
+        assert_eq!(d.s.w.cwnd, 1.0);
+        assert_eq!(d.s.w.ssthresh, 4.0);
+        assert_eq!(d.stats.total.fast_retransmits, 1);
+        assert_eq!(d.stats.total.retransmits, 1);
+    }
+}

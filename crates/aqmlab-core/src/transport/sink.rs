@@ -1,0 +1,200 @@
+//! The TCP sink: cumulative ACKs (one per data segment, or per two in-order segments with
+//! delayed ACKs), immediate ACKs for out-of-order, duplicate and gap-filling segments, and
+//! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives).
+
+use super::config::TcpConfig;
+use super::{flags, OutSeg, Outbox, Timer, TimerKind};
+use crate::packet::{Ecn, PacketKind};
+use crate::time::SimTime;
+use std::collections::VecDeque;
+
+/// Receiver state of one connection.
+#[derive(Clone, Debug)]
+pub struct TcpSink {
+    /// Next segment expected in order.
+    pub rcv_nxt: u64,
+    /// `ooo[i]`: segment `rcv_nxt + i` has arrived (empty, or false at 0 and true at the end).
+    ooo: VecDeque<bool>,
+    ece: bool,
+    delayed: bool,
+    timeout: SimTime,
+    header: u32,
+    /// The in-order segment whose ACK is being delayed: (its timestamp, its RETX flag).
+    held: Option<(SimTime, u8)>,
+    timer: Timer,
+}
+
+impl TcpSink {
+    /// A sink configured by `cfg`.
+    pub fn new(cfg: &TcpConfig) -> Self {
+        TcpSink {
+            rcv_nxt: 0,
+            ooo: VecDeque::new(),
+            ece: false,
+            delayed: cfg.delayed_ack,
+            timeout: cfg.delayed_ack_timeout,
+            header: cfg.header,
+            held: None,
+            timer: Timer::default(),
+        }
+    }
+
+    fn ack(&self, ts: SimTime, retx: u8, out: &mut Outbox) {
+        let fl = retx | if self.ece { flags::ECE } else { 0 };
+        out.segs.push(OutSeg {
+            kind: PacketKind::Ack,
+            seq: 0,
+            ack: self.rcv_nxt,
+            flags: fl,
+            size: self.header,
+            ts,
+            ecn: Ecn::NotEct,
+        });
+    }
+
+    /// A data segment arrived. Returns the range of segments newly delivered in order.
+    pub fn on_data(
+        &mut self,
+        seq: u64,
+        fl: u8,
+        ecn: Ecn,
+        ts: SimTime,
+        now: SimTime,
+        out: &mut Outbox,
+    ) -> std::ops::Range<u64> {
+        let before = self.rcv_nxt;
+        let retx = fl & flags::RETX;
+        if fl & flags::SYN != 0 {
+            out.segs.push(OutSeg {
+                kind: PacketKind::Ack,
+                seq: 0,
+                ack: 0,
+                flags: flags::SYN | retx,
+                size: self.header,
+                ts,
+                ecn: Ecn::NotEct,
+            });
+            return before..before;
+        }
+        // CWR first: a segment with both CWR and CE keeps the echo on (RFC 3168 6.1.3).
+        if fl & flags::CWR != 0 {
+            self.ece = false;
+        }
+        if ecn == Ecn::Ce {
+            self.ece = true;
+        }
+        let had_gap = !self.ooo.is_empty();
+        if seq >= self.rcv_nxt {
+            let i = (seq - self.rcv_nxt) as usize;
+            if i >= self.ooo.len() {
+                self.ooo.resize(i + 1, false);
+            }
+            self.ooo[i] = true;
+            while self.ooo.front() == Some(&true) {
+                self.ooo.pop_front();
+                self.rcv_nxt += 1;
+            }
+        }
+        let in_order_no_gap = seq == before && !had_gap;
+        if !self.delayed || !in_order_no_gap {
+            self.held = None;
+            self.timer.cancel();
+            self.ack(ts, retx, out);
+        } else if let Some((hts, hretx)) = self.held.take() {
+            // Second in-order segment: acknowledge both; echo the older timestamp.
+            self.timer.cancel();
+            self.ack(hts, hretx, out);
+        } else {
+            self.held = Some((ts, retx));
+            self.timer.set(now + self.timeout, TimerKind::DelAck, out);
+        }
+        before..self.rcv_nxt
+    }
+
+    /// Handles a delayed-ACK timer event of generation `gen`.
+    pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
+        if self.timer.fire(gen, now, TimerKind::DelAck, out) {
+            if let Some((ts, retx)) = self.held.take() {
+                self.ack(ts, retx, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::TcpParams;
+    use super::*;
+
+    fn sink(extra: &str) -> TcpSink {
+        let p: TcpParams = toml::from_str(extra).unwrap();
+        TcpSink::new(&p.validate().unwrap())
+    }
+
+    fn acks(out: &mut Outbox) -> Vec<(u64, u8)> {
+        let v = out.segs.iter().map(|s| (s.ack, s.flags)).collect();
+        out.segs.clear();
+        v
+    }
+
+    #[test]
+    fn cumulative_acks_with_holes() {
+        let mut s = sink("");
+        let mut out = Outbox::default();
+        assert_eq!(s.on_data(0, 0, Ecn::NotEct, 0, 0, &mut out), 0..1);
+        assert_eq!(s.on_data(2, 0, Ecn::NotEct, 0, 0, &mut out), 1..1);
+        assert_eq!(s.on_data(3, 0, Ecn::NotEct, 0, 0, &mut out), 1..1);
+        assert_eq!(s.on_data(1, flags::RETX, Ecn::NotEct, 0, 0, &mut out), 1..4);
+        assert_eq!(s.on_data(1, 0, Ecn::NotEct, 0, 0, &mut out), 4..4);
+        assert_eq!(
+            acks(&mut out),
+            vec![(1, 0), (1, 0), (1, 0), (4, flags::RETX), (4, 0)]
+        );
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_timeout_and_immediate_cases() {
+        let mut s = sink("delayed_ack = true");
+        let mut out = Outbox::default();
+        s.on_data(0, 0, Ecn::NotEct, 10, 10, &mut out);
+        assert!(out.segs.is_empty());
+        assert_eq!(out.timers.len(), 1);
+        s.on_data(1, 0, Ecn::NotEct, 20, 20, &mut out);
+        // One ACK for both, echoing the first segment's timestamp.
+        assert_eq!(out.segs.len(), 1);
+        assert_eq!((out.segs[0].ack, out.segs[0].ts), (2, 10));
+        out.segs.clear();
+        // A lone segment is acked by the timer (100 ms default).
+        s.on_data(2, 0, Ecn::NotEct, 30, 30, &mut out);
+        // The event pending from the first hold (at 10 + 100 ms) fires early and re-arms.
+        let (t, _, g) = *out.timers.last().unwrap();
+        assert_eq!(t, 10 + 100_000_000);
+        s.on_timer(g, t, &mut out);
+        assert!(out.segs.is_empty());
+        let (t, k, g) = *out.timers.last().unwrap();
+        assert_eq!((t, k), (30 + 100_000_000, TimerKind::DelAck));
+        s.on_timer(g, t, &mut out);
+        assert_eq!(acks(&mut out), vec![(3, 0)]);
+        // Out of order: immediate duplicate ACK; the gap-filling segment: immediate ACK.
+        s.on_data(4, 0, Ecn::NotEct, 40, 40, &mut out);
+        assert_eq!(acks(&mut out), vec![(3, 0)]);
+        s.on_data(3, 0, Ecn::NotEct, 50, 50, &mut out);
+        assert_eq!(acks(&mut out), vec![(5, 0)]);
+    }
+
+    #[test]
+    fn ece_is_echoed_until_cwr() {
+        let mut s = sink("ecn = true");
+        let mut out = Outbox::default();
+        s.on_data(0, 0, Ecn::Ce, 0, 0, &mut out);
+        s.on_data(1, 0, Ecn::Ect0, 0, 0, &mut out);
+        s.on_data(2, flags::CWR, Ecn::Ect0, 0, 0, &mut out);
+        s.on_data(3, 0, Ecn::Ect0, 0, 0, &mut out);
+        s.on_data(4, flags::CWR, Ecn::Ce, 0, 0, &mut out);
+        let e: Vec<bool> = acks(&mut out)
+            .iter()
+            .map(|(_, f)| f & flags::ECE != 0)
+            .collect();
+        assert_eq!(e, vec![true, true, false, false, true]);
+    }
+}

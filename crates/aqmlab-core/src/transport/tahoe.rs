@@ -1,0 +1,32 @@
+//! Tahoe (ns-2's plain `Agent/TCP`): Reno's window arithmetic, but a loss detected by
+//! duplicate ACKs is handled like a timeout without waiting for it: fast retransmit, then
+//! slow start from one segment (no fast recovery).
+
+use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::reno::{aimd_increase, halve, restart};
+
+/// Tahoe congestion control.
+#[derive(Clone, Debug, Default)]
+pub struct Tahoe;
+
+impl CongestionControl for Tahoe {
+    fn name(&self) -> &'static str {
+        "tahoe"
+    }
+    fn recovery(&self) -> Recovery {
+        Recovery::Tahoe
+    }
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        aimd_increase(w, a);
+    }
+    fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+        restart(w, l);
+    }
+    /// An ECN echo halves (RFC 3168) rather than restarting from one segment.
+    fn on_ecn(&mut self, w: &mut Window, l: &LossInfo) {
+        halve(w, l);
+    }
+    fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        restart(w, l);
+    }
+}

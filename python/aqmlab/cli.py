@@ -167,6 +167,41 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
     console.print(f"{len(dirs)} runs; one row each in {out}/sweep.parquet and sweep.csv", highlight=False)
 
 
+@main.command("reproduce")
+@click.argument("pack", required=False)
+@click.option("--list", "list_packs", is_flag=True, help="List the packs.")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Output directory (default: out/reproduce/PACK).")
+@click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), help="Parallel processes (default: all cores).")
+@click.option("--quick", is_flag=True, help="Shortened runs: a smoke test of the whole pack.")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Replications (seeds 1..N); tables report means with 95% confidence intervals.")
+def reproduce_cmd(pack: str | None, list_packs: bool, out: Path | None, workers: int | None, quick: bool, seeds: int) -> None:
+    """Run a paper's experiment (PACK) and write tables, figures and report.md.
+
+    Resumable: re-running skips configurations whose results are complete."""
+    from aqmlab import reproduce as rep
+
+    if list_packs or pack is None:
+        t = Table()
+        t.add_column("pack")
+        t.add_column("paper")
+        for name in rep.PACKS:
+            try:
+                t.add_row(name, rep.load(name).TITLE)
+            except ImportError:
+                t.add_row(name, "(not available yet)")
+        console.print(t)
+        return
+    if pack not in rep.PACKS:
+        _fail(f"unknown pack {pack!r}; packs: {', '.join(rep.PACKS)}")
+    out = out or Path("out") / "reproduce" / (pack + ("-quick" if quick else ""))
+    try:
+        report = rep.reproduce(pack, out, workers=workers, quick=quick, seeds=seeds)
+    except ScenarioError as e:
+        _fail(f"pack {pack}: {e}")
+        return
+    console.print(f"report: {report}", highlight=False)
+
+
 @main.command("qdiscs")
 def qdiscs_cmd() -> None:
     """List the queue disciplines."""

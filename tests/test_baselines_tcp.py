@@ -320,3 +320,12 @@ def test_ns3_cross_check_quick(name):
 @pytest.mark.parametrize("name", list(NS3_KIND))
 def test_ns3_cross_check_full_length(name):
     ns3_compare(name, "240s", "60s", 0.99)
+
+
+def test_dqred_rejects_bad_parameters_with_their_key():
+    for params, key in (({"audio_priority": 15}, "audio_priority"), ({"tcp": {"max_th": 1}}, "tcp.max_th"),
+                        ({"video": {"bogus": 1}}, "video.bogus"), ({"video_priority": 300}, "video_priority"),
+                        ({"interval": "0s"}, "interval"), ({"rounding": "up"}, "rounding")):
+        scen = dumbbell({"kind": "dqred", **params}, [], pairs=1, duration="1s", warmup="0s")
+        with pytest.raises(aqmlab.ScenarioError, match=key.replace(".", r"\.")):
+            aqmlab.validate(scen)

@@ -87,7 +87,9 @@ uint64_t g_bnTxPktsWin = 0; // ... inside the window
 // Queue samples.
 Ptr<QueueDisc> g_qdisc;
 Ptr<RedQueueDisc> g_red;
+Ptr<Queue<Packet>> g_devQueue; // the 1-packet device queue beneath the discipline
 double g_qSum = 0.0;
+double g_devSum = 0.0;
 double g_avgSum = 0.0;
 uint64_t g_qSamples = 0;
 double g_sampleInterval = 0.01;
@@ -222,6 +224,7 @@ void
 SampleQueue()
 {
     g_qSum += g_qdisc->GetNPackets();
+    g_devSum += g_devQueue->GetNPackets();
     if (g_red)
     {
         g_avgSum += PeekPointer(g_red)->*Get(RedAverage{});
@@ -517,6 +520,7 @@ main(int argc, char* argv[])
     DataRateValue rateValue;
     bnDev->GetAttribute("DataRate", rateValue);
     g_bnRate = rateValue.Get();
+    g_devQueue = bnDev->GetQueue();
     bnDev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnBottleneckTxBegin));
 
     Simulator::Schedule(Seconds(warmup), &OpenWindow);
@@ -600,7 +604,8 @@ main(int argc, char* argv[])
       << ",\"qdisc\":" << JsonString(qdisc) << ",\"flows\":" << flows << ",\"rng_run\":" << run
       << ",\"seed\":" << seed << ",\"duration_s\":" << Num(duration)
       << ",\"warmup_s\":" << Num(warmup) << ",\"utilization_pct\":" << Num(util * 100)
-      << ",\"mean_queue_pkts\":" << Num(meanQ) << ",\"red_avg_queue_pkts\":" << Num(redAvg)
+      << ",\"mean_queue_pkts\":" << Num(meanQ)
+      << ",\"mean_device_queue_pkts\":" << Num(g_qSamples ? g_devSum / g_qSamples : NAN) << ",\"red_avg_queue_pkts\":" << Num(redAvg)
       << ",\"arrivals\":" << arrivals << ",\"drops\":" << drops << ",\"early_drops\":" << early
       << ",\"forced_drops\":" << forced
       << ",\"drop_fraction\":" << Num(arrivals ? double(drops) / arrivals : NAN)
@@ -621,7 +626,8 @@ main(int argc, char* argv[])
       << ",\"bottleneck_tx_pkts_window\":" << g_bnTxPktsWin << ",\"events\":" << events
       << ",\"setup_wall_s\":" << Num(secs(wall0, wall1))
       << ",\"run_wall_s\":" << Num(secs(wall1, wall2))
-      << ",\"wall_s\":" << Num(secs(wall0, wall3)) << ",\"peak_rss_kb\":" << ru.ru_maxrss
+      << ",\"wall_s\":" << Num(secs(wall0, wall3)) << ",\"cpu_s\":" << Num(ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6)
+      << ",\"peak_rss_kb\":" << ru.ru_maxrss
       << ",\"tcp\":{\"cc\":\"NewReno\",\"recovery\":" << JsonString(recovery)
       << ",\"sack\":" << (sack ? "true" : "false")
       << ",\"timestamps\":" << (timestamps ? "true" : "false") << ",\"iw\":" << iw

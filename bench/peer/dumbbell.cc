@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <sstream>
 #include <string>
@@ -77,6 +78,10 @@ uint64_t g_rttCount = 0;
 // The "RTT" trace of TcpSocketBase (the smoothed estimate, reported when it changes).
 double g_srttSum = 0.0;
 uint64_t g_srttCount = 0;
+// ... and the same smoothed estimate of every flow, read every sampling interval.
+std::vector<double> g_srttNow;
+double g_srttSampledSum = 0.0;
+uint64_t g_srttSampledCount = 0;
 
 // Bottleneck transmitter.
 DataRate g_bnRate;
@@ -99,6 +104,21 @@ std::vector<SequenceNumber32> g_highTx; // per flow: highest data sequence sent 
 std::vector<bool> g_anySent;
 uint64_t g_retx = 0;
 uint64_t g_timeouts = 0;
+
+// A second RTT measure: for each ACK that advances, the time since the newest segment it
+// covers was sent (skipped if that segment was retransmitted). Unlike TCP's own samples, which
+// time the oldest covered segment, it leaves out the wait of a delayed ACK for its second
+// segment.
+struct SentSegment
+{
+    SequenceNumber32 end;
+    double sentAt;
+    bool retransmitted;
+};
+
+std::vector<std::deque<SentSegment>> g_sent;
+double g_rttNewestSum = 0.0;
+uint64_t g_rttNewestCount = 0;
 
 // Snapshots at the window start.
 QueueDisc::Stats g_statsAtStart;
@@ -180,11 +200,43 @@ OnTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSoc
         {
             ++g_retx;
         }
+        for (auto& seg : g_sent[flow])
+        {
+            if (seg.end > h.GetSequenceNumber() && seg.end - size <= end)
+            {
+                seg.retransmitted = true;
+            }
+        }
     }
     else
     {
         g_highTx[flow] = end;
         g_anySent[flow] = true;
+        g_sent[flow].push_back({end, Simulator::Now().GetSeconds(), false});
+    }
+}
+
+void
+OnTcpRx(uint32_t flow, Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (!(h.GetFlags() & TcpHeader::ACK))
+    {
+        return;
+    }
+    SequenceNumber32 ack = h.GetAckNumber();
+    auto& q = g_sent[flow];
+    const SentSegment* newest = nullptr;
+    SentSegment last{};
+    while (!q.empty() && q.front().end <= ack)
+    {
+        last = q.front();
+        newest = &last;
+        q.pop_front();
+    }
+    if (newest && !newest->retransmitted && g_win.Open())
+    {
+        g_rttNewestSum += Simulator::Now().GetSeconds() - newest->sentAt;
+        ++g_rttNewestCount;
     }
 }
 
@@ -201,8 +253,9 @@ OnRto(Time oldRto, Time newRto)
 }
 
 void
-OnSrtt(Time, Time now)
+OnSrtt(uint32_t flow, Time, Time now)
 {
+    g_srttNow[flow] = now.GetSeconds();
     if (g_win.Open())
     {
         g_srttSum += now.GetSeconds();
@@ -216,8 +269,9 @@ HookSender(uint32_t flow, Ptr<BulkSendApplication> app)
     Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
     NS_ABORT_MSG_UNLESS(s, "flow " << flow << ": no TCP socket yet");
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTcpTx, flow));
+    s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnTcpRx, flow));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
-    s->TraceConnectWithoutContext("RTT", MakeCallback(&OnSrtt));
+    s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnSrtt, flow));
 }
 
 void
@@ -230,6 +284,14 @@ SampleQueue()
         g_avgSum += PeekPointer(g_red)->*Get(RedAverage{});
     }
     ++g_qSamples;
+    for (double r : g_srttNow)
+    {
+        if (r > 0)
+        {
+            g_srttSampledSum += r;
+            ++g_srttSampledCount;
+        }
+    }
     Time next = Simulator::Now() + Seconds(g_sampleInterval);
     if (next.GetSeconds() < g_win.end - 1e-12)
     {
@@ -492,6 +554,8 @@ main(int argc, char* argv[])
     const uint16_t port = 5000;
     g_highTx.assign(flows, SequenceNumber32(0));
     g_anySent.assign(flows, false);
+    g_sent.assign(flows, {});
+    g_srttNow.assign(flows, 0.0);
     g_rxAtStart.assign(flows, 0);
     for (uint32_t i = 0; i < flows; ++i)
     {
@@ -613,7 +677,10 @@ main(int argc, char* argv[])
       << ",\"goodput_max_mbps\":" << Num(gMax) << ",\"jain_index\":" << Num(jain)
       << ",\"mean_rtt_ms\":" << Num(g_rttCount ? g_rttSum / g_rttCount * 1e3 : NAN)
       << ",\"rtt_samples\":" << g_rttCount
+      << ",\"mean_rtt_newest_ms\":" << Num(g_rttNewestCount ? g_rttNewestSum / g_rttNewestCount * 1e3 : NAN)
       << ",\"mean_srtt_ms\":" << Num(g_srttCount ? g_srttSum / g_srttCount * 1e3 : NAN)
+      << ",\"mean_srtt_sampled_ms\":"
+      << Num(g_srttSampledCount ? g_srttSampledSum / g_srttSampledCount * 1e3 : NAN)
       << ",\"queue_delay_ms\":" << Num(queueDelayMs) << ",\"tcp_retransmissions\":" << g_retx
       << ",\"tcp_timeouts\":" << g_timeouts << ",\"drop_reasons\":{";
     bool first = true;

@@ -202,7 +202,7 @@ OnTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSoc
         }
         for (auto& seg : g_sent[flow])
         {
-            if (seg.end > h.GetSequenceNumber() && seg.end - size <= end)
+            if (seg.end > h.GetSequenceNumber() && seg.end - size < end)
             {
                 seg.retransmitted = true;
             }

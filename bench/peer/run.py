@@ -384,7 +384,7 @@ def main() -> int:
             results.append((s, run, n, a))
 
     print(compare_rows(results))
-    if args.aqmlab_only is False and all(a is None or "unsupported" in a for _, _, _, a in results):
+    if not args.aqmlab_only and not args.ns3_only and all(a is None or "unsupported" in a for _, _, _, a in results):
         print("\naqmlab could not run these scenarios yet: the table shows the ns-3 side only.")
     if args.check_reference:
         print()

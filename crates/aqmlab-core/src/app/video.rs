@@ -289,4 +289,36 @@ mod tests {
         p.frame_size = Bytes(0);
         assert!(Video::new(&p, 0, 1).unwrap_err().starts_with("frame_size:"));
     }
+
+    #[test]
+    fn scenario_errors_name_the_flow_field() {
+        let text = |flow: &str| {
+            format!(
+                "[simulation]\nduration = \"1s\"\n[topology]\nnodes = [\"a\", \"b\"]\nlinks = [{{ from = \"a\", to = \"b\", rate = \"1Mbps\", delay = \"1ms\" }}]\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n{flow}\n"
+            )
+        };
+        for (flow, path) in [
+            (
+                "kind = \"video\"\nfps = -1\nframe_size = \"100B\"",
+                "flows[0].fps",
+            ),
+            (
+                "kind = \"video\"\nfps = 30\nframe_size = \"0B\"",
+                "flows[0].frame_size",
+            ),
+            (
+                "kind = \"video\"\nfps = 30\nframe_size = \"1kB\"\npacing = \"smooth\"",
+                "flows[0].pacing",
+            ),
+            (
+                "kind = \"voice\"\nframes_per_packet = 0",
+                "flows[0].frames_per_packet",
+            ),
+            ("kind = \"voice\"\ncodec = \"g729\"", "flows[0].codec"),
+        ] {
+            let e = crate::scenario::build(&text(flow), None).err().expect(flow);
+            assert_eq!(e.path, path, "{flow}: {e:?}");
+        }
+        assert!(crate::scenario::build(&text("kind = \"voice\"\ntalkspurts = true"), None).is_ok());
+    }
 }

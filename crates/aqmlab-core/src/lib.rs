@@ -9,6 +9,7 @@
 pub mod app;
 pub mod packet;
 pub mod qdisc;
+pub mod ratemodel;
 pub mod results;
 pub mod rng;
 pub mod scenario;

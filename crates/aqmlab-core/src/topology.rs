@@ -52,8 +52,10 @@ pub struct Port {
     pub from: NodeId,
     /// Receiving node.
     pub to: NodeId,
-    /// Rate in bit/s.
+    /// Rate in bit/s (the mean rate when `rate_model` is set).
     pub rate_bps: u64,
+    /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
+    pub rate_model: Option<crate::ratemodel::RateSchedule>,
     /// Propagation delay.
     pub delay: SimTime,
     /// The queue discipline and its accounting.

@@ -363,7 +363,10 @@ impl World {
         }
         if let Some(pkt) = pkt {
             let size = self.pool.get(pkt).size;
-            let d = tx_time(size, port.rate_bps);
+            let d = match &mut port.rate_model {
+                None => tx_time(size, port.rate_bps),
+                Some(m) => m.finish(now, size) - now,
+            };
             let (w0, w1) = (self.config.warmup, self.config.duration);
             let overlap = (now + d).min(w1).saturating_sub(now.max(w0));
             port.busy_in_window += overlap;
@@ -483,7 +486,9 @@ impl World {
 
     fn sample(&mut self, now: SimTime) {
         let t = to_secs(now);
-        for port in &self.ports {
+        let ratio = |s: f64, n: u64| if n > 0 { s / n as f64 / 1e9 } else { f64::NAN };
+        for port in &mut self.ports {
+            let (s, n) = std::mem::take(&mut port.queue.stats.interval_sojourn);
             if !port.monitor {
                 continue;
             }
@@ -497,6 +502,7 @@ impl World {
                 ("len_bytes", Value::U64(q.disc.len_bytes())),
                 ("drops_cum_pkts", Value::U64(q.stats.total.total_drops())),
                 ("marks_cum_pkts", Value::U64(q.stats.total.total_marks())),
+                ("sojourn_mean_s", Value::F64(ratio(s, n))),
             ];
             row.extend(self.observed.iter().map(|&(k, v)| (k, Value::F64(v))));
             self.queue_series.push(&row);
@@ -506,6 +512,7 @@ impl World {
             let g = f.stats.total.goodput_bytes;
             let rate = (g - f.stats.goodput_at_last_sample) as f64 * 8.0 / interval;
             f.stats.goodput_at_last_sample = g;
+            let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
             let (cwnd, ssthresh, srtt, rtt) = match &f.app {
                 App::Tcp(tcp) => {
                     let s = &tcp.sender;
@@ -530,6 +537,9 @@ impl World {
                 ("ssthresh_pkts", Value::F64(ssthresh)),
                 ("srtt_s", Value::F64(srtt)),
                 ("rtt_s", Value::F64(rtt)),
+                ("delivered_pkts", Value::U64(dn)),
+                ("delay_mean_s", Value::F64(ratio(dsum, dn))),
+                ("ipdv_mean_s", Value::F64(ratio(jsum, jn))),
             ]);
         }
         let next = now + self.config.sample_interval;

@@ -1,9 +1,11 @@
 //! Traffic sources. Each decides, when its timer fires, whether to emit a packet now and when
-//! to fire next. UDP sources (cbr, poisson, onoff) are here, one file each.
+//! to fire next. UDP sources (cbr, poisson, onoff, video, voice) are here, one file each.
 
 pub mod cbr;
 pub mod onoff;
 pub mod poisson;
+pub mod video;
+pub mod voice;
 
 use crate::rng::Rng;
 use crate::scenario::error::ScenarioError;
@@ -28,6 +30,10 @@ pub enum Source {
     Poisson(poisson::Poisson),
     /// Exponential on/off.
     OnOff(onoff::OnOff),
+    /// Video frames cut into MTU-sized packets.
+    Video(video::Video),
+    /// Voice codec packets, optionally in talk spurts.
+    Voice(voice::Voice),
 }
 
 impl Source {
@@ -38,12 +44,14 @@ impl Source {
             Source::Cbr(s) => s.fire(now),
             Source::Poisson(s) => s.fire(now, rng),
             Source::OnOff(s) => s.fire(now, rng),
+            Source::Video(s) => s.fire(now, rng),
+            Source::Voice(s) => s.fire(now, rng),
         }
     }
 }
 
 /// Names of the open-loop source kinds.
-pub const UDP_KINDS: &[&str] = &["cbr", "poisson", "onoff"];
+pub const UDP_KINDS: &[&str] = &["cbr", "poisson", "onoff", "video", "voice"];
 
 /// Builds an open-loop source of `kind` from its parameters; returns it with resolved parameters.
 pub fn build_udp(
@@ -73,6 +81,20 @@ pub fn build_udp(
             let p: onoff::OnOffParams = from_table(params, path)?;
             Ok((
                 Source::OnOff(onoff::OnOff::new(&p, start, stop).map_err(keyed)?),
+                to_table(&p),
+            ))
+        }
+        "video" => {
+            let p: video::VideoParams = from_table(params, path)?;
+            Ok((
+                Source::Video(video::Video::new(&p, start, stop).map_err(keyed)?),
+                to_table(&p),
+            ))
+        }
+        "voice" => {
+            let p: voice::VoiceParams = from_table(params, path)?;
+            Ok((
+                Source::Voice(voice::Voice::new(&p, start, stop).map_err(keyed)?),
                 to_table(&p),
             ))
         }

@@ -31,6 +31,7 @@ struct PortPlan {
     from: NodeId,
     to: NodeId,
     rate_bps: u64,
+    rate_model: Option<crate::ratemodel::VbrModel>,
     delay: SimTime,
     qdisc: toml::Table,
     qdisc_path: String,
@@ -108,9 +109,17 @@ impl Plan {
             }
         }
         let monitor = l.monitor.unwrap_or(default_monitor);
-        for (from, to, q, key, loss) in [
-            (a, b, &l.qdisc, "qdisc", l.loss),
-            (b, a, &l.reverse_qdisc, "reverse_qdisc", l.reverse_loss),
+        let rate_model = rate_model(l, path)?;
+        for (from, to, q, key, loss, model) in [
+            (a, b, &l.qdisc, "qdisc", l.loss, rate_model),
+            (
+                b,
+                a,
+                &l.reverse_qdisc,
+                "reverse_qdisc",
+                l.reverse_loss,
+                None,
+            ),
         ] {
             let (qdisc, qdisc_path) = match q {
                 Some(t) => (t.clone(), join(path, key)),
@@ -120,6 +129,7 @@ impl Plan {
                 from,
                 to,
                 rate_bps: l.rate.0,
+                rate_model: model,
                 delay: l.delay.0,
                 qdisc,
                 qdisc_path,
@@ -128,6 +138,38 @@ impl Plan {
             });
         }
         Ok(())
+    }
+}
+
+/// Reads a link's `rate_model`: absent or `kind = "constant"` is a constant rate.
+fn rate_model(
+    l: &LinkSpec,
+    path: &str,
+) -> Result<Option<crate::ratemodel::VbrModel>, ScenarioError> {
+    let Some(t) = &l.rate_model else {
+        return Ok(None);
+    };
+    let mpath = join(path, "rate_model");
+    match t.get("kind") {
+        Some(toml::Value::String(k)) if k == "constant" => {
+            if let Some(extra) = t.keys().find(|k| *k != "kind") {
+                return Err(ScenarioError::new(
+                    join(&mpath, extra),
+                    "unknown key: a constant rate model takes only `kind`",
+                ));
+            }
+            Ok(None)
+        }
+        Some(toml::Value::String(_)) => {
+            let p: crate::ratemodel::VbrParams = from_table(t, &mpath)?;
+            crate::ratemodel::VbrModel::new(&p, l.rate.0)
+                .map(Some)
+                .map_err(|m| ScenarioError::from_keyed(&mpath, &m))
+        }
+        _ => Err(ScenarioError::new(
+            join(&mpath, "kind"),
+            "missing: \"constant\" or \"vbr\"",
+        )),
     }
 }
 
@@ -259,6 +301,12 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         res.insert("kind".into(), kind.clone().into());
         resolved_qdiscs.push((name.clone(), res));
         let window = config.warmup;
+        let rate_model = pp.rate_model.clone().map(|m| {
+            crate::ratemodel::RateSchedule::new(
+                m,
+                Rng::stream(config.seed, &format!("rate:{name}")),
+            )
+        });
         ports.push(Port {
             queue: Queue::new(
                 disc,
@@ -274,6 +322,7 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
             tx_end: 0,
             txdone_pending: false,
             owes_empty_dequeue: false,
+            rate_model,
             pipe: VecDeque::new(),
             loss: pp.loss,
             monitor: pp.monitor,

@@ -74,6 +74,10 @@ pub struct LinkSpec {
     /// Bernoulli loss probability on the `to` → `from` direction. Default 0.
     #[serde(default)]
     pub reverse_loss: f64,
+    /// A time-varying rate on the `from` → `to` direction (`{ kind = "vbr", peak, ... }`, see
+    /// `ratemodel`); `rate` is then the mean. Default: constant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_model: Option<toml::Table>,
     /// Record this link's queues in the time series and summary. Default: true for graph links
     /// and the dumbbell bottleneck, false for dumbbell access links.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -75,6 +75,9 @@ pub struct FlowStats {
     pub goodput_at_last_sample: u64,
     /// TCP round-trip-time samples (ns) taken in the window.
     pub rtt: LogHistogram,
+    /// Since the last time-series sample (whole run): sum of one-way delays (ns), deliveries,
+    /// sum of |D(i) − D(i−1)| (ns) and its number of terms.
+    pub interval: (f64, u64, f64, u64),
 }
 
 impl FlowStats {
@@ -110,8 +113,12 @@ impl FlowStats {
     pub fn delivered(&mut self, bytes: u32, transit: SimTime) {
         self.total.delivered_pkts += 1;
         self.total.delivered_bytes += bytes as u64;
+        self.interval.0 += transit as f64;
+        self.interval.1 += 1;
         if let Some(prev) = self.last_transit {
             let d = (transit as f64 - prev as f64).abs();
+            self.interval.2 += d;
+            self.interval.3 += 1;
             self.jitter_rfc3550 += (d - self.jitter_rfc3550) / 16.0;
             if self.in_window {
                 self.ipdv_sum += d;

@@ -95,6 +95,8 @@ pub struct QueueStats {
     pub max_len_pkts: u64,
     /// Sojourn times (ns) of packets dequeued in the window.
     pub sojourn: LogHistogram,
+    /// Sum (ns) and number of sojourn times since the last time-series sample (whole run).
+    pub interval_sojourn: (f64, u64),
     window_start: SimTime,
     in_window: bool,
 }
@@ -108,6 +110,7 @@ impl QueueStats {
             len: LengthIntegral::new(window_start),
             max_len_pkts: 0,
             sojourn: LogHistogram::new(),
+            interval_sojourn: (0.0, 0),
             window_start,
             in_window: window_start == 0,
         }
@@ -134,6 +137,8 @@ impl QueueStats {
     /// Records a departing packet's sojourn time.
     #[inline]
     pub fn departed(&mut self, sojourn: SimTime) {
+        self.interval_sojourn.0 += sojourn as f64;
+        self.interval_sojourn.1 += 1;
         if self.in_window {
             self.sojourn.record(sojourn);
         }

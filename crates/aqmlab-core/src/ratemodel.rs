@@ -1,0 +1,392 @@
+//! Time-varying link rates (`rate_model` on a link): a stand-in for an egress whose service
+//! rate is set by a contract below the line rate, such as ATM rt-VBR.
+//!
+//! `kind = "vbr"` makes the rate piecewise constant: a new rate is drawn from the link's own
+//! random stream at every `interval` (fixed, or exponential with that mean when
+//! `holding = "exponential"`), independent of the traffic, so two runs with the same seed see the
+//! same rate sequence whatever their queue disciplines (common random numbers). The link's
+//! `rate` is the **mean** rate (the contract's sustainable rate); `peak` is the largest rate.
+//!
+//! - `distribution = "uniform"` (default): uniform on [2·rate − peak, peak] (needs
+//!   rate < peak ≤ 2·rate).
+//! - `distribution = "two_level"`: `peak` with probability π, `low` (default 0) otherwise, with
+//!   π = (rate − low)/(peak − low) so the mean is `rate`: an on/off service between the peak
+//!   and a floor rate.
+//!
+//! A packet's transmission time integrates the rate over the pieces it spans (it is not charged
+//! at the rate in force when it starts), so the long-run service rate of a saturated link equals
+//! the configured mean. `kind = "constant"` is the default (no variation). Only the link's
+//! `from` → `to` direction varies; the reverse direction keeps `rate`. Disciplines that read the
+//! link rate (RED's idle-time estimate, delay estimates) see the mean rate.
+
+use crate::rng::Rng;
+use crate::time::{from_secs, SimTime};
+use crate::units::{Duration, Rate};
+use serde::{Deserialize, Serialize};
+
+/// How the rate of each piece is drawn.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RateDistribution {
+    /// Uniform on [2·mean − peak, peak].
+    Uniform,
+    /// `peak` or `low`, with the probability that gives the mean.
+    TwoLevel,
+}
+
+/// How long each piece lasts.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Holding {
+    /// Exactly `interval`.
+    Fixed,
+    /// Exponential with mean `interval`.
+    Exponential,
+}
+
+/// `rate_model = { kind = "vbr", ... }` as written in a scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VbrParams {
+    /// Always "vbr".
+    pub kind: String,
+    /// Largest rate (the contract's peak rate).
+    pub peak: Rate,
+    /// Length (or mean length) of a constant-rate piece. Default 100ms.
+    #[serde(default = "default_interval")]
+    pub interval: Duration,
+    /// "uniform" (default) or "two_level".
+    #[serde(default = "uniform")]
+    pub distribution: RateDistribution,
+    /// Floor rate of "two_level". Default 0bps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<Rate>,
+    /// "fixed" (default) or "exponential".
+    #[serde(default = "fixed")]
+    pub holding: Holding,
+}
+
+fn default_interval() -> Duration {
+    Duration(100_000_000)
+}
+fn uniform() -> RateDistribution {
+    RateDistribution::Uniform
+}
+fn fixed() -> Holding {
+    Holding::Fixed
+}
+
+/// A validated variable-rate model.
+#[derive(Debug, Clone)]
+pub struct VbrModel {
+    mean: f64,
+    peak: f64,
+    low: f64,
+    interval: SimTime,
+    dist: RateDistribution,
+    holding: Holding,
+}
+
+impl VbrModel {
+    /// Checks the parameters against the link's mean rate; errors start with the key at fault.
+    pub fn new(p: &VbrParams, mean_bps: u64) -> Result<Self, String> {
+        if p.kind != "vbr" {
+            return Err(format!(
+                "kind: unknown rate model {:?}; use \"constant\" or \"vbr\"",
+                p.kind
+            ));
+        }
+        if p.interval.0 == 0 {
+            return Err("interval: must be positive".into());
+        }
+        let (mean, peak) = (mean_bps as f64, p.peak.0 as f64);
+        if peak <= mean {
+            return Err(format!(
+                "peak: must exceed the link's (mean) rate {}, got {}",
+                Rate(mean_bps),
+                p.peak
+            ));
+        }
+        let low = match p.distribution {
+            RateDistribution::Uniform => {
+                if p.low.is_some() {
+                    return Err("low: only for distribution = \"two_level\"".into());
+                }
+                if peak > 2.0 * mean {
+                    return Err(format!(
+                        "peak: a uniform rate around the mean {} reaches at most twice it, got {}",
+                        Rate(mean_bps),
+                        p.peak
+                    ));
+                }
+                2.0 * mean - peak
+            }
+            RateDistribution::TwoLevel => {
+                let low = p.low.map_or(0.0, |r| r.0 as f64);
+                if low >= mean {
+                    return Err(format!(
+                        "low: must be below the link's (mean) rate {}",
+                        Rate(mean_bps)
+                    ));
+                }
+                low
+            }
+        };
+        Ok(VbrModel {
+            mean,
+            peak,
+            low,
+            interval: p.interval.0,
+            dist: p.distribution,
+            holding: p.holding,
+        })
+    }
+
+    fn draw_rate(&self, rng: &mut Rng) -> f64 {
+        match self.dist {
+            RateDistribution::Uniform => self.low + (self.peak - self.low) * rng.uniform(),
+            RateDistribution::TwoLevel => {
+                let pi = (self.mean - self.low) / (self.peak - self.low);
+                if rng.uniform() < pi {
+                    self.peak
+                } else {
+                    self.low
+                }
+            }
+        }
+    }
+
+    fn draw_hold(&self, rng: &mut Rng) -> SimTime {
+        match self.holding {
+            Holding::Fixed => self.interval,
+            Holding::Exponential => from_secs(rng.exponential(self.interval as f64 / 1e9)).max(1),
+        }
+    }
+}
+
+/// The rate of one port over time, drawn lazily as time advances.
+#[derive(Debug, Clone)]
+pub struct RateSchedule {
+    model: VbrModel,
+    rng: Rng,
+    piece_end: SimTime,
+    rate_bps: f64,
+}
+
+impl RateSchedule {
+    /// The schedule from time zero.
+    pub fn new(model: VbrModel, mut rng: Rng) -> Self {
+        let rate_bps = model.draw_rate(&mut rng);
+        let piece_end = model.draw_hold(&mut rng);
+        RateSchedule {
+            model,
+            rng,
+            piece_end,
+            rate_bps,
+        }
+    }
+
+    fn next_piece(&mut self) {
+        self.rate_bps = self.model.draw_rate(&mut self.rng);
+        self.piece_end += self.model.draw_hold(&mut self.rng);
+    }
+
+    /// The rate in force at `t` (times must not go backwards between calls).
+    pub fn rate_at(&mut self, t: SimTime) -> f64 {
+        while t >= self.piece_end {
+            self.next_piece();
+        }
+        self.rate_bps
+    }
+
+    /// When a transmission of `bytes` starting at `start` ends (at least 1 ns later). Calls must
+    /// come in non-decreasing `start` order, as a port's transmissions do.
+    pub fn finish(&mut self, start: SimTime, bytes: u32) -> SimTime {
+        let mut t = start;
+        let mut bits = bytes as f64 * 8.0;
+        loop {
+            let rate = self.rate_at(t);
+            let span = (self.piece_end - t) as f64 / 1e9;
+            if rate * span >= bits {
+                let d = (bits / rate * 1e9).ceil() as SimTime;
+                return (t + d).min(self.piece_end).max(start + 1);
+            }
+            bits -= rate * span;
+            t = self.piece_end;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(dist: RateDistribution, peak: u64, holding: Holding) -> VbrParams {
+        VbrParams {
+            kind: "vbr".into(),
+            peak: Rate(peak),
+            interval: Duration(10_000_000),
+            distribution: dist,
+            low: None,
+            holding,
+        }
+    }
+
+    /// Bits served by a saturated port in `secs` seconds (back-to-back 1000-B packets).
+    fn served(model: VbrModel, secs: f64) -> f64 {
+        let mut s = RateSchedule::new(model, Rng::stream(5, "rate:test"));
+        let end = from_secs(secs);
+        let (mut t, mut n) = (0, 0u64);
+        while t < end {
+            t = s.finish(t, 1000);
+            n += 1;
+        }
+        n as f64 * 8000.0 / secs
+    }
+
+    #[test]
+    fn saturated_service_rate_matches_the_mean() {
+        for (dist, peak, holding) in [
+            (RateDistribution::Uniform, 15_000_000, Holding::Fixed),
+            (RateDistribution::Uniform, 20_000_000, Holding::Exponential),
+            (RateDistribution::TwoLevel, 25_000_000, Holding::Fixed),
+            (RateDistribution::TwoLevel, 40_000_000, Holding::Exponential),
+        ] {
+            let m = VbrModel::new(&params(dist, peak, holding), 10_000_000).unwrap();
+            let r = served(m, 200.0);
+            // 20 000 pieces: the sample mean's standard error is well under 1%.
+            assert!(
+                (r / 10e6 - 1.0).abs() < 0.02,
+                "{dist:?} {holding:?}: {r} b/s"
+            );
+        }
+    }
+
+    #[test]
+    fn transmissions_integrate_over_pieces() {
+        // two_level with low = 0: a packet that meets an off piece waits it out.
+        let mut p = params(RateDistribution::TwoLevel, 20_000_000, Holding::Fixed);
+        p.low = Some(Rate(0));
+        let m = VbrModel::new(&p, 10_000_000).unwrap();
+        let mut s = RateSchedule::new(m, Rng::stream(1, "x"));
+        let mut rates = vec![];
+        let mut probe = s.clone();
+        for k in 0..50 {
+            rates.push(probe.rate_at(k * 10_000_000));
+        }
+        // A 25 000-B packet (200 000 bits = 10 ms at 20 Mb/s) starting at 5 ms: it needs
+        // exactly one full on-piece's worth of bits, served in the on pieces it overlaps.
+        let start = 5_000_000;
+        let end = s.finish(start, 25_000);
+        let mut bits = 0.0;
+        let mut t = start;
+        while t < end {
+            let k = (t / 10_000_000) as usize;
+            let upto = ((k as u64 + 1) * 10_000_000).min(end);
+            bits += rates[k] * (upto - t) as f64 / 1e9;
+            t = upto;
+        }
+        assert!((bits - 200_000.0).abs() < 1.0, "{bits}");
+        assert!(rates.iter().all(|&r| r == 0.0 || r == 20e6));
+    }
+
+    #[test]
+    fn bad_models_name_the_key() {
+        let m = |p: VbrParams| VbrModel::new(&p, 10_000_000).unwrap_err();
+        assert!(
+            m(params(RateDistribution::Uniform, 5_000_000, Holding::Fixed)).starts_with("peak:")
+        );
+        assert!(m(params(
+            RateDistribution::Uniform,
+            30_000_000,
+            Holding::Fixed
+        ))
+        .starts_with("peak:"));
+        let mut p = params(RateDistribution::TwoLevel, 30_000_000, Holding::Fixed);
+        p.low = Some(Rate(10_000_000));
+        assert!(m(p.clone()).starts_with("low:"));
+        p.low = None;
+        p.interval = Duration(0);
+        assert!(m(p.clone()).starts_with("interval:"));
+        p.interval = Duration(1);
+        p.kind = "abr".into();
+        assert!(m(p).starts_with("kind:"));
+    }
+
+    fn line(rate_model: &str, flows: &str) -> String {
+        format!(
+            r#"
+[simulation]
+duration = "120s"
+warmup = "20s"
+[topology]
+nodes = ["a", "b", "c"]
+links = [
+  {{ from = "a", to = "b", rate = "100Mbps", delay = "1ms" }},
+  {{ from = "b", to = "c", rate = "10Mbps", delay = "1ms", qdisc = {{ kind = "pfifo", limit = 100 }}{rate_model} }},
+]
+{flows}
+"#
+        )
+    }
+
+    #[test]
+    fn a_saturated_vbr_link_serves_its_mean_rate_in_a_simulation() {
+        let flows = "[[flows]]\nkind = \"cbr\"\nfrom = \"a\"\nto = \"c\"\nrate = \"40Mbps\"";
+        for model in [
+            r#", rate_model = { kind = "vbr", peak = "15Mbps", interval = "50ms" }"#,
+            r#", rate_model = { kind = "vbr", peak = "30Mbps", distribution = "two_level", holding = "exponential" }"#,
+            r#", rate_model = { kind = "constant" }"#,
+        ] {
+            let mut w = crate::scenario::build(&line(model, flows), Some(3))
+                .unwrap()
+                .world;
+            let res = w.run().unwrap();
+            let thr = res.summary["links"]["b->c"]["throughput_bps"]
+                .as_f64()
+                .unwrap();
+            // Offered 40 Mb/s > every peak: the link is never idle.
+            // 100 s of 100-ms pieces: 1000 draws, standard error ~1% (two_level: ~2.5%).
+            assert!((thr / 10e6 - 1.0).abs() < 0.06, "{model}: {thr}");
+        }
+    }
+
+    #[test]
+    fn scenario_errors_name_the_rate_model_field() {
+        for (model, path) in [
+            (
+                r#", rate_model = { kind = "vbr", peak = "5Mbps" }"#,
+                "topology.links[1].rate_model.peak",
+            ),
+            (
+                r#", rate_model = { kind = "vbr", peak = "15Mbps", colour = 1 }"#,
+                "topology.links[1].rate_model.colour",
+            ),
+            (
+                r#", rate_model = { kind = "vbr", peak = "15Mbps", interval = "0s" }"#,
+                "topology.links[1].rate_model.interval",
+            ),
+            (
+                r#", rate_model = { kind = "abr", peak = "15Mbps" }"#,
+                "topology.links[1].rate_model.kind",
+            ),
+            (
+                r#", rate_model = { peak = "15Mbps" }"#,
+                "topology.links[1].rate_model.kind",
+            ),
+            (
+                r#", rate_model = { kind = "constant", peak = "1Mbps" }"#,
+                "topology.links[1].rate_model.peak",
+            ),
+            (
+                r#", rate_model = { kind = "vbr", peak = "15Mbps", low = "1Mbps" }"#,
+                "topology.links[1].rate_model.low",
+            ),
+        ] {
+            let e = crate::scenario::build(&line(model, ""), None)
+                .err()
+                .expect(model);
+            assert_eq!(e.path, path, "{model}: {e:?}");
+        }
+    }
+}

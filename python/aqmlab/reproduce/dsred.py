@@ -1,0 +1,164 @@
+"""DSRED pack: RED vs DSRED at an edge gateway whose egress has a CBR (constant) or rt-VBR
+(variable, `rate_model`) service rate (paper 004 in the seeds; scenarios/dsred/).
+
+Two egress rates are run: the OC-1 line rate of the paper's Table 1 (51.84 Mb/s), and a
+"contract" rate of 0.3 Mb/s inferred from the paper's own Table 3 by Little's law (a 0.35-0.56 s
+queueing delay with an average queue between the thresholds 6 and 20 packets means about 25
+packets/s are served, i.e. ~0.3 Mb/s of 1500-B packets; the ATM contract's rate is not given).
+rt-VBR: the mean is the CBR rate, redrawn every second uniformly in [0.5, 1.5] x mean.
+`--quick` runs 60 s (warm-up 10 s) instead of 300 s (warm-up 20 s).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+
+NAME = "dsred"
+TITLE = "Double-slope RED vs RED at a TCP/IP-over-ATM edge gateway (OPNET)"
+CITATION = ("DSRED vs RED, OPNET study of active queue management in a heterogeneous (TCP/IP over ATM) "
+            "network; DSRED after B. Zheng and M. Atiquzzaman (paper 004 of the project's seeds).")
+
+QUEUE = "gateway->dest"
+RED = {"kind": "red", "min_th": 6, "max_th": 20, "max_p": 0.1, "w_q": 0.05, "limit": 100, "spread": "none"}
+DSRED = {"kind": "dsred", "min_th": 6, "max_th": 20, "gamma": 0.96, "w_q": 0.05, "limit": 100, "spread": "none"}
+EGRESS = {"OC-1": 51_840_000, "contract 0.3 Mb/s": 300_000}
+#: The paper's Table 3 (long-term values; the same for both contracts per its text).
+PAPER = {
+    "RED": {"normalized throughput": 0.65, "drop rate [pkt/s]": 3.0, "peak drop rate [pkt/s]": 5.0, "queueing delay [s]": 0.56},
+    "DSRED": {"normalized throughput": 0.98, "drop rate [pkt/s]": 1.0, "peak drop rate [pkt/s]": 2.5, "queueing delay [s]": 0.35},
+}
+
+
+def scenario_doc(aqm: dict[str, Any], rate_bps: int, vbr: bool, quick: bool) -> dict[str, Any]:
+    doc = tomllib.loads((SCENARIOS / "dsred" / "edge_gateway.toml").read_text())
+    egress = doc["topology"]["links"][-1]
+    egress["qdisc"] = dict(aqm)
+    egress["rate"] = f"{rate_bps}bps"
+    if vbr:
+        egress["rate_model"] = {"kind": "vbr", "peak": f"{int(rate_bps * 1.5)}bps", "interval": "1s",
+                                "distribution": "uniform"}
+    if quick:
+        doc["simulation"]["duration"] = "60s"
+        doc["simulation"]["warmup"] = "10s"
+    return doc
+
+
+def configurations(quick: bool) -> list[Config]:
+    out = []
+    for egress, rate in EGRESS.items():
+        for contract in ("CBR", "rt-VBR"):
+            for name, aqm in (("RED", RED), ("DSRED", DSRED)):
+                out.append(Config(labels={"egress": egress, "contract": contract, "aqm": name},
+                                  scenario=scenario_doc(aqm, rate, contract == "rt-VBR", quick)))
+    return out
+
+
+def _series(run: Path) -> pd.DataFrame:
+    q = pd.read_parquet(run / "queue_series.parquet")
+    q = q[q["queue"].astype(str) == QUEUE].set_index("time_s")
+    t = q.index.to_numpy()
+    dt = np.diff(np.concatenate([[0.0], t]))
+    out = pd.DataFrame(index=q.index)
+    out["drops_per_s"] = np.diff(np.concatenate([[0.0], q["drops_cum_pkts"].to_numpy(dtype=float)])) / dt
+    out["delay_s"] = q["sojourn_mean_s"]
+    out["avg_pkts"] = q["avg_pkts"]
+    out["len_pkts"] = q["len_pkts"].astype(float)
+    f = pd.read_parquet(run / "flow_series.parquet")
+    out["throughput_bps"] = f.groupby("time_s")["throughput_bps"].sum().reindex(out.index)
+    return out
+
+
+def metrics(results: PackResults) -> pd.DataFrame:
+    rows = []
+    for _, r in results.table.iterrows():
+        s = _series(results.runs[r["run"]])
+        dur = float(s.index.max())
+        tail = s[s.index > dur - dur / 6]          # the last sixth: the paper's "long term"
+        peak = s["drops_per_s"].rolling(10).mean().max()
+        arrivals = r[f"queues.{QUEUE}.arrivals_pkts"]
+        drops = r[f"queues.{QUEUE}.drops_pkts"]
+        rate = EGRESS[r["egress"]]
+        rows.append({
+            "egress": r["egress"], "contract": r["contract"], "aqm": r["aqm"], "seed": r["seed"],
+            "normalized throughput": (arrivals - drops) / arrivals if arrivals else math.nan,
+            "drop rate [pkt/s]": r[f"queues.{QUEUE}.drop_rate_per_s"],
+            "long-term drop rate [pkt/s]": float(tail["drops_per_s"].mean()),
+            "peak drop rate [pkt/s]": float(peak),
+            "queueing delay [s]": r[f"queues.{QUEUE}.sojourn_mean_s"],
+            "long-term queueing delay [s]": float(tail["delay_s"].mean()),
+            "avg queue [pkts]": float(s["avg_pkts"].mean()),
+            "utilization": r[f"links.{QUEUE}.throughput_bps"] / rate,
+            "goodput [Mb/s]": r["aggregate.goodput_total_bps"] / 1e6,
+        })
+    return pd.DataFrame(rows)
+
+
+COLS = ["normalized throughput", "drop rate [pkt/s]", "long-term drop rate [pkt/s]", "peak drop rate [pkt/s]",
+        "queueing delay [s]", "long-term queueing delay [s]", "avg queue [pkts]", "utilization", "goodput [Mb/s]"]
+
+
+def _figures(results: PackResults) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = results.table[results.table["seed"] == results.table["seed"].min()]
+    names = []
+    for egress in EGRESS:
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+        for _, r in t[t["egress"] == egress].iterrows():
+            s = _series(results.runs[r["run"]])
+            lab = f"{r['aqm']} {r['contract']}"
+            ls = "-" if r["contract"] == "CBR" else "--"
+            arr = s["drops_per_s"].rolling(10, min_periods=1).mean()
+            axes[0].plot(s.index, arr.to_numpy(), ls=ls, label=lab)
+            axes[1].plot(s.index, s["delay_s"].rolling(10, min_periods=1).mean().to_numpy(), ls=ls, label=lab)
+            axes[2].plot(s.index, s["avg_pkts"].rolling(10, min_periods=1).mean().to_numpy(), ls=ls, label=lab)
+        for ax, title in zip(axes, ("drops [pkts/s]", "queueing delay [s]", "average queue [pkts]")):
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("time [s]", fontsize=8)
+            ax.tick_params(labelsize=8)
+        axes[0].legend(fontsize=7)
+        fig.suptitle(f"Egress {egress} (10-s moving averages)", fontsize=10)
+        fig.tight_layout()
+        name = "egress_" + ("oc1" if egress == "OC-1" else "contract")
+        fig.savefig(results.figure_path(name), dpi=72)
+        plt.close(fig)
+        names.append(name)
+    return names
+
+
+def analyze(results: PackResults) -> str:
+    m = metrics(results)
+    results.write_table("runs", m)
+    summ = summarize(m, ["egress", "contract", "aqm"], {c: c for c in COLS})
+    parts = ["Setup: `scenarios/dsred/edge_gateway.toml` (four bulk TCP NewReno transfers, one per server); "
+             "RED (min 6, max 20, P_max 0.1, w 0.05) vs DSRED (K_l 6, K_m 13, K_h 20, gamma 0.96, w 0.05), both "
+             "with `spread = \"none\"`; CBR = constant egress, rt-VBR = `rate_model` uniform in [0.5, 1.5] x mean "
+             "redrawn every second. Details and choices: `docs/reproductions/dsred.md`.\n"]
+    parts.append("## All configurations\n\n" + results.write_table("summary", summ, ".4g"))
+    side = []
+    for _, r in summ.iterrows():
+        for key in ("normalized throughput", "drop rate [pkt/s]", "peak drop rate [pkt/s]", "queueing delay [s]"):
+            sim_key = {"drop rate [pkt/s]": "long-term drop rate [pkt/s]",
+                       "queueing delay [s]": "long-term queueing delay [s]"}.get(key, key)
+            side.append({"egress": r["egress"], "contract": r["contract"], "aqm": r["aqm"], "metric": key,
+                         "paper": PAPER[r["aqm"]][key], "simulated": r[sim_key]})
+    side = pd.DataFrame(side)
+    piv = side.pivot_table(index=["egress", "contract", "metric"], columns="aqm", values=["paper", "simulated"],
+                           sort=False)
+    piv.columns = [f"{a} {b}" for a, b in piv.columns]
+    piv = piv.reset_index()[["egress", "contract", "metric", "paper RED", "simulated RED", "paper DSRED", "simulated DSRED"]]
+    parts.append("## Side by side with the paper's Table 3 (long term = last sixth of the run)\n\n"
+                 + results.write_table("paper_vs_simulation", piv, ".3g"))
+    figs = _figures(results)
+    parts.append("## Figures\n\n" + "\n".join(f"![{n}](figures/{n}.png)" for n in figs))
+    return "\n\n".join(parts)

@@ -1,0 +1,84 @@
+"""The RNLGRED pack's headline claims on the --quick pack (scenario 1, UDP video load staircase).
+
+Checked (docs/reproductions/rnlgred.md): NLGRED_2(0.6) has a lower queueing delay than
+NLGRED_1(5) at 110% and 150% load (regions C, D), NLGRED_1(5) is lower at 200% (E), both below
+GRED from C on; RNLGRED (auto and manual) follows the lower envelope of the two. Scenarios 2-3
+(TCP) do not show the paper's ordering; what they show is asserted in `test_tcp_scenarios`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aqmlab.reproduce import reproduce
+from aqmlab.reproduce import rnlgred as pack
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rnlgred_quick")
+    reproduce("rnlgred", out, workers=2, quick=True, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def order(quick):
+    import pandas as pd
+
+    return pd.read_csv(quick / "tables" / "ordering.csv").set_index(["scenario", "region"])
+
+
+def test_pack_has_the_papers_grid():
+    cfgs = pack.configurations(quick=True)
+    assert len(cfgs) == 3 * (1 + 6 + 4 + 2)
+    labels = {c.labels["label"] for c in cfgs}
+    assert {"GRED", "NLGRED_1(k=1.5)", "NLGRED_2(m=1.2)", "RNLGRED(auto)", "RNLGRED(manual)"} <= labels
+
+
+def test_scenario1_ordering_by_load_region(order):
+    s1 = order.loc[1]
+    for region in ("C", "D"):            # 110%, 150%
+        r = s1.loc[region]
+        assert r["NLGRED_2(0.6)"] < r["NLGRED_1(5)"] < r["GRED"], (region, dict(r))
+    e = s1.loc["E"]                       # 200%
+    assert e["NLGRED_1(5)"] < e["NLGRED_2(0.6)"] < e["GRED"], dict(e)
+    # below min_th (A 77%, B 102%) every curve is zero: identical delays
+    for region in ("A", "B"):
+        r = s1.loc[region]
+        assert r["NLGRED_1(5)"] == pytest.approx(r["GRED"]) == pytest.approx(r["NLGRED_2(0.6)"])
+
+
+def test_scenario1_rnlgred_follows_the_lower_envelope(order):
+    s1 = order.loc[1]
+    for region in ("C", "D", "E"):
+        r = s1.loc[region]
+        assert r["manual / envelope"] < 1.03, (region, dict(r))
+        assert r["auto / envelope"] < 1.08, (region, dict(r))
+        assert r["RNLGRED auto"] < r["GRED"]
+
+
+def test_scenario1_reductions_against_gred(quick):
+    import pandas as pd
+
+    h = pd.read_csv(quick / "tables" / "scenario1_vs_gred.csv")
+    auto = h[h["algorithm"] == "RNLGRED(auto)"].set_index("region")
+    # The paper: up to 40% less delay, 35% less avgQ. Measured: more than 30% in C-E.
+    assert (auto.loc[["C", "D", "E"], "delay vs GRED %"] < -30).all()
+    assert (auto.loc[["C", "D", "E"], "avgQ vs GRED %"] < -30).all()
+    # Not reproduced: jitter (IPDV) is set by the frame bursts, not the queue level; it stays
+    # within a few percent of GRED's.
+    assert (auto.loc[["C", "D", "E"], "jitter vs GRED %"].abs() < 10).all()
+
+
+def test_tcp_scenarios(order):
+    # With TCP (scenario 3), NLGRED_2(0.6) is below NLGRED_1(5) in the loaded regions D and E:
+    # the paper's "NLGRED_1 better at heavy load" does not appear with responsive traffic.
+    s3 = order.loc[3]
+    for region in ("D", "E"):
+        assert s3.loc[region, "NLGRED_2(0.6)"] < s3.loc[region, "NLGRED_1(5)"]
+
+
+def test_report_and_figures_are_written(quick):
+    text = (quick / "report.md").read_text()
+    assert "Ordering by load region" in text and "figures/s1_rnlgred.png" in text
+    assert (quick / "figures" / "s1_rnlgred.png").stat().st_size < 300_000

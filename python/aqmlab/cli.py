@@ -36,7 +36,7 @@ def _fmt(x, scale: float = 1.0, digits: int = 3) -> str:
     return f"{x * scale:.{digits}g}" if isinstance(x, float) else str(x)
 
 
-def print_summary(summary: dict, wall_s: float | None = None) -> None:
+def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[str] | None = None) -> None:
     """Prints the per-queue, per-link and per-flow summary tables."""
     sim = summary["simulation"]
     head = f"seed {sim['seed']}, {sim['duration_s']:g} s simulated (window from {sim['warmup_s']:g} s), {sim['events']:,} events"
@@ -63,15 +63,24 @@ def print_summary(summary: dict, wall_s: float | None = None) -> None:
         t.add_row(name, _fmt(l["rate_bps"] / 1e6), _fmt(l["utilization_frac"], 100, 4), _fmt(l["throughput_bps"], 1e-6, 4), _fmt(l["lost_pkts"]))
     console.print(t)
 
-    flows = list(summary["flows"].items())
+    flows = [(n, summary["flows"][n]) for n in (flow_order or summary["flows"])]
+    tcp = any(f["kind"] == "tcp" for _, f in flows)
     t = Table(title=f"Flows ({len(flows)})", title_justify="left")
-    for col in ["flow", "kind", "path", "throughput [Mb/s]", "goodput [Mb/s]", "loss frac", "delay mean [ms]", "delay p95 [ms]", "jitter [ms]"]:
+    cols = ["flow", "kind", "path", "throughput [Mb/s]", "goodput [Mb/s]", "loss frac", "delay mean [ms]", "delay p95 [ms]", "jitter [ms]"]
+    if tcp:
+        cols += ["retx [pkts]", "timeouts", "RTT mean [ms]", "FCT [s]"]
+    for col in cols:
         t.add_column(escape(col), justify="left" if col in ("flow", "kind", "path") else "right")
     for name, f in flows[:MAX_FLOW_ROWS]:
-        t.add_row(name, f["kind"], f"{f['src']}→{f['dst']}", _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
-                  _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3))
+        row = [name, f["kind"], f"{f['src']}→{f['dst']}", _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
+               _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3)]
+        if tcp:
+            is_tcp = f["kind"] == "tcp"
+            row += [_fmt(f.get("retransmissions")) if is_tcp else "-", _fmt(f.get("timeouts")) if is_tcp else "-",
+                    _fmt(f.get("rtt_mean_s"), 1e3) if is_tcp else "-", _fmt(f.get("fct_s")) if is_tcp else "-"]
+        t.add_row(*row)
     if len(flows) > MAX_FLOW_ROWS:
-        t.add_row(f"… {len(flows) - MAX_FLOW_ROWS} more (see flows.parquet)", "", "", "", "", "", "", "", "")
+        t.add_row(f"… {len(flows) - MAX_FLOW_ROWS} more (see flows.parquet)", *[""] * (len(cols) - 1))
     console.print(t)
 
     a = summary["aggregate"]
@@ -104,7 +113,7 @@ def run_cmd(scenario: Path, out: Path | None, seed: int | None, overrides: tuple
         _fail(f"{scenario}: {e}")
         return
     if not quiet:
-        print_summary(results.summary, wall)
+        print_summary(results.summary, wall, list(results.flows["flow"]) if len(results.flows) else None)
     if out is not None:
         try:
             results.save(out)

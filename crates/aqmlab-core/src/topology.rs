@@ -58,8 +58,15 @@ pub struct Port {
     pub delay: SimTime,
     /// The queue discipline and its accounting.
     pub queue: Queue,
-    /// The packet being serialized, if any.
-    pub tx: Option<PacketId>,
+    /// When the transmission in progress (or the last one) ends.
+    pub tx_end: SimTime,
+    /// A `TxDone` event is scheduled at `tx_end` (only when packets wait behind the transmission).
+    pub txdone_pending: bool,
+    /// The last transmission ended with nothing queued behind it and no `TxDone` was scheduled:
+    /// the dequeue that would have found the queue empty at `tx_end` is still owed to the
+    /// discipline (it marks the start of an idle period, e.g. for RED) and is paid, at `tx_end`,
+    /// before the discipline is next used.
+    pub owes_empty_dequeue: bool,
     /// Packets on the wire with their arrival times at `to` (non-decreasing), so one pending
     /// event per port suffices whatever the number of packets in flight.
     pub pipe: VecDeque<(SimTime, PacketId)>,

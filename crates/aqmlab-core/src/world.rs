@@ -170,12 +170,13 @@ impl World {
             Event::TxDone(p) => self.tx_done(p, now),
             Event::PipeArrival(p) => self.pipe_arrival(p, now),
             Event::QdiscTimer(p) => {
+                self.pay_empty_dequeue(p, now);
                 let port = &mut self.ports[p as usize];
                 if let Some(t) = port.queue.timer(now, &mut self.pool, &mut self.drops) {
                     self.events.schedule(t, Event::QdiscTimer(p));
                 }
                 self.settle_drops();
-                if self.ports[p as usize].tx.is_none() {
+                if self.port_idle(p, now) {
                     self.start_tx(p, now);
                 }
             }
@@ -305,6 +306,7 @@ impl World {
                 }
             }
         }
+        self.pay_empty_dequeue(p, now);
         let port = &mut self.ports[p as usize];
         let (_, timer) = port
             .queue
@@ -313,13 +315,48 @@ impl World {
             self.events.schedule(t, Event::QdiscTimer(p));
         }
         self.settle_drops();
-        if self.ports[p as usize].tx.is_none() {
+        if self.port_idle(p, now) {
             self.start_tx(p, now);
+        } else {
+            let port = &mut self.ports[p as usize];
+            if !port.txdone_pending && port.queue.disc.len_packets() > 0 {
+                port.txdone_pending = true;
+                port.owes_empty_dequeue = false;
+                self.events.schedule(port.tx_end, Event::TxDone(p));
+            }
         }
     }
 
+    /// True if port `p` transmits nothing at `now` and has no transmission-end event pending.
+    #[inline]
+    fn port_idle(&self, p: PortId, now: SimTime) -> bool {
+        let port = &self.ports[p as usize];
+        now >= port.tx_end && !port.txdone_pending
+    }
+
+    /// Performs the dequeue owed since the last transmission ended with an empty queue, at the
+    /// time it would have happened (so the discipline sees its idle period start on time).
+    #[inline]
+    fn pay_empty_dequeue(&mut self, p: PortId, now: SimTime) {
+        let port = &mut self.ports[p as usize];
+        if port.owes_empty_dequeue && now >= port.tx_end {
+            port.owes_empty_dequeue = false;
+            let at = port.tx_end;
+            let (pkt, timer) = port.queue.dequeue(at, &mut self.pool, &mut self.drops);
+            debug_assert!(pkt.is_none(), "an owed dequeue found a packet");
+            if let Some(t) = timer {
+                self.events.schedule(t.max(now), Event::QdiscTimer(p));
+            }
+            self.settle_drops();
+        }
+    }
+
+    /// Starts transmitting the next packet of an idle port. The packet enters the propagation
+    /// pipe at once (its arrival time is known); a `TxDone` event is scheduled only if packets
+    /// wait behind it, so an uncongested hop costs one event per packet instead of two.
     fn start_tx(&mut self, p: PortId, now: SimTime) {
         let port = &mut self.ports[p as usize];
+        port.owes_empty_dequeue = false;
         let (pkt, timer) = port.queue.dequeue(now, &mut self.pool, &mut self.drops);
         if let Some(t) = timer {
             self.events.schedule(t, Event::QdiscTimer(p));
@@ -334,31 +371,35 @@ impl World {
                 port.tx_pkts += 1;
                 port.tx_bytes += size as u64;
             }
-            port.tx = Some(pkt);
-            self.events.schedule(now + d, Event::TxDone(p));
+            port.tx_end = now + d;
+            if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
+                port.lost_pkts += 1;
+                let pk = self.pool.get(pkt);
+                let stats = &mut self.flows[pk.flow as usize].stats.total;
+                match pk.kind {
+                    PacketKind::Data => stats.lost_pkts += 1,
+                    PacketKind::Ack => stats.ack_losses += 1,
+                }
+                self.pool.free(pkt);
+            } else {
+                let arrival = now + d + port.delay;
+                if port.pipe.is_empty() {
+                    self.events.schedule(arrival, Event::PipeArrival(p));
+                }
+                port.pipe.push_back((arrival, pkt));
+            }
+            if port.queue.disc.len_packets() > 0 {
+                port.txdone_pending = true;
+                self.events.schedule(now + d, Event::TxDone(p));
+            } else {
+                port.owes_empty_dequeue = true;
+            }
         }
         self.settle_drops();
     }
 
     fn tx_done(&mut self, p: PortId, now: SimTime) {
-        let port = &mut self.ports[p as usize];
-        let pkt = port.tx.take().expect("TxDone on an idle port");
-        if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
-            port.lost_pkts += 1;
-            let pk = self.pool.get(pkt);
-            let stats = &mut self.flows[pk.flow as usize].stats.total;
-            match pk.kind {
-                PacketKind::Data => stats.lost_pkts += 1,
-                PacketKind::Ack => stats.ack_losses += 1,
-            }
-            self.pool.free(pkt);
-        } else {
-            let arrival = now + port.delay;
-            if port.pipe.is_empty() {
-                self.events.schedule(arrival, Event::PipeArrival(p));
-            }
-            port.pipe.push_back((arrival, pkt));
-        }
+        self.ports[p as usize].txdone_pending = false;
         self.start_tx(p, now);
     }
 
@@ -414,7 +455,11 @@ impl World {
     }
 
     /// Frees packets the queues dropped and charges them to their flows.
+    #[inline]
     fn settle_drops(&mut self) {
+        if self.drops.is_empty() {
+            return;
+        }
         for (pkt, _) in self.drops.drain(..) {
             let pk = self.pool.get(pkt);
             let stats = &mut self.flows[pk.flow as usize].stats.total;
@@ -502,6 +547,7 @@ impl World {
         let end = self.config.duration;
         let port = &mut self.ports[i];
         let s = &mut port.queue.stats;
+        let mean_len = s.len.mean(end);
         let c = s.window();
         let drops = c.total_drops();
         let mut row: Row = vec![
@@ -527,8 +573,8 @@ impl World {
         row.extend([
             ("drop_rate_per_s", Value::F64(drops as f64 / w)),
             ("drop_frac", Value::F64(frac)),
-            ("mean_len_pkts", Value::F64(s.len_pkts.mean(end))),
-            ("mean_len_bytes", Value::F64(s.len_bytes.mean(end))),
+            ("mean_len_pkts", Value::F64(mean_len.0)),
+            ("mean_len_bytes", Value::F64(mean_len.1)),
             ("max_len_pkts", Value::U64(s.max_len_pkts)),
             ("sojourn_mean_s", Value::F64(s.sojourn.mean() / 1e9)),
             ("sojourn_p50_s", Value::F64(s.sojourn.quantile(0.5) / 1e9)),

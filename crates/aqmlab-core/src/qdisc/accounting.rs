@@ -36,9 +36,7 @@ impl Queue {
         pool: &mut PacketPool,
         f: impl FnOnce(&mut AnyQdisc, &mut Ctx) -> R,
     ) -> R {
-        self.effects.dropped.clear();
-        self.effects.marked = [0; Reason::COUNT];
-        self.effects.timer = None;
+        // `settle` leaves the effects empty after every call.
         let mut ctx = Ctx {
             now,
             pool,
@@ -55,13 +53,19 @@ impl Queue {
         pool: &PacketPool,
         drops: &mut Vec<(PacketId, Reason)>,
     ) -> Option<SimTime> {
-        for &(p, r) in &self.effects.dropped {
-            self.stats.total.dropped_from_queue[r.index()] += 1;
-            self.stats.total.dropped_bytes += pool.get(p).size as u64;
-            drops.push((p, r));
+        if !self.effects.dropped.is_empty() {
+            for &(p, r) in &self.effects.dropped {
+                self.stats.total.dropped_from_queue[r.index()] += 1;
+                self.stats.total.dropped_bytes += pool.get(p).size as u64;
+                drops.push((p, r));
+            }
+            self.effects.dropped.clear();
         }
-        for (i, m) in self.effects.marked.iter().enumerate() {
-            self.stats.total.marked[i] += m;
+        if self.effects.marked != [0; Reason::COUNT] {
+            for (i, m) in self.effects.marked.iter_mut().enumerate() {
+                self.stats.total.marked[i] += *m;
+                *m = 0;
+            }
         }
         self.stats
             .length_changed(now, self.disc.len_packets(), self.disc.len_bytes());

@@ -1,7 +1,6 @@
 //! Counters and averages of one queue, with the identities between them.
 
 use super::histogram::LogHistogram;
-use super::timeavg::TimeAverage;
 use crate::qdisc::Reason;
 use crate::time::SimTime;
 
@@ -90,10 +89,8 @@ pub struct QueueStats {
     /// Counts since time zero.
     pub total: QueueCounters,
     at_window_start: QueueCounters,
-    /// Time-weighted length in packets (window only).
-    pub len_pkts: TimeAverage,
-    /// Time-weighted length in bytes (window only).
-    pub len_bytes: TimeAverage,
+    /// Time-weighted length in packets and bytes (window only).
+    pub len: LengthIntegral,
     /// Largest length in packets seen in the window.
     pub max_len_pkts: u64,
     /// Sojourn times (ns) of packets dequeued in the window.
@@ -108,8 +105,7 @@ impl QueueStats {
         QueueStats {
             total: QueueCounters::default(),
             at_window_start: QueueCounters::default(),
-            len_pkts: TimeAverage::new(window_start),
-            len_bytes: TimeAverage::new(window_start),
+            len: LengthIntegral::new(window_start),
             max_len_pkts: 0,
             sojourn: LogHistogram::new(),
             window_start,
@@ -130,8 +126,7 @@ impl QueueStats {
     /// Records the new length after a change.
     #[inline]
     pub fn length_changed(&mut self, now: SimTime, pkts: usize, bytes: u64) {
-        self.len_pkts.set(now, pkts as f64);
-        self.len_bytes.set(now, bytes as f64);
+        self.len.set(now, pkts as u64, bytes);
         if self.in_window {
             self.max_len_pkts = self.max_len_pkts.max(pkts as u64);
         }
@@ -146,5 +141,75 @@ impl QueueStats {
     /// When the window opens.
     pub fn window_start(&self) -> SimTime {
         self.window_start
+    }
+}
+
+/// Exact integral of a queue's length (packets and bytes) over time inside the window, in
+/// integer arithmetic; a call that does not change the length costs one comparison.
+#[derive(Clone, Debug)]
+pub struct LengthIntegral {
+    last: SimTime,
+    pkts: u64,
+    bytes: u64,
+    area_pkts: u128,
+    area_bytes: u128,
+    window_start: SimTime,
+}
+
+impl LengthIntegral {
+    /// Integrates from `window_start` on.
+    pub fn new(window_start: SimTime) -> Self {
+        LengthIntegral {
+            last: 0,
+            pkts: 0,
+            bytes: 0,
+            area_pkts: 0,
+            area_bytes: 0,
+            window_start,
+        }
+    }
+    /// The length becomes (`pkts`, `bytes`) at `now`.
+    #[inline]
+    pub fn set(&mut self, now: SimTime, pkts: u64, bytes: u64) {
+        if pkts == self.pkts && bytes == self.bytes {
+            return;
+        }
+        self.advance(now);
+        self.pkts = pkts;
+        self.bytes = bytes;
+    }
+    #[inline]
+    fn advance(&mut self, now: SimTime) {
+        let from = self.last.max(self.window_start);
+        if now > from {
+            let dt = (now - from) as u128;
+            self.area_pkts += self.pkts as u128 * dt;
+            self.area_bytes += self.bytes as u128 * dt;
+        }
+        self.last = self.last.max(now);
+    }
+    /// Time-averaged (packets, bytes) over [window_start, end]; NaN for an empty window.
+    pub fn mean(&mut self, end: SimTime) -> (f64, f64) {
+        self.advance(end);
+        if end <= self.window_start {
+            return (f64::NAN, f64::NAN);
+        }
+        let w = (end - self.window_start) as f64;
+        (self.area_pkts as f64 / w, self.area_bytes as f64 / w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LengthIntegral;
+
+    #[test]
+    fn integrates_only_inside_the_window_and_survives_repeated_values() {
+        let mut l = LengthIntegral::new(10);
+        l.set(0, 100, 1000); // outside the window until t = 10
+        l.set(10, 2, 20);
+        l.set(15, 2, 20); // no change
+        l.set(20, 4, 40);
+        assert_eq!(l.mean(30), (3.0, 30.0));
     }
 }

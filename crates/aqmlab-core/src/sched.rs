@@ -125,6 +125,27 @@ mod tests {
     }
 
     #[test]
+    fn matches_a_sorted_order_on_random_schedules() {
+        // Interleaved pushes and pops against a reference: a sorted list of (time, seq).
+        let mut rng = crate::rng::Rng::stream(3, "sched-test");
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut seq = 0;
+        for _ in 0..20_000 {
+            if rng.uniform() < 0.6 || reference.is_empty() {
+                let t = q.now() + (rng.uniform() * 50.0) as u64;
+                q.schedule(t, seq);
+                reference.push((t, seq));
+                seq += 1;
+            } else {
+                reference.sort();
+                let expected = reference.remove(0);
+                assert_eq!(q.pop(), Some(expected));
+            }
+        }
+    }
+
+    #[test]
     #[should_panic(expected = "in the past")]
     fn scheduling_in_the_past_panics() {
         let mut q = EventQueue::new();

@@ -11,6 +11,7 @@ pub mod fifo;
 pub mod avq;
 pub mod classify;
 pub mod codel;
+pub mod dqred;
 pub mod drr;
 pub mod fq;
 pub mod fq_codel;
@@ -262,6 +263,7 @@ disciplines! {
     Codel(codel::Codel) = "codel": "Controlled Delay (RFC 8289)",
     Pie(pie::Pie) = "pie": "Proportional Integral controller Enhanced (RFC 8033)",
     FqCodel(fq_codel::FqCodel) = "fq_codel": "Flow Queue CoDel (RFC 8290)",
+    Dqred(dqred::Dqred) = "dqred": "Dynamic Queue RED: three priority classes, RED each, weights from congestion counts (Mohammed et al. 2017)",
     Red(red::Red) = "red": "RED (Floyd & Jacobson 1993, ns-2 per-packet logic)",
     Gred(red::Gred) = "gred": "Gentle RED (Floyd 2000)",
     Ared(red::Ared) = "ared": "Adaptive RED (Floyd, Gummadi, Shenker 2001), gentle",

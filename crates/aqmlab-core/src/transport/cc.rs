@@ -16,6 +16,9 @@ pub struct Window {
     pub ssthresh: f64,
 }
 
+/// RFC 3465 (appropriate byte counting): at most L = 2 segments of growth per ACK.
+pub const ABC_LIMIT: u64 = 2;
+
 /// A new cumulative ACK outside loss recovery.
 #[derive(Clone, Copy, Debug)]
 pub struct AckInfo {
@@ -30,10 +33,12 @@ pub struct AckInfo {
 }
 
 impl AckInfo {
-    /// How many "ACK units" this ACK is worth for window growth.
+    /// How many "ACK units" this ACK is worth for window growth: 1 per ACK, or the segments it
+    /// acknowledges capped at RFC 3465's L = 2, so that one cumulative ACK covering a large
+    /// hole (after a timeout's go-back-N, or a delayed burst) cannot open the window in a burst.
     pub fn units(&self) -> f64 {
         if self.per_segment {
-            self.acked as f64
+            self.acked.min(ABC_LIMIT) as f64
         } else {
             1.0
         }

@@ -73,6 +73,26 @@ mod tests {
     }
 
     #[test]
+    fn per_segment_growth_is_capped_at_two_segments_per_ack() {
+        // RFC 3465: a cumulative ACK for 300 segments (a hole filled after a timeout) may add at
+        // most L = 2 segments in slow start, not 300.
+        let mut w = Window {
+            cwnd: 4.0,
+            ssthresh: 1000.0,
+        };
+        Reno.on_ack(&mut w, &ack(true, 300));
+        assert_eq!(w.cwnd, 6.0);
+        let mut w = Window {
+            cwnd: 4.0,
+            ssthresh: 1000.0,
+        };
+        Reno.on_ack(&mut w, &ack(true, 2));
+        assert_eq!(w.cwnd, 6.0);
+        Reno.on_ack(&mut w, &ack(true, 1));
+        assert_eq!(w.cwnd, 7.0);
+    }
+
+    #[test]
     fn slow_start_doubles_and_avoidance_adds_one_per_window() {
         let mut w = Window {
             cwnd: 2.0,

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Compiles dumbbell.cc against the headers and shared libraries of the `ns3` PyPI wheel
+# (ns3==3.44.post0) installed in a virtual environment, producing build/dumbbell.
+#
+#   NS3_VENV=/work/venv-ns3 bench/peer/build.sh      (NS3_VENV defaults to /work/venv-ns3)
+#   NS3_ROOT=/path/to/site-packages/ns3 bench/peer/build.sh   (or point at the wheel directly)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${NS3_VENV:-/work/venv-ns3}"
+root="${NS3_ROOT:-}"
+if [[ -z "$root" ]]; then
+    if [[ ! -x "$venv/bin/python" ]]; then
+        echo "build.sh: no virtual environment at $venv; install ns-3 first:" >&2
+        echo "  python3 -m venv $venv && $venv/bin/pip install ns3==3.44.post0" >&2
+        exit 2
+    fi
+    # The wheel installs a top-level `ns3` directory with include/ and lib64/ in site-packages.
+    root="$("$venv/bin/python" - <<'PY'
+import pathlib, sysconfig
+print(pathlib.Path(sysconfig.get_paths()["purelib"]) / "ns3")
+PY
+)"
+fi
+inc="$root/include"
+lib="$root/lib64"
+if [[ ! -f "$inc/ns3/core-module.h" || ! -d "$lib" ]]; then
+    echo "build.sh: $root does not look like the ns3 wheel (no include/ns3/core-module.h or lib64/)" >&2
+    exit 2
+fi
+ver="$(ls "$lib" | sed -n 's/^libns3\.\([0-9.]*\)-core\.so$/\1/p' | head -n1)"
+[[ -n "$ver" ]] || { echo "build.sh: no libns3.*-core.so in $lib" >&2; exit 2; }
+mods=(core network internet point-to-point applications traffic-control stats bridge mobility)
+libs=()
+for m in "${mods[@]}"; do
+    [[ -f "$lib/libns3.$ver-$m.so" ]] && libs+=("-lns3.$ver-$m")
+done
+mkdir -p "$here/build"
+set -x
+g++ -O2 -std=c++20 -I"$inc" "$here/dumbbell.cc" -o "$here/build/dumbbell" \
+    -L"$lib" "${libs[@]}" -Wl,-rpath,"$lib" -Wl,--disable-new-dtags -lpthread

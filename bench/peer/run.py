@@ -1,0 +1,399 @@
+#!/usr/bin/env python3
+"""Side by side with ns-3: runs the reference dumbbell scenarios in ns-3 (build/dumbbell, see
+build.sh) and in aqmlab (scenarios/*.toml), and prints one table per metric group with the
+agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
+
+    python bench/peer/run.py                      # every scenario, full length (hours of ns-3)
+    python bench/peer/run.py --quick              # every scenario, 20 s simulated (10 s at N=1000)
+    python bench/peer/run.py -s red-10,pfifo-10   # a selection
+    python bench/peer/run.py --ns3-only           # skip aqmlab
+    python bench/peer/run.py --check-reference    # also compare ns-3 rows with the reference CSV
+    python bench/peer/run.py --ns3-from-reference # ns-3 side from the reference CSV where not cached
+
+ns-3 is optional equipment (README.md says how to install and build it); without it the driver
+runs the aqmlab side alone. If aqmlab cannot run a scenario yet (no TCP, or a discipline that is
+not registered), the driver says so and prints the ns-3 side only.
+
+ns-3 results are cached in results/ (one JSON file per scenario, run and length) because they
+take minutes each; --fresh ignores the cache. Only the standard library is needed here; the
+aqmlab side runs in a subprocess (so its peak RSS is its own) with --python (default: this
+interpreter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NS3_BIN = HERE / "build" / "dumbbell"
+SCENARIO_DIR = HERE / "scenarios"
+RESULTS = HERE / "results"
+REFERENCE = Path("/work/shared/reference/ns3-dumbbell.csv")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    qdisc: str  # ns-3 name (dumbbell.cc --qdisc)
+    template: str  # aqmlab template in scenarios/
+    flows: int
+    duration: float
+    warmup: float
+
+
+SCENARIOS = [
+    Scenario("red-1", "RED", "red.toml", 1, 240, 60),
+    Scenario("red-3", "RED", "red.toml", 3, 240, 60),
+    Scenario("red-10", "RED", "red.toml", 10, 240, 60),
+    Scenario("pfifo-10", "DropTail", "pfifo.toml", 10, 240, 60),
+    Scenario("codel-10", "CoDel", "codel.toml", 10, 240, 60),
+    Scenario("pie-10", "PIE", "pie.toml", 10, 240, 60),
+    Scenario("fq_codel-10", "FqCoDel", "fq_codel.toml", 10, 240, 60),
+    Scenario("red-100", "RED", "red.toml", 100, 240, 60),
+    Scenario("red-1000", "RED", "red.toml", 1000, 60, 20),
+]
+
+# Issue 7's agreement targets: (metric, kind, tolerance); "abs" in the metric's unit, "rel" as
+# a fraction of the ns-3 value.
+TARGETS = [
+    ("utilization_pct", "abs", 1.0),
+    ("mean_queue_pkts", "rel", 0.15),
+    ("drop_fraction", "rel", 0.20),
+    ("goodput_mean_mbps", "rel", 0.05),
+    ("jain_index", "abs", 0.02),
+]
+
+# The reference CSV's columns that the ns-3 program reproduces.
+REFERENCE_COLUMNS = [
+    "utilization_pct", "mean_queue_pkts", "red_avg_queue_pkts", "drops", "early_drops", "forced_drops",
+    "drop_fraction", "goodput_mean_mbps", "goodput_min_mbps", "goodput_max_mbps", "jain_index",
+    "mean_rtt_ms", "queue_delay_ms", "tcp_retransmissions", "tcp_timeouts",
+]
+
+
+def scaled(s: Scenario, quick: bool) -> Scenario:
+    if not quick:
+        return s
+    if s.flows >= 1000:
+        return Scenario(s.name, s.qdisc, s.template, s.flows, 10, 5)
+    return Scenario(s.name, s.qdisc, s.template, s.flows, 20, 5)
+
+
+# --------------------------------------------------------------------------------------------
+# ns-3 side
+
+
+def ns3_cache_path(s: Scenario, run: int) -> Path:
+    return RESULTS / f"ns3_{s.name}_run{run}_{s.duration:g}s_w{s.warmup:g}.json"
+
+
+def reference_rows() -> dict[tuple[str, int, int], dict]:
+    if not REFERENCE.exists():
+        return {}
+    with REFERENCE.open() as f:
+        return {(r["qdisc"], int(r["flows"]), int(r["rng_run"])): r for r in csv.DictReader(f)}
+
+
+def from_reference(s: Scenario, run: int) -> dict | None:
+    """The reference CSV's row as the ns-3 side (full-length scenarios only). The CSV has no
+    device-queue column: the waiting count is estimated as discipline + utilization (the device
+    queue holds one packet while the link is busy; measured 0.78 at RED N=10, utilization 0.92)."""
+    r = reference_rows().get((s.qdisc, s.flows, run))
+    if r is None or (s.duration, s.warmup) != (240, 60):
+        return None
+    d = {c: (float(r[c]) if r.get(c) not in (None, "") else None) for c in REFERENCE_COLUMNS}
+    d["source"] = "reference CSV"
+    d["mean_waiting_pkts"] = d["mean_queue_pkts"] + d["utilization_pct"] / 100
+    d["run_wall_s"] = None
+    d["peak_rss_kb"] = None
+    return d
+
+
+def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference: bool = False) -> dict | None:
+    path = ns3_cache_path(s, run)
+    if path.exists() and not fresh and not extra:
+        return json.loads(path.read_text())
+    if use_reference:
+        ref = from_reference(s, run)
+        if ref is not None:
+            return ref
+    if not NS3_BIN.exists():
+        return None
+    cmd = [str(NS3_BIN), f"--qdisc={s.qdisc}", f"--flows={s.flows}", f"--duration={s.duration:g}",
+           f"--warmup={s.warmup:g}", f"--run={run}", *extra]
+    print(f"  ns-3: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"ns-3 failed ({p.returncode}): {p.stderr.strip()[-2000:]}")
+    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
+    res = json.loads(line)
+    # aqmlab's queue length counts every packet waiting for the transmitter; in ns-3 that is
+    # the discipline's queue plus the 1-packet device queue beneath it.
+    res["mean_waiting_pkts"] = res["mean_queue_pkts"] + (res.get("mean_device_queue_pkts") or 0.0)
+    res["bottleneck_pkts_per_wall_s"] = res["bottleneck_tx_pkts"] / res["run_wall_s"] if res["run_wall_s"] else None
+    if not extra:
+        RESULTS.mkdir(exist_ok=True)
+        path.write_text(json.dumps(res, indent=1) + "\n")
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+# aqmlab side (in a subprocess: its own peak RSS, and a crash there does not end the driver)
+
+AQMLAB_CHILD = textwrap.dedent(
+    r'''
+    import json, math, resource, sys, time, tomllib
+    spec = json.loads(sys.argv[1])
+    try:
+        import aqmlab
+    except ImportError as e:
+        print(json.dumps({"unsupported": f"aqmlab is not importable: {e}"})); sys.exit(0)
+    doc = tomllib.loads(open(spec["template"]).read())
+    doc["simulation"]["duration"] = f"{spec['duration']}s"
+    doc["simulation"]["warmup"] = f"{spec['warmup']}s"
+    doc["simulation"]["seed"] = spec["seed"]
+    doc["topology"]["pairs"] = spec["flows"]
+    doc["flows"][0]["count"] = spec["flows"]
+    try:
+        aqmlab.validate(doc)
+    except aqmlab.ScenarioError as e:
+        print(json.dumps({"unsupported": f"aqmlab rejects the scenario: {e}"})); sys.exit(0)
+    t0 = time.perf_counter()
+    res = aqmlab.run(doc)
+    wall = time.perf_counter() - t0
+    s = res.summary
+    q = s["queues"]["r1->r2"]
+    link = s["links"]["r1->r2"]
+    flows = [f for f in s["flows"].values() if f.get("kind") == "tcp"]
+    good = [f["goodput_bps"] / 1e6 for f in flows]
+    n = len(good)
+    jain = sum(good) ** 2 / (n * sum(g * g for g in good)) if n and any(good) else None
+    rtts = [f["rtt_mean_s"] for f in flows if f.get("rtt_mean_s") is not None]
+    red_avg = None
+    qs = res.tables.get("queue_series")
+    if qs is not None and len(qs):
+        rows = qs[(qs["queue"] == "r1->r2") & (qs["time_s"] > spec["warmup"])]
+        cols = [c for c in rows.columns if "avg" in c]
+        if cols and len(rows):
+            red_avg = float(rows[cols[0]].mean())
+    util = link["utilization_frac"] * 100
+    mss, header = 1000, 40
+    tx_s = (mss + header) * 8 / link["rate_bps"]
+    mean_q = q["mean_len_pkts"]
+    window = spec["duration"] - spec["warmup"]
+    out = {
+        "simulator": "aqmlab", "aqmlab_version": getattr(aqmlab, "__version__", "?"),
+        "utilization_pct": util,
+        "mean_queue_pkts": mean_q,
+        "red_avg_queue_pkts": red_avg,
+        "arrivals": q["arrivals_pkts"],
+        "drops": q["drops_pkts"],
+        "early_drops": q.get("drops_early_pkts", 0) + q.get("drops_delay_pkts", 0),
+        "forced_drops": q.get("drops_forced_pkts", 0),
+        "drop_fraction": q["drop_frac"],
+        "goodput_mean_mbps": sum(good) / n if n else None,
+        "goodput_min_mbps": min(good) if n else None,
+        "goodput_max_mbps": max(good) if n else None,
+        "jain_index": jain,
+        "mean_rtt_ms": sum(rtts) / len(rtts) * 1e3 if rtts else None,
+        "queue_delay_ms": mean_q * tx_s / (util / 100) * 1e3 if util else None,
+        "sojourn_mean_ms": q["sojourn_mean_s"] * 1e3 if q.get("sojourn_mean_s") is not None else None,
+        "tcp_retransmissions": sum(f.get("retransmissions", 0) for f in flows),
+        "tcp_timeouts": sum(f.get("timeouts", 0) for f in flows),
+        "events": s["simulation"]["events"],
+        "run_wall_s": wall,
+        "bottleneck_pkts_per_wall_s": link["tx_pkts"] * spec["duration"] / window / wall if wall else None,
+        "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+    print(json.dumps(out))
+    '''
+)
+
+
+def run_aqmlab(s: Scenario, run: int, python: str) -> dict:
+    spec = {"template": str(SCENARIO_DIR / s.template), "duration": s.duration, "warmup": s.warmup,
+            "seed": run, "flows": s.flows}
+    print(f"  aqmlab: {s.template} N={s.flows} {s.duration:g}s seed={run}", file=sys.stderr, flush=True)
+    p = subprocess.run([python, "-c", AQMLAB_CHILD, json.dumps(spec)], capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-500:]}"}
+    return json.loads(lines[-1])
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison and printing
+
+
+def verdict(kind: str, tol: float, a, n) -> tuple[str, float | None]:
+    if a is None or n is None or (isinstance(a, float) and math.isnan(a)) or (isinstance(n, float) and math.isnan(n)):
+        return "-", None
+    if kind == "abs":
+        d = a - n
+        return ("pass" if abs(d) <= tol else "FAIL"), d
+    if n == 0:
+        return ("pass" if a == 0 else "FAIL"), None
+    d = (a - n) / n
+    return ("pass" if abs(d) <= tol else "FAIL"), d
+
+
+def fmt(x, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "-"
+        if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+            return f"{x:.3g}"
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    w = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.rjust(w[i]) if i else c.ljust(w[i]) for i, c in enumerate(cells))
+    return "\n".join([line(headers), line(["-" * x for x in w]), *(line(r) for r in rows)])
+
+
+def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
+    out = []
+    head = ["scenario", "run", "ns-3 wall [s]", "aqmlab wall [s]", "speed-up", "ns-3 RSS [MB]", "aqmlab RSS [MB]",
+            "ns-3 pkts/wall-s", "aqmlab pkts/wall-s"]
+    rows = []
+    for s, run, n, a in results:
+        aw = a.get("run_wall_s") if a and "unsupported" not in a else None
+        nw = n.get("run_wall_s") if n else None
+        rows.append([s.name, str(run), fmt(nw), fmt(aw), fmt(nw / aw if nw and aw else None, 3) + ("x" if nw and aw else ""),
+                     fmt(n["peak_rss_kb"] / 1024 if n and n.get("peak_rss_kb") else None), fmt(a["peak_rss_kb"] / 1024 if aw else None),
+                     fmt(n.get("bottleneck_pkts_per_wall_s") if n else None, 3), fmt(a.get("bottleneck_pkts_per_wall_s") if aw else None, 3)])
+    out.append("Speed and memory (wall time of the simulation run alone)\n" + table(head, rows))
+
+    metrics = [
+        ("utilization_pct", "util [%]"),
+        ("mean_queue_pkts", "queue [pkts]"),
+        ("red_avg_queue_pkts", "RED avg [pkts]"),
+        ("drop_fraction", "drop frac"),
+        ("goodput_mean_mbps", "goodput [Mb/s]"),
+        ("jain_index", "Jain"),
+        ("mean_rtt_ms", "RTT [ms]"),
+        ("tcp_retransmissions", "retx"),
+        ("tcp_timeouts", "RTOs"),
+    ]
+    head = ["scenario", "run", "simulator"] + [label for _, label in metrics]
+    rows = []
+    for s, run, n, a in results:
+        aa = a if a and "unsupported" not in a else None
+        nn = dict(n) if n else None
+        if nn:
+            nn["mean_queue_pkts"] = nn.get("mean_waiting_pkts", nn.get("mean_queue_pkts"))
+        for sim, d in (("ns-3 (ref CSV)" if nn and nn.get("source") else "ns-3", nn), ("aqmlab", aa)):
+            rows.append([s.name, str(run), sim] + [fmt(d.get(key)) if d else "-" for key, _ in metrics])
+    out.append(
+        "Results side by side (ns-3 queue = discipline + 1-packet device queue, i.e. every packet waiting "
+        "for the transmitter, as aqmlab counts it)\n" + table(head, rows)
+    )
+
+    head = ["scenario", "run"] + [f"{m} ({'±' + fmt(t) + ' pp' if k == 'abs' and m.startswith('util') else ('±' + fmt(t) if k == 'abs' else '±' + fmt(t * 100) + '%')})" for m, k, t in TARGETS] + ["all"]
+    rows = []
+    for s, run, n, a in results:
+        r = [s.name, str(run)]
+        if not n or not a or "unsupported" in a:
+            rows.append(r + ["-"] * (len(TARGETS) + 1))
+            continue
+        verdicts = []
+        for key, kind, tol in TARGETS:
+            nv = n.get("mean_waiting_pkts") if key == "mean_queue_pkts" else n.get(key)
+            v, d = verdict(kind, tol, a.get(key), nv)
+            verdicts.append(v)
+            shown = "-" if d is None else (f"{d:+.3g}" if kind == "abs" else f"{d * 100:+.1f}%")
+            r.append(f"{v} ({shown})")
+        r.append("pass" if all(v == "pass" for v in verdicts) else "FAIL")
+        rows.append(r)
+    out.append("Agreement targets of issue 7 (aqmlab - ns-3)\n" + table(head, rows))
+    notes = sorted({f"{s.name}: {a['unsupported']}" for s, _, _, a in results if a and "unsupported" in a})
+    if notes:
+        out.append("aqmlab side not run:\n" + "\n".join("  " + textwrap.shorten(x, 300) for x in notes))
+    return "\n\n".join(out)
+
+
+def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
+    if not REFERENCE.exists():
+        return f"(no reference CSV at {REFERENCE})"
+    ref = reference_rows()
+    head = ["scenario", "run", "metric", "reference", "this ns-3", "diff"]
+    rows = []
+    for s, run, n, _ in results:
+        r = ref.get((s.qdisc, s.flows, run))
+        if not n or n.get("source") or not r or (s.duration, s.warmup) != (240, 60):
+            continue
+        for c in REFERENCE_COLUMNS:
+            if r.get(c) in (None, ""):
+                continue
+            rv, nv = float(r[c]), n.get(c)
+            d = None if nv is None else (nv - rv if c in ("utilization_pct", "jain_index") else ((nv - rv) / rv * 100 if rv else None))
+            unit = "" if d is None else (" pp" if c == "utilization_pct" else ("" if c == "jain_index" else "%"))
+            rows.append([s.name, str(run), c, fmt(rv, 6), fmt(nv, 6), "-" if d is None else f"{d:+.3g}{unit}"])
+    if not rows:
+        return "ns-3 vs reference CSV: no full-length (240 s, window 60-240 s) ns-3 rows with a reference row yet."
+    return "ns-3 (this program) vs the reference CSV\n" + table(head, rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-s", "--scenarios", default="all", help="comma-separated names, or all: " + ", ".join(s.name for s in SCENARIOS))
+    ap.add_argument("--runs", default="1", help="comma-separated RNG runs (ns-3 --run, aqmlab seed); default 1")
+    ap.add_argument("--quick", action="store_true", help="20 s simulated (10 s at N = 1000), statistics from 5 s")
+    ap.add_argument("--ns3-only", action="store_true")
+    ap.add_argument("--aqmlab-only", action="store_true")
+    ap.add_argument("--fresh", action="store_true", help="ignore cached ns-3 results")
+    ap.add_argument("--check-reference", action="store_true", help="compare ns-3 rows with the reference CSV")
+    ap.add_argument("--ns3-from-reference", action="store_true",
+                    help="where no ns-3 result is cached, take the ns-3 side from the reference CSV "
+                         "(full-length scenarios it covers; marked 'ns-3 (ref CSV)') instead of running ns-3")
+    ap.add_argument("--python", default=sys.executable, help="interpreter that imports aqmlab")
+    ap.add_argument("--ns3-arg", action="append", default=[], help="extra dumbbell argument, e.g. --ns3-arg=--sack=1 (not cached)")
+    ap.add_argument("--json", type=Path, help="also write every result to this JSON file")
+    args = ap.parse_args()
+
+    names = [s.name for s in SCENARIOS] if args.scenarios == "all" else args.scenarios.split(",")
+    by_name = {s.name: s for s in SCENARIOS}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        ap.error(f"unknown scenario(s) {unknown}; known: {', '.join(by_name)}")
+    runs = [int(x) for x in args.runs.split(",")]
+
+    if not args.aqmlab_only and not NS3_BIN.exists():
+        print(f"ns-3 side unavailable: {NS3_BIN} is not built (see bench/peer/README.md: install the optional "
+              "ns3 wheel in a venv, then bench/peer/build.sh); cached results are used where present.", file=sys.stderr)
+
+    results = []
+    for name in names:
+        s = scaled(by_name[name], args.quick)
+        for run in runs:
+            n = None if args.aqmlab_only else run_ns3(s, run, args.fresh, args.ns3_arg, args.ns3_from_reference)
+            a = None if args.ns3_only else run_aqmlab(s, run, args.python)
+            results.append((s, run, n, a))
+
+    print(compare_rows(results))
+    if not args.aqmlab_only and not args.ns3_only and all(a is None or "unsupported" in a for _, _, _, a in results):
+        print("\naqmlab could not run these scenarios yet: the table shows the ns-3 side only.")
+    if args.check_reference:
+        print()
+        print(reference_check(results))
+    if args.json:
+        args.json.write_text(json.dumps([{"scenario": s.name, "run": r, "duration_s": s.duration, "warmup_s": s.warmup,
+                                          "flows": s.flows, "ns3": n, "aqmlab": a} for s, r, n, a in results], indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,324 @@
+"""DQRED (Mohammed, Attiya, El-Dolil 2017; paper 002).
+
+Part 1: eight schemes (DropTail, RED, AVQ, FQ, SFQ, DRR, REM, PI) on a four-source dumbbell
+(`scenarios/dqred/small.toml`): two TCP FTP flows, a 1.5 Mb/s UDP "video" flow of 1000-B packets,
+a 448 kb/s CBR flow of 210-B packets, a 1 Mb/s bottleneck. Tables I and II, per-flow bar figures.
+
+Part 2: DQRED vs RED on a 166-node / 189-link GT-ITM-style transit-stub topology with
+N = 60, 70, 100, 150 sources in the paper's Table III mix (`scenarios/dqred/att_n<N>.toml`,
+written by `att_scenario_text(N)`; a test checks the files are current). Video packets carry
+priority 15, audio 10, FTP 0. Every router queue runs the algorithm under test.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pandas as pd
+
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+
+NAME = "dqred"
+TITLE = "Active queue management for congestion control: performance evaluation, new approach, and comparative study (DQRED)"
+CITATION = (
+    "H. Mohammed, G. Attiya, S. El-Dolil, \"Active Queue Management for Congestion Control: "
+    "Performance Evaluation, New Approach, and Comparative Study\", Int. J. Computing and Network "
+    "Technology 5(2), 2017 (ns-2). Paper 002 of the project's seeds; setup as read in papers.md §002."
+)
+
+SMALL = SCENARIOS / "dqred" / "small.toml"
+LIMIT = 100  # the paper's queue limit (packets)
+
+#: Part 1 schemes: label -> bottleneck qdisc (TOML inline table). ns-2 defaults unless the paper says.
+SCHEMES = {
+    "DT": f'{{ kind = "pfifo", limit = {LIMIT} }}',
+    "RED": f'{{ kind = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, limit = {LIMIT} }}',
+    "VQ": f'{{ kind = "avq", limit = {LIMIT} }}',
+    "FQ": f'{{ kind = "fq", limit = {LIMIT} }}',
+    # SFQ as the paper describes it (1024 sub-streams hashed on addresses and ports, a shared
+    # limit: Linux's SFQ, the project's quantum mode); DRR by flow (ns-2 hashes the source into 10
+    # buckets, which here puts two of the four flows in one bucket; the paper shows no sharing)
+    "SFQ": f'{{ kind = "sfq", mode = "quantum", buckets = 1024, classify = "hash", limit = {LIMIT} }}',
+    "DRR": f'{{ kind = "drr", classify = "flow", limit = "{LIMIT * 1000}B" }}',
+    "REM": f'{{ kind = "rem", limit = {LIMIT} }}',
+    "PI": f'{{ kind = "pi", limit = {LIMIT} }}',
+}
+FLOWS = ("flow1", "flow2", "flow3", "flow4")  # TCP, TCP, video UDP, CBR UDP
+
+# The paper's Table II (per flow 1..4) and Table I (global power)
+PAPER_THR_KBps = {"DT": (5.89, 4.33, 63.86, 11.94), "RED": (16.06, 19.74, 32.76, 15.98), "VQ": (4.14, 26.44, 35.36, 17.08),
+                  "FQ": (23.26, 23.23, 23.02, 17.82), "SFQ": (23.88, 23.4, 22.22, 17.82), "DRR": (23.59, 23.09, 22.84, 17.82),
+                  "REM": (7.51, 12.44, 50.26, 16.66), "PI": (10.4, 7.99, 53.26, 15.68)}
+PAPER_DELAY_S = {"DT": (0.74, 0.77, 0.96, 0.88), "RED": (0.14, 0.14, 0.12, 0.12), "VQ": (0.41, 0.21, 0.19, 0.2),
+                 "FQ": (1.54, 1.54, 2.07, 0.08), "SFQ": (0.29, 0.29, 0.4, 0.08), "DRR": (0.29, 0.29, 0.3, 0.06),
+                 "REM": (0.52, 0.43, 0.59, 0.55), "PI": (0.68, 0.68, 0.91, 0.88)}
+PAPER_LOSS_PCT = {"DT": (29.53, 20.53, 29.58, 33), "RED": (14.5, 11.3, 10.9, 10.3), "VQ": (28.57, 8.16, 3.81, 4.15),
+                  "FQ": (8.13, 8.13, 62.04, 0.0), "SFQ": (3.77, 3.18, 44.37, 0.0), "DRR": (2.74, 2.88, 38.28, 0.0),
+                  "REM": (20.96, 9.65, 7.6, 6.5), "PI": (22.2, 5.41, 13.28, 12.01)}
+PAPER_SYS_KBPS = {"DT": 924.2, "RED": 676.43, "VQ": 664.15, "FQ": 698.8, "SFQ": 699.09, "DRR": 699.22, "REM": 695.38, "PI": 699.09}
+PAPER_TOTAL_LOSS = {"DT": 28.21, "RED": 0.11, "VQ": 6.5, "FQ": 30.72, "SFQ": 18.78, "DRR": 15.62, "REM": 8.8, "PI": 11.62}
+PAPER_FAIRNESS = {"DT": 0.43, "RED": 0.9, "VQ": 0.75, "FQ": 0.986, "SFQ": 0.988, "DRR": 0.989, "REM": 0.63, "PI": 0.81}
+PAPER_POWER = {"DT": (7.96, 5.6, 66.52, 13.57), "RED": (114.71, 114, 273, 133.17), "VQ": (10.1, 126, 186.11, 85.4),
+               "FQ": (15.1, 15.08, 11.12, 222.8), "SFQ": (82.34, 80.69, 55.55, 222.8), "DRR": (81.34, 79.62, 76.13, 297),
+               "REM": (14.44, 28.93, 85.19, 30.3), "PI": (15.29, 11.75, 58.52, 17.82)}
+
+# ---------------------------------------------------------------- part 2
+NS = (60, 70, 100, 150)
+#: Table III: N -> (FTP, audio, video) sources
+MIX = {60: (20, 20, 20), 70: (30, 20, 20), 100: (30, 30, 40), 150: (30, 50, 70)}
+VIDEO_PRIORITY, AUDIO_PRIORITY = 15, 10
+#: Part 2 algorithms: label -> default_qdisc of every router queue. RED uses DQRED's per-class
+#: parameters (gentle curve, min_th 5, max_th 15, max_p 0.1, w_q 0.002) on one shared FIFO.
+ALGORITHMS = {
+    "RED": f'{{ kind = "gred", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, limit = {LIMIT} }}',
+    "DQRED": f'{{ kind = "dqred", limit = {LIMIT} }}',
+}
+BOTTLENECK = "t1.2->t2.2"  # the single inter-domain link: every source is in domain 1, every sink in domain 2
+TOPO_SEED = 1
+PLACEMENT_SEED = 2017
+
+
+def att_path(n: int):
+    return SCENARIOS / "dqred" / f"att_n{n}.toml"
+
+
+def _stub_nodes(text: str) -> tuple[list[str], list[str]]:
+    """Stub node names of transit domain 1 and domain 2 of the generated topology."""
+    from aqmlab import _core
+
+    resolved = _core.validate(text)
+    names = set()
+    for a, b in re.findall(r'resolved_qdiscs\."([^"]+)->([^"]+)"', resolved):
+        names.update((a, b))
+    stubs = sorted((x for x in names if x.startswith("s")), key=lambda s: tuple(int(v) for v in s[1:].split(".")))
+    # stub k hangs off transit node ceil(k / stubs_per_transit); 4 transit nodes x 3 stubs per domain
+    per_domain = 4 * 3
+    d1 = [s for s in stubs if int(s[1:].split(".")[0]) <= per_domain]
+    d2 = [s for s in stubs if int(s[1:].split(".")[0]) > per_domain]
+    return d1, d2
+
+
+_TOPOLOGY = """[topology]
+kind = "transit_stub"
+nodes = 166
+links = 189
+transit_domains = 2
+transit_nodes = 4
+stubs_per_transit = 3
+seed = {seed}
+transit_link = {{ rate = "10Mbps", delay = "10ms", monitor = true }}  # transit queues in the summary
+transit_stub_link = {{ rate = "10Mbps", delay = "5ms", monitor = false }}
+stub_link = {{ rate = "10Mbps", delay = "2ms", monitor = false }}
+# every queue: the algorithm under test (the pack overrides this)
+default_qdisc = {{ kind = "gred", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, limit = {limit} }}
+"""
+
+
+def att_scenario_text(n: int) -> str:
+    ftp, audio, video = MIX[n]
+    head = [
+        f"# DQRED paper (002), part 2: N = {n} sources ({ftp} FTP, {audio} audio, {video} video; Table III)",
+        "# on a 166-node / 189-link GT-ITM-style transit-stub topology (the paper's AT&T-like graph).",
+        "# Generated by aqmlab.reproduce.dqred.att_scenario_text; `aqmlab reproduce dqred` expects it unchanged.",
+        "# Sources sit on stub nodes of transit domain 1, sinks on stub nodes of domain 2 (placement drawn",
+        f"# with Python's random.Random({PLACEMENT_SEED})), so all traffic crosses the inter-domain link t1.2-t2.2.",
+        "# Video: CBR 128 kb/s (H.261 at 2 x 64 kb/s), 1000-B packets, priority 15.",
+        "# Audio: G.711 with talk spurts: 80 kb/s while on (160-B frame + 40-B IP/UDP/RTP every 20 ms),",
+        "#        exponential on 1 s / off 1.35 s, priority 10.",
+        "# FTP:   TCP Reno bulk transfers, 1000-B segments, ns-2 default window 20.",
+        f'name = "dqred_att_n{n}"',
+        f'description = "DQRED part 2: {n} sources on the transit-stub topology"',
+        "",
+        "[simulation]",
+        'duration = "40s"',
+        'warmup = "5s"',
+        "seed = 1",
+        'sample_interval = "1s"',
+        "",
+        _TOPOLOGY.format(seed=TOPO_SEED, limit=LIMIT),
+    ]
+    text = "\n".join(head)
+    d1, d2 = _stub_nodes(text)
+    rng = random.Random(PLACEMENT_SEED)
+    flows = ["flows = ["]
+    k = 0
+    for kind, count in (("ftp", ftp), ("audio", audio), ("video", video)):
+        for i in range(1, count + 1):
+            k += 1
+            src, dst = rng.choice(d1), rng.choice(d2)
+            if kind == "ftp":
+                flows.append(f'  {{ kind = "tcp", name = "ftp{i}", from = "{src}", to = "{dst}", cc = "reno", window_pkts = 20, start_jitter = "1s" }},')
+            elif kind == "audio":
+                flows.append(f'  {{ kind = "onoff", name = "audio{i}", from = "{src}", to = "{dst}", rate = "80kbps", size = "200B", '
+                             f'on_time = "1s", off_time = "1.35s", priority = {AUDIO_PRIORITY}, start_jitter = "1s" }},')
+            else:
+                flows.append(f'  {{ kind = "cbr", name = "video{i}", from = "{src}", to = "{dst}", rate = "128kbps", size = "1000B", '
+                             f'priority = {VIDEO_PRIORITY}, start_jitter = "1s" }},')
+    flows.append("]")
+    # `flows` is a top-level key: it must come before the first table header
+    return "\n".join(head[:11] + flows + [""] + head[11:])
+
+
+def available_algorithms() -> dict[str, str]:
+    """Part 2 algorithms whose disciplines this build has (DQRED needs the `dqred` discipline)."""
+    from aqmlab import _core
+
+    have = {name for name, _ in _core.qdiscs()}
+    return {k: v for k, v in ALGORITHMS.items() if re.search(r'kind = "(\w+)"', v).group(1) in have}
+
+
+def configurations(quick: bool) -> list[Config]:
+    configs = []
+    short = ['simulation.duration="20s"', 'simulation.warmup="5s"'] if quick else []
+    for scheme, q in SCHEMES.items():
+        configs.append(Config({"part": 1, "scheme": scheme}, SMALL, [f"topology.bottleneck.qdisc={q}", *short]))
+    for n in ((60, 150) if quick else NS):
+        for alg, q in available_algorithms().items():
+            configs.append(Config({"part": 2, "scheme": alg, "N": n}, att_path(n), [f"topology.default_qdisc={q}", *short]))
+    return configs
+
+
+# ---------------------------------------------------------------- analysis
+def part1(results: PackResults) -> pd.DataFrame:
+    t = results.table[results.table["part"] == 1].copy()
+    metrics = {}
+    for i, f in enumerate(FLOWS, start=1):
+        t[f"thr{i}"] = t[f"flows.{f}.throughput_bps"] / 8e3  # KB/s
+        t[f"delay{i}"] = t[f"flows.{f}.delay_mean_s"]
+        t[f"loss{i}"] = 100 * t[f"flows.{f}.loss_frac"]
+        t[f"power{i}"] = t[f"thr{i}"] / t[f"delay{i}"]
+        metrics.update({f"thr{i}": f"thr{i}", f"delay{i}": f"delay{i}", f"loss{i}": f"loss{i}", f"power{i}": f"power{i}"})
+    sent = sum(t[f"flows.{f}.sent_pkts"] for f in FLOWS)
+    lost = sum(t[f"flows.{f}.dropped_pkts"] for f in FLOWS)
+    t["total_loss"] = 100 * lost / sent
+    t["sys_kbps"] = sum(t[f"flows.{f}.throughput_bps"] for f in FLOWS) / 1e3
+    t["jain"] = t["aggregate.jain_index"]
+    metrics.update({"total_loss": "total_loss", "sys_kbps": "sys_kbps", "jain": "jain"})
+    return summarize(t, ["scheme"], metrics)
+
+
+CLASSES = ("ftp", "audio", "video")
+
+
+def part2(results: PackResults) -> pd.DataFrame:
+    t = results.table[results.table["part"] == 2].copy()
+    metrics = {}
+    for c in CLASSES:
+        def cols(metric):
+            return [x for x in t.columns if re.fullmatch(rf"flows\.{c}\d+\.{metric}", x)]
+        sent = t[cols("sent_pkts")].fillna(0).sum(axis=1)
+        dropped = t[cols("dropped_pkts")].fillna(0).sum(axis=1)
+        delivered = t[cols("delivered_pkts")].fillna(0).sum(axis=1)
+        # packet-weighted mean one-way delay over the class
+        dsum = sum(t[f"flows.{f}.delay_mean_s"].fillna(0) * t[f"flows.{f}.delivered_pkts"].fillna(0)
+                   for f in {x.rsplit(".", 1)[0].split(".", 1)[1] for x in cols("delivered_pkts")})
+        t[f"{c}_thr_kbps"] = t[cols("goodput_bps" if c == "ftp" else "throughput_bps")].fillna(0).sum(axis=1) / 1e3
+        t[f"{c}_loss_pct"] = 100 * dropped / sent
+        t[f"{c}_delay_ms"] = 1e3 * dsum / delivered
+        metrics.update({f"{c}_thr_kbps": f"{c}_thr_kbps", f"{c}_loss_pct": f"{c}_loss_pct", f"{c}_delay_ms": f"{c}_delay_ms"})
+    t["util_pct"] = 100 * t[f"links.{BOTTLENECK}.utilization_frac"]
+    metrics["util_pct"] = "util_pct"
+    return summarize(t, ["N", "scheme"], metrics)
+
+
+def analyze(results: PackResults) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = []
+    p1 = part1(results)
+    order = [s for s in SCHEMES if s in set(p1["scheme"])]
+    p1 = p1.set_index("scheme").loc[order].reset_index()
+    out.append("## Part 1: eight schemes on the small topology\n")
+    out.append(
+        "Dumbbell with four sources (10 Mb/s, 2 ms access links) and a **1 Mb/s**, 10 ms bottleneck (the paper "
+        "does not state it; its DropTail delays of 0.74-0.96 s are a full 100-packet queue of 1000-B packets "
+        "at about 1 Mb/s, and its RED delays of 0.12-0.14 s are RED's 5-15 packet band at that rate). "
+        "flow1, flow2: TCP Reno FTP (window 8000 B = 8 segments of 1000 B); flow3: 1.5 Mb/s UDP video "
+        "(CBR, 1000-B packets); flow4: 448 kb/s CBR (210-B packets). Queue limit 100 packets (DRR: 100 kB). "
+        + ("Quick mode: 20 s runs, statistics over 5-20 s." if results.quick else "60 s runs, statistics over 5-60 s.")
+        + "\n"
+    )
+    rows = []
+    for _, r in p1.iterrows():
+        s = r["scheme"]
+        for i in range(4):
+            rows.append({"scheme": s, "flow": FLOWS[i], "throughput [KB/s]": r[f"thr{i + 1}"], "paper": PAPER_THR_KBps[s][i],
+                         "delay [s]": r[f"delay{i + 1}"], "paper ": PAPER_DELAY_S[s][i],
+                         "loss [%]": r[f"loss{i + 1}"], "paper  ": PAPER_LOSS_PCT[s][i]})
+    out.append("### Table II: per-flow average throughput, delay and loss (paper beside each)\n")
+    out.append(results.write_table("part1_table2_per_flow", pd.DataFrame(rows), ".3g") + "\n")
+    sysrows = [{"scheme": r["scheme"], "system throughput [kb/s]": r["sys_kbps"], "paper": PAPER_SYS_KBPS[r["scheme"]],
+                "total loss [%]": r["total_loss"], "paper ": PAPER_TOTAL_LOSS[r["scheme"]],
+                "Jain index": r["jain"], "paper  ": PAPER_FAIRNESS[r["scheme"]]} for _, r in p1.iterrows()]
+    out.append("### Table II (bottom): system throughput, total loss, fairness\n")
+    out.append(results.write_table("part1_table2_system", pd.DataFrame(sysrows), ".4g") + "\n")
+    prow = []
+    for _, r in p1.iterrows():
+        row = {"scheme": r["scheme"]}
+        for i in range(4):
+            row[f"{FLOWS[i]}"] = r[f"power{i + 1}"]
+            row[f"{FLOWS[i]} paper"] = PAPER_POWER[r["scheme"]][i]
+        prow.append(row)
+    out.append("### Table I: global power = throughput [KB/s] / delay [s]\n")
+    out.append(results.write_table("part1_table1_power", pd.DataFrame(prow), ".4g") + "\n")
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+    width = 0.2
+    x = range(len(order))
+    for ax, (key, title) in zip(axes, (("thr", "throughput [KB/s]"), ("delay", "delay [s]"), ("loss", "loss [%]"))):
+        for i in range(4):
+            ax.bar([v + (i - 1.5) * width for v in x], p1[f"{key}{i + 1}"], width, label=FLOWS[i])
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(order, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(results.figure_path("part1_per_flow"), dpi=80)
+    plt.close(fig)
+    out.append("![per-flow bars](figures/part1_per_flow.png)\n")
+
+    # ---- part 2
+    p2 = part2(results)
+    out.append("## Part 2: DQRED vs RED on the 166-node / 189-link transit-stub topology\n")
+    algs = sorted(set(p2["scheme"]), key=list(ALGORITHMS).index) if len(p2) else []
+    if "DQRED" not in algs:
+        out.append("**The `dqred` discipline is not in this build**: only RED was run; DQRED's rows are missing.\n")
+    out.append(
+        "Sources in the Table III mix on stub nodes of one transit domain, sinks in the other, so every flow "
+        "crosses the 10 Mb/s inter-domain link; every queue runs the algorithm (limit 100 packets). "
+        "Video: 128 kb/s CBR, priority 15; audio: 80 kb/s on/off G.711, priority 10; FTP: Reno bulk. "
+        + ("Quick mode: N = 60 and 150, 20 s." if results.quick else "40 s runs, statistics over 5-40 s.")
+        + "\n"
+    )
+    if len(p2):
+        cols = ["N", "scheme"] + [f"{c}_{m}" for c in CLASSES for m in ("thr_kbps", "delay_ms", "loss_pct")] + ["util_pct"]
+        df = p2[cols].sort_values(["N", "scheme"], key=lambda s: s.map(list(ALGORITHMS).index) if s.name == "scheme" else s)
+        out.append(results.write_table("part2_classes", df, ".4g") + "\n")
+        fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+        for ax, c in zip(axes, CLASSES):
+            for alg in algs:
+                s = p2[p2["scheme"] == alg].sort_values("N")
+                ax.plot(s["N"], s[f"{c}_loss_pct"], "o-", label=alg)
+            ax.set_title(f"{c} packet loss [%]", fontsize=9)
+            ax.set_xlabel("N sources")
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(results.figure_path("part2_loss"), dpi=80)
+        plt.close(fig)
+        out.append("![part 2 loss](figures/part2_loss.png)\n")
+        if "DQRED" in algs:
+            out.append("### The paper's claim: DQRED gives real-time traffic lower loss than RED\n")
+            rows = []
+            for n in sorted(set(p2["N"])):
+                g = p2[p2["N"] == n].set_index("scheme")
+                for c in ("audio", "video", "ftp"):
+                    red, dq = g.loc["RED", f"{c}_loss_pct"], g.loc["DQRED", f"{c}_loss_pct"]
+                    rows.append({"N": int(n), "class": c, "RED loss %": red, "DQRED loss %": dq, "DQRED lower": "yes" if dq < red else "no"})
+            out.append(results.write_table("part2_claims", pd.DataFrame(rows), ".3g") + "\n")
+    return "\n".join(out)

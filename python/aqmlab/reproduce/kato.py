@@ -1,0 +1,200 @@
+"""Kato et al.: the exponential nonlinear RED drop function on a TCP dumbbell (paper 001).
+
+Configurations: gamma in {0, 3, 6, 9, 12, 15} x N in {1, 3, 10} TCP flows, plus N = 1..10 at
+gamma = 0 for the utilization table (Table 3). The full pack also repeats the N = 1..10 sweep
+with the other loss-recovery variants (the paper does not name its TCP), as a sensitivity check.
+Scenario: `scenarios/kato/kato.toml`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+
+NAME = "kato"
+TITLE = "Effects of a nonlinear packet drop probability function on RED performance (Kato et al.)"
+CITATION = (
+    "K. Kato, H. Kato, H. Asahara, D. Ito, T. Kousaka, \"Effects of a nonlinear packet drop "
+    "probability function on RED performance\" (NOLTA / IEICE; ns-2). Paper 001 of the project's "
+    "seeds; setup as read in papers.md §001."
+)
+
+SCENARIO = SCENARIOS / "kato" / "kato.toml"
+#: The TCP variant of the reproduction (the paper does not name its own). Change it here, or run
+#: one configuration by hand with `aqmlab run scenarios/kato/kato.toml --set flows[0].cc=...`.
+TCP = "reno"
+#: Variants of the sensitivity sweep (utilization vs N at gamma = 0), full pack only.
+OTHER_TCPS = ("tahoe", "newreno")
+
+GAMMAS = (0, 3, 6, 9, 12, 15)
+NS = (1, 3, 10)
+QUEUE = "r1->r2"
+
+# ---- the paper's numbers (seed text, Tables 3-7) ----
+PAPER_UTIL = {1: 87.6532, 2: 96.8100, 3: 98.1142, 4: 99.0375, 5: 99.5876, 6: 99.8252, 7: 99.8743, 8: 99.9052, 9: 99.9376, 10: 99.9323}
+# gamma -> (N=1, N=3, N=10)
+PAPER_FI = {0: (1.0, 0.99928645, 0.99424765), 3: (1.0, 0.99966102, 0.98934857), 6: (1.0, 0.99901978, 0.99711903),
+            9: (1.0, 0.99725411, 0.99760367), 12: (1.0, 0.99923791, 0.99624369), 15: (1.0, 0.99951933, 0.99687327)}
+PAPER_THR = {0: (10.95664869, 12.26427686, 12.49153947), 3: (11.12064765, 12.41929565, 12.49700626),
+             6: (11.33184452, 12.47176591, 12.49714643), 9: (11.45642747, 12.48469808, 12.49749913),
+             12: (11.53638991, 12.49037286, 12.49436556), 15: (11.59476104, 12.48994330, 12.49153043)}
+PAPER_QUEUE = {0: (12.14545329, 28.06458115, 36.51818253), 3: (15.65262768, 36.59416766, 57.73895033),
+               6: (20.70861360, 50.11414592, 69.40926058), 9: (25.00759042, 58.74425322, 75.02533626),
+               12: (27.64833212, 64.19811188, 77.96501410), 15: (29.35112049, 67.60265929, 79.72730639)}
+PAPER_RTT = {0: (24.99906838, 25.03974927, 25.00178665), 3: (25.00000000, 25.11137163, 25.96405797),
+             6: (25.12869602, 25.63629373, 29.14687652), 9: (25.30198351, 26.92937564, 31.00130307),
+             12: (25.47461871, 28.00153965, 31.44120248), 15: (25.64302059, 28.76889512, 31.55931384)}
+
+#: (table name, title, paper values, our column, unit note, format)
+METRICS = [
+    ("table4_fairness", "Table 4: fairness index (Jain, per-flow throughput)", PAPER_FI, "fi", ".5f"),
+    ("table5_throughput", "Table 5: average throughput [MB/s] (bottleneck, wire bytes)", PAPER_THR, "thr_MBps", ".4f"),
+    ("table6_avg_queue", "Table 6: average queue size [packets] (time average at R1)", PAPER_QUEUE, "queue_pkts", ".2f"),
+    ("table7_rtt", "Table 7: average RTT [ms] (mean of the senders' RTT samples)", PAPER_RTT, "rtt_ms", ".3f"),
+]
+
+
+def _overrides(n: int, gamma: float, cc: str, quick: bool) -> list[str]:
+    o = [f"topology.pairs={n}", f"flows[0].count={n}", f"topology.bottleneck.qdisc.gamma={gamma}", f'flows[0].cc="{cc}"']
+    if quick:
+        o += ['simulation.duration="40s"', 'simulation.warmup="10s"']
+    return o
+
+
+def configurations(quick: bool) -> list[Config]:
+    gammas = (0, 6, 15) if quick else GAMMAS
+    util_ns = NS if quick else range(1, 11)
+    configs = []
+    seen = set()
+    for g in gammas:
+        for n in NS:
+            configs.append(Config({"tcp": TCP, "gamma": g, "N": n}, SCENARIO, _overrides(n, g, TCP, quick)))
+            seen.add((TCP, g, n))
+    tcps = (TCP,) if quick else (TCP, *OTHER_TCPS)
+    for cc in tcps:
+        for n in util_ns:
+            if (cc, 0, n) not in seen:
+                configs.append(Config({"tcp": cc, "gamma": 0, "N": n}, SCENARIO, _overrides(n, 0, cc, quick)))
+                seen.add((cc, 0, n))
+    return configs
+
+
+def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
+    t = table.copy()
+    rtt_cols = [c for c in t.columns if c.startswith("flows.") and c.endswith(".rtt_mean_s")]
+    t["util_pct"] = 100 * t[f"links.{QUEUE}.utilization_frac"]
+    t["fi"] = t["aggregate.jain_index"]
+    t["thr_MBps"] = t[f"links.{QUEUE}.throughput_bps"] / 8e6
+    t["queue_pkts"] = t[f"queues.{QUEUE}.mean_len_pkts"]
+    # mean over the N flows of each flow's mean RTT sample (the flows' sample counts are nearly equal)
+    t["rtt_ms"] = 1e3 * t[rtt_cols].mean(axis=1, skipna=True)
+    t["drops_early"] = t[f"queues.{QUEUE}.drops_early_pkts"]
+    t["drops_forced"] = t[f"queues.{QUEUE}.drops_forced_pkts"]
+    return t
+
+
+def measured(results: PackResults) -> pd.DataFrame:
+    """Mean over seeds per (tcp, gamma, N) of the pack's metrics."""
+    t = _with_metrics(results.table)
+    cols = {m: m for m in ("util_pct", "fi", "thr_MBps", "queue_pkts", "rtt_ms", "drops_early", "drops_forced")}
+    return summarize(t, ["tcp", "gamma", "N"], cols)
+
+
+def rises(values: list[float], tol: float = 0.0) -> bool:
+    """True if the sequence never falls by more than `tol` from one value to the next."""
+    return all(b >= a - tol for a, b in zip(values, values[1:]))
+
+
+def analyze(results: PackResults) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    m = measured(results)
+    main = m[m["tcp"] == TCP]
+    gammas = sorted(main["gamma"].unique())
+    out = []
+    out.append(
+        f"TCP variant: **{TCP}** (the paper does not name its TCP). Dumbbell, 100 Mb/s 10 ms bottleneck, "
+        "1000 Mb/s 1 ms access links, 1040-B packets, window 10000 packets, nlred_exp at R1 "
+        "(q_min 30, q_max 90, p_max 0.02, w_q 8.32e-5, buffer 500), DropTail at R2. "
+        + ("Quick mode: 40 s runs, statistics over 10-40 s, gamma in {0, 6, 15}." if results.quick
+           else "240 s runs, statistics over 60-240 s.")
+        + "\n"
+    )
+
+    # Table 3: utilization vs N at gamma = 0
+    u = m[m["gamma"] == 0]
+    rows = []
+    for n in sorted(u["N"].unique()):
+        row = {"N": int(n), "paper [%]": PAPER_UTIL[int(n)]}
+        for cc in [TCP, *OTHER_TCPS]:
+            v = u[(u["tcp"] == cc) & (u["N"] == n)]["util_pct"]
+            if len(v):
+                row[f"{cc} [%]" if cc != TCP else f"this run ({cc}) [%]"] = float(v.iloc[0])
+        rows.append(row)
+    util = pd.DataFrame(rows)
+    out.append("## Table 3: bandwidth utilization vs N (gamma = 0)\n")
+    out.append(results.write_table("table3_utilization", util, ".2f") + "\n")
+
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.plot(util["N"], util["paper [%]"], "ks--", label="paper (ns-2)")
+    for c in util.columns[2:]:
+        ax.plot(util["N"], util[c], "o-", label=c.replace(" [%]", ""))
+    ax.set_xlabel("N (TCP flows)")
+    ax.set_ylabel("utilization [%]")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(results.figure_path("utilization_vs_n"), dpi=90)
+    plt.close(fig)
+    out.append("![utilization](figures/utilization_vs_n.png)\n")
+
+    # Tables 4-7: gamma x N, ours beside the paper's
+    fig, axes = plt.subplots(2, 2, figsize=(8, 6))
+    for (name, title, paper, col, fmt), ax in zip(METRICS, axes.flat):
+        rows = []
+        for g in gammas:
+            row = {"gamma": int(g)}
+            for j, n in enumerate(NS):
+                v = main[(main["gamma"] == g) & (main["N"] == n)][col]
+                row[f"N={n}"] = float(v.iloc[0]) if len(v) else math.nan
+                row[f"N={n} paper"] = paper[int(g)][j] if int(g) in paper else math.nan
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        out.append(f"## {title}\n")
+        out.append(results.write_table(name, df, fmt) + "\n")
+        for j, n in enumerate(NS):
+            line = ax.plot(df["gamma"], df[f"N={n}"], "o-", label=f"N={n}")[0]
+            pg = sorted(paper)
+            ax.plot(pg, [paper[g][j] for g in pg], "s--", color=line.get_color(), alpha=0.5, label=f"N={n} paper")
+        ax.set_title(title.split(": ", 1)[1], fontsize=9)
+        ax.set_xlabel("gamma")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(results.figure_path("metrics_vs_gamma"), dpi=90)
+    plt.close(fig)
+    out.append("![metrics vs gamma](figures/metrics_vs_gamma.png) (solid: this reproduction; dashed: the paper)\n")
+
+    # The paper's claims
+    out.append("## The paper's claims\n")
+    out.append("| claim | N | this reproduction | holds |\n|---|---|---|---|")
+    for n in NS:
+        s = main[main["N"] == n].sort_values("gamma")
+        q, r, thr = list(s["queue_pkts"]), list(s["rtt_ms"]), list(s["thr_MBps"])
+        out.append(f"| average queue rises with gamma | {n} | {' → '.join(f'{x:.1f}' for x in q)} | {'yes' if rises(q) else 'no'} |")
+        out.append(f"| average RTT rises with gamma | {n} | {' → '.join(f'{x:.2f}' for x in r)} ms | {'yes' if rises(r) else 'no'} |")
+        if n < 10:
+            out.append(f"| throughput rises with gamma | {n} | {' → '.join(f'{x:.3f}' for x in thr)} MB/s | {'yes' if rises(thr, 0.005) else 'no'} |")
+        else:
+            flat = (max(thr) - min(thr)) / max(thr) < 0.01
+            out.append(f"| throughput flat in gamma | {n} | {' → '.join(f'{x:.3f}' for x in thr)} MB/s | {'yes' if flat else 'no'} |")
+    out.append("")
+    if not results.quick:
+        out.append("Rising is checked step by step (throughput: allowing 0.005 MB/s of noise; flat: spread < 1%).\n")
+    return "\n".join(out)

@@ -1,0 +1,96 @@
+"""DQRED (Mohammed, Attiya, El-Dolil): the quick pack (part 1: eight schemes on the small
+topology, 20 s; part 2: N = 60 and 150 on the transit-stub topology, 20 s).
+
+Paper claims checked: fair queueing (FQ, SFQ, DRR) shares the link equally and punishes the
+multimedia flow; DropTail has the lowest fairness; DQRED gives real-time traffic lower loss than
+RED. Where the simulation differs from the paper, the tests assert what it shows and
+docs/reproductions/dqred.md discusses it: TCP is starved by the 1.95 Mb/s of UDP under the FIFO
+schemes of part 1, and at N = 150, where the UDP sources alone offer more than the 10 Mb/s link,
+DQRED's quotas come out nearly equal (packet round robin over the three classes), so the
+real-time classes lose *more* than under RED while FTP gains (the claim holds at N = 60).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from aqmlab import _core
+from aqmlab.reproduce import PackResults, dqred, reproduce
+from aqmlab.sweep import collect
+
+HAVE_DQRED = "dqred" in {name for name, _ in _core.qdiscs()}
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dqred")
+    report = reproduce("dqred", out, workers=2, quick=True, progress=False)
+    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
+    res = PackResults(table=table, runs={}, out=out, quick=True, seeds=1)
+    return report, dqred.part1(res).set_index("scheme"), dqred.part2(res)
+
+
+def test_att_scenarios_are_the_generators_output_and_the_topology_has_166_nodes_189_links(root):
+    for n in dqred.NS:
+        text = (root / "scenarios" / "dqred" / f"att_n{n}.toml").read_text()
+        assert text == dqred.att_scenario_text(n)
+        assert len(re.findall(r'kind = "tcp"', text)) == dqred.MIX[n][0]
+        assert len(re.findall(rf"priority = {dqred.AUDIO_PRIORITY}\b", text)) == dqred.MIX[n][1]
+        assert len(re.findall(rf"priority = {dqred.VIDEO_PRIORITY}\b", text)) == dqred.MIX[n][2]
+    resolved = _core.validate((root / "scenarios" / "dqred" / "att_n60.toml").read_text())
+    ports = re.findall(r'resolved_qdiscs\."([^"]+)->([^"]+)"', resolved)
+    assert len({a for a, _ in ports} | {b for _, b in ports}) == 166
+    assert len(ports) == 2 * 189
+
+
+def test_fair_queueing_shares_equally_and_punishes_the_video_flow(pack):
+    _, p1, _ = pack
+    for s in ("FQ", "SFQ", "DRR"):
+        r = p1.loc[s]
+        assert r["jain"] > 0.95, s
+        thr = [r[f"thr{i}"] for i in range(1, 5)]
+        assert max(thr) - min(thr) < 0.1 * max(thr), (s, thr)
+        # the 1.5 Mb/s video flow loses most; the TCP flows lose (almost) nothing
+        assert r["loss3"] > 70 and r["loss1"] < 2 and r["loss2"] < 2, s
+
+
+def test_fifo_schemes_let_the_udp_flows_take_the_link(pack):
+    _, p1, _ = pack
+    # DropTail has the lowest fairness, as in the paper (0.43)
+    assert p1["jain"].idxmin() in ("DT", "RED", "REM", "PI")
+    assert p1.loc["DT", "jain"] < 0.6
+    # not as in the paper: with 1.95 Mb/s of UDP into 1 Mb/s, the single-FIFO schemes leave the
+    # TCP flows (almost) nothing; the paper's RED gave them 16-20 KB/s each
+    for s in ("DT", "RED", "REM", "PI"):
+        r = p1.loc[s]
+        assert r["thr1"] + r["thr2"] < 5, s
+        assert r["thr3"] + r["thr4"] > 115, s  # the UDP flows fill the 125 KB/s link
+    # RED keeps the shortest FIFO delay (the paper: RED has the lowest data and video delay)
+    fifo = p1.loc[["DT", "RED", "REM", "PI"]]
+    assert fifo["delay3"].idxmin() == "RED"
+
+
+def test_part2_red_loses_alike_in_every_class_and_more_at_n150(pack):
+    _, _, p2 = pack
+    red = p2[p2["scheme"] == "RED"].set_index("N")
+    assert red.loc[150, "util_pct"] > 99
+    for c in dqred.CLASSES:
+        # one shared FIFO: every class sees about the same loss rate
+        assert abs(red.loc[150, f"{c}_loss_pct"] - red.loc[150, "video_loss_pct"]) < 3
+        assert red.loc[150, f"{c}_loss_pct"] > red.loc[60, f"{c}_loss_pct"] + 5
+
+
+@pytest.mark.skipif(not HAVE_DQRED, reason="the dqred discipline is not in this build yet")
+def test_dqred_real_time_loss_vs_red(pack):
+    _, _, p2 = pack
+    light = p2[p2["N"] == 60].set_index("scheme")
+    heavy = p2[p2["N"] == 150].set_index("scheme")
+    for c in ("audio", "video"):
+        # the paper's claim holds at N = 60: DQRED's real-time loss is below RED's (here ~0)
+        assert light.loc["DQRED", f"{c}_loss_pct"] < 0.5 * light.loc["RED", f"{c}_loss_pct"], c
+        # not reproduced at N = 150 (the paper's headline): the UDP classes lose more than under RED
+        assert heavy.loc["DQRED", f"{c}_loss_pct"] > heavy.loc["RED", f"{c}_loss_pct"], c
+    # the paper's other N = 150 claim holds: DQRED improves the FTP (data) throughput
+    assert heavy.loc["DQRED", "ftp_thr_kbps"] > 1.5 * heavy.loc["RED", "ftp_thr_kbps"]

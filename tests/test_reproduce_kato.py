@@ -1,0 +1,64 @@
+"""Kato et al. (exponential NLRED): the paper's headline trends on the quick pack.
+
+The quick pack runs gamma in {0, 6, 15} x N in {1, 3, 10} for 40 s (statistics over 10-40 s);
+the full pack (`aqmlab reproduce kato`) is in docs/reproductions/kato.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from aqmlab.reproduce import kato, reproduce
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kato")
+    report = reproduce("kato", out, workers=2, quick=True, progress=False)
+    from aqmlab.reproduce import PackResults
+    from aqmlab.sweep import collect
+
+    dirs = sorted((out / "runs").iterdir())
+    table = collect(dirs, sections=("aggregate", "queues", "links", "flows"))
+    m = kato.measured(PackResults(table=table, runs={}, out=out, quick=True, seeds=1))
+    return report, m[m["tcp"] == kato.TCP]
+
+
+def _series(m, n, col):
+    return list(m[m["N"] == n].sort_values("gamma")[col])
+
+
+@pytest.mark.parametrize("n", kato.NS)
+def test_average_queue_and_rtt_rise_with_gamma(pack, n):
+    _, m = pack
+    q = _series(m, n, "queue_pkts")
+    rtt = _series(m, n, "rtt_ms")
+    assert len(q) == 3
+    assert all(b > a for a, b in zip(q, q[1:])), q
+    assert all(b > a for a, b in zip(rtt, rtt[1:])), rtt
+
+
+def test_throughput_rises_with_gamma_under_light_load_and_is_flat_at_n10(pack):
+    _, m = pack
+    for n in (1, 3):
+        thr = _series(m, n, "thr_MBps")
+        assert all(b > a for a, b in zip(thr, thr[1:])), (n, thr)
+    thr10 = _series(m, 10, "thr_MBps")
+    assert max(thr10) - min(thr10) < 0.01 * max(thr10)
+    assert min(thr10) > 12.4  # saturated: > 99% of 12.5 MB/s
+
+
+def test_utilization_grows_with_n_and_saturates(pack):
+    _, m = pack
+    u = m[m["gamma"] == 0].sort_values("N")
+    util = list(u["util_pct"])
+    # the paper: 87.7% at N=1, 98.1% at N=3, 99.9% at N=10
+    assert 85 < util[0] < 91 and util[1] > 96 and util[2] > 99.5
+
+
+def test_report_puts_paper_values_beside_ours(pack):
+    report, _ = pack
+    text = report.read_text()
+    assert "12.15" in text  # the paper's average queue at N=1, gamma=0
+    assert (report.parent / "tables" / "table6_avg_queue.csv").exists()
+    assert (report.parent / "figures" / "metrics_vs_gamma.png").exists()

@@ -5,10 +5,13 @@
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
 
-/// Histogram of u64 values with bounded relative error.
+/// Histogram of u64 values with bounded relative error. Only the range of buckets between the
+/// smallest and largest value seen is stored (`counts[i]` is bucket `base + i`), so a flow whose
+/// delays span a few octaves costs a few hundred counters, not one per bucket from zero.
 #[derive(Clone, Debug, Default)]
 pub struct LogHistogram {
     counts: Vec<u64>,
+    base: usize,
     n: u64,
     sum: u128,
     max: u64,
@@ -47,10 +50,18 @@ impl LogHistogram {
     #[inline]
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
-        if b >= self.counts.len() {
-            self.counts.resize(b + 1, 0);
+        if self.counts.is_empty() {
+            self.base = b;
+        } else if b < self.base {
+            let grow = self.base - b;
+            self.counts.splice(0..0, std::iter::repeat(0).take(grow));
+            self.base = b;
         }
-        self.counts[b] += 1;
+        let i = b - self.base;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
         self.n += 1;
         self.sum += v as u128;
         self.max = self.max.max(v);
@@ -79,10 +90,10 @@ impl LogHistogram {
         }
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut seen = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
+        for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                let (lo, hi) = bucket_bounds(b);
+                let (lo, hi) = bucket_bounds(self.base + i);
                 return ((lo + hi.min(self.max)) as f64) / 2.0;
             }
         }
@@ -109,6 +120,20 @@ mod tests {
             assert_eq!(bucket_of(hi), b);
             expected_lo = hi + 1;
         }
+    }
+
+    #[test]
+    fn stores_only_the_occupied_range_and_keeps_quantiles_when_growing_downward() {
+        let mut h = LogHistogram::new();
+        for v in [50_000_000u64, 20_000_000, 200_000_000, 30_000_000] {
+            h.record(v);
+        }
+        // 20 ms .. 200 ms is ~3.3 octaves: a few hundred counters, not the ~1800 from zero
+        assert!(h.counts.len() < 64 * 5, "{}", h.counts.len());
+        let med = h.quantile(0.5); // rank 2 of 4: 30 ms
+        assert!((med - 30e6).abs() / 30e6 < 1.0 / 64.0, "{med}");
+        assert!((h.quantile(0.0) - 20e6).abs() / 20e6 < 1.0 / 64.0);
+        assert!((h.quantile(1.0) - 200e6).abs() / 200e6 < 1.0 / 64.0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! initial RTO, 10 ms timer tick, SYN-like start, ACK per segment) and the RFCs elsewhere.
 //! See docs/tcp.md for the full table.
 
-use super::cc::{Cc, CC_NAMES};
+use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
 use super::{newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::time::SimTime;
@@ -18,6 +18,11 @@ pub struct TcpParams {
     /// Congestion control: "tahoe", "reno", "newreno" or "cubic". Default "newreno".
     #[serde(default = "d_cc")]
     pub cc: String,
+    /// Fast-recovery window rule for the NewReno-style recovery of cc = "newreno" and
+    /// "cubic": "newreno" (RFC 6582 inflation/deflation) or "prr" (RFC 6937 Proportional Rate
+    /// Reduction, ns-3's default). Default "newreno".
+    #[serde(default = "d_recovery")]
+    pub recovery: String,
     /// Application bytes to transfer (a file); absent: unlimited (bulk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Bytes>,
@@ -95,6 +100,9 @@ pub struct TcpParams {
 fn d_cc() -> String {
     "newreno".into()
 }
+fn d_recovery() -> String {
+    "newreno".into()
+}
 fn d_mss() -> Bytes {
     Bytes(1000)
 }
@@ -137,6 +145,8 @@ fn d_delack() -> Duration {
 pub struct TcpConfig {
     /// Congestion control, in its initial state.
     pub cc: Cc,
+    /// Fast recovery paces with PRR (RFC 6937) instead of NewReno's window inflation.
+    pub prr: bool,
     /// Segments to send (None: unlimited).
     pub total_segs: Option<u64>,
     /// Application bytes to send (None: unlimited).
@@ -304,8 +314,27 @@ impl TcpParams {
                 ))
             }
         };
+        let prr = match self.recovery.as_str() {
+            "newreno" => false,
+            "prr" => {
+                if cc.recovery() != Recovery::NewReno {
+                    return Err(format!(
+                        "recovery: \"prr\" needs a congestion control with NewReno-style fast \
+                         recovery (cc = \"newreno\" or \"cubic\"); this flow has cc = {:?}",
+                        self.cc
+                    ));
+                }
+                true
+            }
+            other => {
+                return Err(format!(
+                    "recovery: unknown {other:?}; use \"newreno\" or \"prr\""
+                ))
+            }
+        };
         Ok(TcpConfig {
             cc,
+            prr,
             total_segs,
             total_bytes: self.bytes.map(|b| b.0),
             mss,

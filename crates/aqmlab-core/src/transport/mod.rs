@@ -10,6 +10,7 @@ pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod newreno;
+pub mod prr;
 pub mod reno;
 pub mod rto;
 pub mod sender;

@@ -1,6 +1,8 @@
 //! The TCP sender: windowed transmission, cumulative-ACK processing, duplicate-ACK loss
 //! detection with Tahoe / Reno / NewReno recovery, the RFC 6298 retransmission timer with
 //! Karn's rule and backoff, go-back-N after a timeout, and RFC 3168 ECN reaction.
+//! With `recovery = "prr"`, NewReno's fast recovery paces its sending with Proportional Rate
+//! Reduction (RFC 6937, `prr.rs`) instead of inflating and deflating cwnd.
 //!
 //! Sequence numbers are segment indices. `ack` values are "next segment expected".
 //! `recover` is one past the highest segment sent when recovery began (RFC 6582's "highest
@@ -10,6 +12,7 @@
 use super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Recovery, Window};
 use super::config::TcpConfig;
 use super::newreno::{full_ack_cwnd, partial_ack_cwnd};
+use super::prr::Prr;
 use super::rto::RttEstimator;
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
@@ -51,6 +54,11 @@ pub struct TcpSender {
     in_recovery: bool,
     recover: Option<u64>,
     partial_seen: bool,
+    /// PRR state while in a PRR fast recovery.
+    prr: Option<Prr>,
+    /// PRR's pipe estimate without SACK: segments above `snd_una` reported by duplicate ACKs
+    /// during the current recovery (they have left the network).
+    dup_delivered: u64,
     ecn_recover: Option<u64>,
     send_cwr: bool,
     timed_out_seq: Option<u64>,
@@ -90,6 +98,8 @@ impl TcpSender {
             in_recovery: false,
             recover: None,
             partial_seen: false,
+            prr: None,
+            dup_delivered: 0,
             ecn_recover: None,
             send_cwr: false,
             timed_out_seq: None,
@@ -118,6 +128,29 @@ impl TcpSender {
     /// True during fast recovery.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+
+    /// PRR's estimate of the segments in flight (RFC 6675's pipe with duplicate ACKs standing
+    /// in for SACK): FlightSize minus the segments reported by duplicate ACKs. The segment at
+    /// `snd_una` counts as in flight (its retransmission is, or is about to be, outstanding).
+    pub fn pipe(&self) -> u64 {
+        (self.snd_max - self.snd_una).saturating_sub(self.dup_delivered)
+    }
+
+    /// PRR state during a PRR fast recovery (tests and traces).
+    pub fn prr_state(&self) -> Option<Prr> {
+        self.prr
+    }
+
+    /// Runs PRR for an ACK that reports `delivered` segments; `head_lost` when the segment at
+    /// `snd_una` is presumed lost and not yet retransmitted (it is then not in flight). Sets
+    /// cwnd = pipe + sndcnt.
+    fn prr_update(&mut self, delivered: f64, head_lost: bool) {
+        let pipe = self.pipe().saturating_sub(head_lost as u64) as f64;
+        if let Some(p) = self.prr.as_mut() {
+            let sndcnt = p.on_ack(delivered, pipe, self.w.ssthresh);
+            self.w.cwnd = pipe + sndcnt;
+        }
     }
 
     /// Opens the connection (SYN) or starts sending.
@@ -231,19 +264,31 @@ impl TcpSender {
             let newreno = self.cc.recovery() == Recovery::NewReno;
             let recover = self.recover.unwrap_or(0);
             if newreno && ack < recover {
-                // Partial ACK: retransmit the next hole, deflate, keep recovering.
-                self.send_seg(self.snd_una, now, out, stats);
-                self.w.cwnd = partial_ack_cwnd(self.w.cwnd, acked);
+                // Partial ACK: retransmit the next hole, set the window, keep recovering.
+                if self.prr.is_some() {
+                    // The ACK covers the retransmitted hole and acked - 1 segments that were
+                    // (as far as duplicate ACKs tell) already counted as delivered.
+                    self.dup_delivered = self.dup_delivered.saturating_sub(acked - 1);
+                    // DeliveredData without SACK: the cumulatively acknowledged segments.
+                    self.prr_update(acked as f64, true);
+                    self.send_seg(self.snd_una, now, out, stats);
+                } else {
+                    self.send_seg(self.snd_una, now, out, stats);
+                    self.w.cwnd = partial_ack_cwnd(self.w.cwnd, acked);
+                }
                 // "Impatient": only the first partial ACK resets the timer.
                 restart_timer = !self.partial_seen;
                 self.partial_seen = true;
             } else {
                 self.in_recovery = false;
-                self.w.cwnd = if newreno {
+                self.w.cwnd = if self.prr.take().is_some() {
+                    self.w.ssthresh // RFC 6937: cwnd = ssthresh at the end of recovery
+                } else if newreno {
                     full_ack_cwnd(self.w.ssthresh, self.snd_max - ack)
                 } else {
                     self.w.ssthresh
                 };
+                self.dup_delivered = 0;
                 self.cc.on_recovery_exit(&mut self.w, now);
             }
         } else {
@@ -274,7 +319,16 @@ impl TcpSender {
         self.dupacks += 1;
         self.cc.on_dupack(&mut self.w, now);
         if self.in_recovery {
-            self.w.cwnd += 1.0; // inflation: one more segment has left the network
+            if self.prr.is_some() {
+                // One more segment above the hole has left the network.
+                if self.pipe() > 1 {
+                    self.dup_delivered += 1;
+                }
+                let d = self.prr.map_or(0.0, |p| p.dupack_delivered());
+                self.prr_update(d, false);
+            } else {
+                self.w.cwnd += 1.0; // inflation: one more segment has left the network
+            }
             return;
         }
         if self.dupacks != self.cfg.dupack_threshold {
@@ -299,6 +353,20 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una; // go-back-N from the hole
                 self.send_seg(self.snd_una, now, out, stats);
                 self.snd_nxt = self.snd_una + 1;
+            }
+            Recovery::NewReno if self.cfg.prr => {
+                self.cc.on_loss(&mut self.w, &l);
+                self.in_recovery = true;
+                self.partial_seen = false;
+                // The duplicate ACKs so far each reported a segment above the hole.
+                self.dup_delivered = (self.dupacks as u64).min(l.flight.saturating_sub(1));
+                // RecoverFS: the pipe estimate as recovery begins.
+                self.prr = Some(Prr::new(self.pipe() as f64));
+                // This duplicate ACK is the first ACK of the recovery; the hole is lost and
+                // not yet retransmitted. Its retransmission counts as sent by PRR.
+                let d = self.prr.map_or(0.0, |p| p.dupack_delivered());
+                self.prr_update(d, true);
+                self.send_seg(self.snd_una, now, out, stats);
             }
             Recovery::Reno | Recovery::NewReno => {
                 self.cc.on_loss(&mut self.w, &l);
@@ -358,6 +426,8 @@ impl TcpSender {
                 self.cc.on_timeout(&mut self.w, &l);
                 self.rtt.back_off();
                 self.in_recovery = false;
+                self.prr = None;
+                self.dup_delivered = 0;
                 self.dupacks = 0;
                 self.recover = Some(self.snd_max);
                 self.ecn_recover = Some(self.snd_max);
@@ -383,6 +453,13 @@ impl TcpSender {
         } else {
             0
         };
+        // PRR: cwnd bounds pipe, which excludes the segments reported by duplicate ACKs.
+        let extra = extra
+            + if self.prr.is_some() {
+                self.dup_delivered
+            } else {
+                0
+            };
         let cwnd = (self.w.cwnd.max(1.0).floor() as u64).saturating_add(extra);
         let wnd = cwnd.min(self.cfg.rwnd);
         while self.snd_nxt < self.snd_una + wnd {
@@ -433,6 +510,9 @@ impl TcpSender {
         stats.total.sent_bytes += size as u64;
         if retx {
             stats.total.retransmits += 1;
+        }
+        if let Some(p) = self.prr.as_mut() {
+            p.on_send(1.0);
         }
         if !self.timer.running() {
             self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
@@ -532,6 +612,100 @@ mod tests {
         // cwnd = min(ssthresh 5, flight 0 + 1) = 1? flight = snd_max(16) - 16 = 0 -> max(0,1)+1 = 2.
         assert_eq!(d.s.w.cwnd, 2.0);
         assert_eq!(after, vec![16, 17]);
+        assert_eq!(d.stats.total.timeouts, 0);
+        assert_eq!(d.stats.total.retransmits, 3);
+        assert_eq!(d.stats.total.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn prr_single_loss_spreads_ssthresh_segments_over_the_recovery() {
+        // 20 segments outstanding (2..21), segment 2 lost, 19 duplicate ACKs come back.
+        let mut d = Drive::new(
+            "initial_window = 20\ninitial_ssthresh = 20\ncc = \"newreno\"\nrecovery = \"prr\"",
+        );
+        assert_eq!(d.sent(), (0..20).collect::<Vec<_>>());
+        assert_eq!(d.ack(1), vec![20]);
+        assert_eq!(d.ack(2), vec![21]);
+        assert!(d.ack(2).is_empty());
+        assert!(d.ack(2).is_empty());
+        // Third dupack: ssthresh = 20/2 = 10; pipe = 20 - 3 reported = RecoverFS 17. The hole
+        // is lost (pipe 16 > ssthresh): sndcnt = ceil(1 * 10/17) - 0 = 1: the retransmission.
+        assert_eq!(d.ack(2), vec![2]);
+        assert_eq!(d.s.w.ssthresh, 10.0);
+        assert_eq!(d.s.prr_state().unwrap().recover_fs, 17.0);
+        assert_eq!(d.s.w.cwnd, 17.0);
+        // 16 more dupacks. PRR allows ceil(delivered * 10/17) - out after each.
+        let mut per_ack = vec![];
+        let mut sent = vec![];
+        for k in 2..=17u32 {
+            let s = d.ack(2);
+            per_ack.push(s.len());
+            sent.extend(s);
+            let p = d.s.prr_state().unwrap();
+            assert_eq!(p.delivered, k as f64);
+            let allowed = (k as f64 * 10.0 / 17.0).ceil();
+            if d.s.pipe() as f64 > d.s.w.ssthresh {
+                assert_eq!(p.out, allowed, "after {k} delivered");
+            }
+        }
+        // Never more than one segment per ACK; 10 = ssthresh segments in all (with the
+        // retransmission) for the 17 reported; pipe ends at ssthresh.
+        assert!(per_ack.iter().all(|&n| n <= 1), "{per_ack:?}");
+        assert_eq!(sent, (22..31).collect::<Vec<_>>());
+        assert_eq!(d.s.prr_state().unwrap().out, 10.0);
+        assert_eq!(d.s.pipe(), 10);
+        // The retransmission arrives: full ACK 22 (= recover): cwnd = ssthresh, 9 outstanding.
+        assert_eq!(d.ack(22), vec![31]);
+        assert!(!d.s.in_recovery());
+        assert!(d.s.prr_state().is_none());
+        assert_eq!(d.s.w.cwnd, 10.0);
+        assert_eq!(d.stats.total.retransmits, 1);
+        assert_eq!(d.stats.total.timeouts, 0);
+    }
+
+    #[test]
+    fn prr_partial_acks_retransmit_each_hole_and_end_at_ssthresh() {
+        // The NewReno multi-loss case (window 10, segments 2, 5 and 7 lost) under PRR.
+        let mut d = Drive::new(
+            "initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nrecovery = \"prr\"",
+        );
+        d.sent();
+        assert_eq!(d.ack(1), vec![10]);
+        assert_eq!(d.ack(2), vec![11]);
+        assert!(d.ack(2).is_empty());
+        assert!(d.ack(2).is_empty());
+        // Flight 10 -> ssthresh 5; RecoverFS = 10 - 3 = 7; pipe without the hole 6 > 5:
+        // sndcnt = ceil(5/7) = 1 -> the retransmission of 2.
+        assert_eq!(d.ack(2), vec![2]);
+        assert_eq!(d.s.w.cwnd, 7.0);
+        // Arrivals 3, 4, 6, 8, 9, 10, 11 give 7 dupacks; four more after entry.
+        // 4th: pipe = 12 - 2 - 4 = 6 > 5: ceil(2 * 5/7) - 1 = 1 -> 12.
+        // 5th: pipe = 13 - 2 - 5 = 6: ceil(15/7) - 2 = 1 -> 13.
+        // 6th: pipe = 14 - 2 - 6 = 6: ceil(20/7) - 3 = 0.
+        // 7th: pipe = 14 - 2 - 7 = 5 = ssthresh: SSRB, room 0.
+        let mut new = vec![];
+        for _ in 0..4 {
+            new.extend(d.ack(2));
+        }
+        assert_eq!(new, vec![12, 13]);
+        assert_eq!(d.s.prr_state().unwrap().out, 3.0);
+        assert_eq!(d.s.pipe(), 5);
+        // Partial ACK 5 (3 acked: the hole and 2 reported ones): reported 7 -> 5,
+        // pipe = 14 - 5 - 5 = 4, without the lost hole 3 <= ssthresh: SSRB with
+        // delivered 8, out 3: min(5 - 3, max(8 - 3, 3) + 1) = 2 -> cwnd 5: the
+        // retransmission of 5 and one new segment.
+        assert_eq!(d.ack(5), vec![5, 14]);
+        assert_eq!(d.s.w.cwnd, 5.0);
+        assert!(d.s.in_recovery());
+        // Partial ACK 7 (2 acked): reported 5 -> 4; pipe = 15 - 7 - 4 = 4, without the hole
+        // 3: min(5 - 3, max(10 - 5, 2) + 1) = 2 -> cwnd 5: retransmit 7 and send 15.
+        assert_eq!(d.ack(7), vec![7, 15]);
+        assert_eq!(d.s.w.cwnd, 5.0);
+        // Full ACK (everything to 15 held): leave recovery with cwnd = ssthresh.
+        let after = d.ack(16);
+        assert!(!d.s.in_recovery());
+        assert_eq!(d.s.w.cwnd, 5.0);
+        assert_eq!(after, (16..21).collect::<Vec<_>>());
         assert_eq!(d.stats.total.timeouts, 0);
         assert_eq!(d.stats.total.retransmits, 3);
         assert_eq!(d.stats.total.fast_retransmits, 1);

@@ -196,11 +196,6 @@ mod tests {
         Drr::configure(&p, &h.link()).unwrap()
     }
 
-    fn offer(h: &mut Harness, q: &mut Drr, flow: u32, size: u32) -> Verdict {
-        h.template.flow = flow;
-        h.offer(q, size)
-    }
-
     #[test]
     fn service_order_matches_the_test_vector() {
         // algorithms.md §12, Q = 500: A has 1000-B packets, B 500-B, both backlogged.
@@ -210,10 +205,10 @@ mod tests {
         let mut q = drr(&h, |p| p.quantum = Bytes(500));
         let (a, b) = (0, 1);
         for _ in 0..6 {
-            offer(&mut h, &mut q, a, 1000);
+            h.offer_flow(&mut q, a, 1000);
         }
         for _ in 0..12 {
-            offer(&mut h, &mut q, b, 500);
+            h.offer_flow(&mut q, b, 500);
         }
         let order: Vec<u32> = (0..9)
             .map(|_| {
@@ -235,13 +230,13 @@ mod tests {
     fn an_emptied_bucket_forgets_its_deficit() {
         let mut h = Harness::new();
         let mut q = drr(&h, |p| p.quantum = Bytes(1500));
-        offer(&mut h, &mut q, 0, 100);
+        h.offer_flow(&mut q, 0, 100);
         h.take(&mut q).unwrap();
         assert_eq!(q.deficit[0], 0);
         assert!(q.ring.is_empty());
         // With a small quantum a big packet needs several visits, but it does go out.
         let mut q = drr(&h, |p| p.quantum = Bytes(250));
-        offer(&mut h, &mut q, 0, 1040);
+        h.offer_flow(&mut q, 0, 1040);
         assert!(h.take(&mut q).is_some());
     }
 
@@ -256,15 +251,15 @@ mod tests {
             h.with_ctx(|ctx| q.enqueue(id, ctx));
             fat.push(id);
         }
-        offer(&mut h, &mut q, 1, 500);
+        h.offer_flow(&mut q, 1, 500);
         // 5500 B > 5000: flow 0's head goes.
-        assert_eq!(offer(&mut h, &mut q, 1, 1000), Verdict::Enqueued);
+        assert_eq!(h.offer_flow(&mut q, 1, 1000), Verdict::Enqueued);
         assert_eq!(h.effects.dropped, [(fat[0], Reason::Overflow)]);
         assert_eq!(q.len_bytes(), 4500);
         // An arrival that is itself the head of the fattest bucket is refused.
         let mut q = drr(&h, |p| p.limit = Bytes(1000));
         assert_eq!(
-            offer(&mut h, &mut q, 2, 1500),
+            h.offer_flow(&mut q, 2, 1500),
             Verdict::Dropped(Reason::Overflow)
         );
         assert_eq!(q.len_packets(), 0);

@@ -243,11 +243,6 @@ mod tests {
         Fq::configure(&p, &h.link()).unwrap()
     }
 
-    fn offer(h: &mut Harness, q: &mut Fq, flow: u32, size: u32) -> Verdict {
-        h.template.flow = flow;
-        h.offer(q, size)
-    }
-
     #[test]
     fn scfq_service_order_matches_the_test_vector() {
         // algorithms.md §10: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
@@ -255,10 +250,10 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});
         let (a, b) = (0, 1);
-        offer(&mut h, &mut q, a, 1000);
-        offer(&mut h, &mut q, a, 1000);
+        h.offer_flow(&mut q, a, 1000);
+        h.offer_flow(&mut q, a, 1000);
         for _ in 0..3 {
-            offer(&mut h, &mut q, b, 500);
+            h.offer_flow(&mut q, b, 500);
         }
         let order: Vec<(u32, u32)> = (0..5)
             .map(|_| {
@@ -279,13 +274,13 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});
         for _ in 0..10 {
-            offer(&mut h, &mut q, 0, 1000);
+            h.offer_flow(&mut q, 0, 1000);
         }
         for _ in 0..3 {
             h.take(&mut q);
         }
         assert_eq!(q.v, 3000);
-        offer(&mut h, &mut q, 2, 500);
+        h.offer_flow(&mut q, 2, 500);
         let p = h.take(&mut q).unwrap();
         assert_eq!(h.pool.get(p).flow, 2, "tag 3500 precedes A's 4000");
         let p = h.take(&mut q).unwrap();
@@ -297,16 +292,16 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |p| p.limit = 5);
         for _ in 0..4 {
-            offer(&mut h, &mut q, 0, 1000);
+            h.offer_flow(&mut q, 0, 1000);
         }
-        offer(&mut h, &mut q, 1, 1000);
+        h.offer_flow(&mut q, 1, 1000);
         // Full: flow 1's arrival displaces flow 0's tail.
-        assert_eq!(offer(&mut h, &mut q, 1, 1000), Verdict::Enqueued);
+        assert_eq!(h.offer_flow(&mut q, 1, 1000), Verdict::Enqueued);
         assert_eq!(h.effects.dropped.len(), 1);
         assert_eq!(h.pool.get(h.effects.dropped[0].0).flow, 0);
         // Flow 0 (3 pkts) vs flow 1 (2 + arrival = 3): a tie drops the arrival.
         assert_eq!(
-            offer(&mut h, &mut q, 1, 1000),
+            h.offer_flow(&mut q, 1, 1000),
             Verdict::Dropped(Reason::Overflow)
         );
         assert_eq!(q.len_packets(), 5);
@@ -315,10 +310,10 @@ mod tests {
             p.limit = 2;
             p.overflow = Overflow::Tail;
         });
-        offer(&mut h, &mut q, 0, 1000);
-        offer(&mut h, &mut q, 0, 1000);
+        h.offer_flow(&mut q, 0, 1000);
+        h.offer_flow(&mut q, 0, 1000);
         assert_eq!(
-            offer(&mut h, &mut q, 1, 100),
+            h.offer_flow(&mut q, 1, 100),
             Verdict::Dropped(Reason::Overflow)
         );
     }
@@ -328,10 +323,10 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |p| p.limit = 10_000);
         for _ in 0..300 {
-            offer(&mut h, &mut q, 0, 1500);
+            h.offer_flow(&mut q, 0, 1500);
         }
         for _ in 0..3000 {
-            offer(&mut h, &mut q, 1, 100);
+            h.offer_flow(&mut q, 1, 100);
         }
         let mut bytes = [0i64; 2];
         for _ in 0..1000 {

@@ -349,11 +349,6 @@ mod tests {
         FqCodel::configure(&p, &h.link()).unwrap()
     }
 
-    fn offer(h: &mut Harness, q: &mut FqCodel, flow: u32, size: u32) -> Verdict {
-        h.template.flow = flow;
-        h.offer(q, size)
-    }
-
     #[test]
     fn sparse_flow_is_served_first_then_joins_the_old_list() {
         // algorithms.md §15: bulk flow X on old_flows with deficit 200; new flow Y's 100-B
@@ -361,7 +356,7 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});
         for _ in 0..4 {
-            offer(&mut h, &mut q, 1, 1000);
+            h.offer_flow(&mut q, 1, 1000);
         }
         let first = h.take(&mut q).unwrap(); // X is new: served, deficit 514
         assert_eq!(h.pool.get(first).flow, 1);
@@ -371,7 +366,7 @@ mod tests {
         q.old_flows.push_back(1);
         q.flows[1].list = List::Old;
         q.flows[1].deficit = 200;
-        offer(&mut h, &mut q, 2, 100);
+        h.offer_flow(&mut q, 2, 100);
         let y = h.take(&mut q).unwrap();
         assert_eq!(h.pool.get(y).flow, 2);
         assert_eq!(q.flows[2].deficit, 1414);
@@ -387,10 +382,10 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |p| p.limit = 100_000);
         for _ in 0..200 {
-            offer(&mut h, &mut q, 0, 1500);
+            h.offer_flow(&mut q, 0, 1500);
         }
         for _ in 0..1000 {
-            offer(&mut h, &mut q, 1, 300);
+            h.offer_flow(&mut q, 1, 300);
         }
         let mut bytes = [0u64; 2];
         for _ in 0..400 {
@@ -419,10 +414,10 @@ mod tests {
             fat_ids.push(id);
             assert_eq!(h.with_ctx(|ctx| q.enqueue(id, ctx)), Verdict::Enqueued);
         }
-        offer(&mut h, &mut q, 4, 100);
-        offer(&mut h, &mut q, 4, 100);
+        h.offer_flow(&mut q, 4, 100);
+        h.offer_flow(&mut q, 4, 100);
         // 11th packet: flow 3 holds 8000 B, drop from its head until >= 4000 B are gone.
-        assert_eq!(offer(&mut h, &mut q, 4, 100), Verdict::Enqueued);
+        assert_eq!(h.offer_flow(&mut q, 4, 100), Verdict::Enqueued);
         let dropped: Vec<_> = h.effects.dropped.iter().map(|d| d.0).collect();
         assert_eq!(dropped, fat_ids[..4]);
         assert!(h.effects.dropped.iter().all(|d| d.1 == Reason::Overflow));
@@ -434,12 +429,12 @@ mod tests {
     fn linux_rule_deactivates_an_empty_new_flow_when_no_old_flow_waits() {
         let mut h = Harness::new();
         let mut q = fq(&h, |p| p.empty_new_flow = EmptyNewFlow::Linux);
-        offer(&mut h, &mut q, 5, 100);
+        h.offer_flow(&mut q, 5, 100);
         h.take(&mut q).unwrap();
         assert!(h.take(&mut q).is_none());
         assert_eq!(q.flows[5].list, List::None);
         let mut q = fq(&h, |_| {});
-        offer(&mut h, &mut q, 5, 100);
+        h.offer_flow(&mut q, 5, 100);
         h.take(&mut q).unwrap();
         assert!(h.take(&mut q).is_none());
         // RFC rule: moved to the old list, and removed once found empty there.
@@ -454,13 +449,13 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(&h, |p| p.ecn = false);
         for _ in 0..2000 {
-            offer(&mut h, &mut q, 0, 100);
+            h.offer_flow(&mut q, 0, 100);
         }
         let ms = 1_000_000;
         let mut flow1_drops = 0;
         for t in 0..300 {
             h.now = t * ms;
-            offer(&mut h, &mut q, 1, 100);
+            h.offer_flow(&mut q, 1, 100);
             for _ in 0..2 {
                 h.take(&mut q);
                 flow1_drops += h

@@ -246,11 +246,6 @@ mod tests {
         Sfq::configure(&p, &h.link()).unwrap()
     }
 
-    fn offer(h: &mut Harness, q: &mut Sfq, flow: u32, size: u32) -> Verdict {
-        h.template.flow = flow;
-        h.offer(q, size)
-    }
-
     #[test]
     fn ns2_sharing_rule_matches_the_test_vector() {
         // algorithms.md §11: maxqueue 40, 16 buckets, 30 queued -> left 10.
@@ -267,7 +262,7 @@ mod tests {
         let mut h = Harness::new();
         let mut q = sfq(&h, |_| {});
         let accepted = (0..40)
-            .filter(|_| offer(&mut h, &mut q, 0, 100) == Verdict::Enqueued)
+            .filter(|_| h.offer_flow(&mut q, 0, 100) == Verdict::Enqueued)
             .count();
         assert_eq!(accepted, 13);
     }
@@ -277,15 +272,15 @@ mod tests {
         let mut h = Harness::new();
         let mut q = sfq(&h, |p| p.limit = 1000);
         for _ in 0..3 {
-            offer(&mut h, &mut q, 1, 1000);
+            h.offer_flow(&mut q, 1, 1000);
         }
         for _ in 0..3 {
-            offer(&mut h, &mut q, 2, 100);
+            h.offer_flow(&mut q, 2, 100);
         }
         let mut order = Vec::new();
         let p = h.take(&mut q).unwrap(); // flow 1's turn; now flow 2's
         order.push(h.pool.get(p).flow);
-        offer(&mut h, &mut q, 3, 100); // joins just before flow 2: after 2 and 1 in this round
+        h.offer_flow(&mut q, 3, 100); // joins just before flow 2: after 2 and 1 in this round
         for _ in 0..6 {
             let p = h.take(&mut q).unwrap();
             order.push(h.pool.get(p).flow);
@@ -302,10 +297,10 @@ mod tests {
             p.quantum = Bytes(1500);
         });
         for _ in 0..500 {
-            offer(&mut h, &mut q, 0, 1500);
+            h.offer_flow(&mut q, 0, 1500);
         }
         for _ in 0..5000 {
-            offer(&mut h, &mut q, 1, 150);
+            h.offer_flow(&mut q, 1, 150);
         }
         let mut bytes = [0i64; 2];
         for _ in 0..2000 {
@@ -318,9 +313,9 @@ mod tests {
             p.limit = 4;
         });
         for _ in 0..4 {
-            offer(&mut h, &mut q, 0, 100);
+            h.offer_flow(&mut q, 0, 100);
         }
-        assert_eq!(offer(&mut h, &mut q, 1, 100), Verdict::Enqueued);
+        assert_eq!(h.offer_flow(&mut q, 1, 100), Verdict::Enqueued);
         assert_eq!(h.pool.get(h.effects.dropped[0].0).flow, 0);
         assert_eq!(q.buckets[0].len(), 3);
     }

@@ -70,6 +70,11 @@ impl Harness {
         let id = self.packet(size);
         self.with_ctx(|ctx| q.enqueue(id, ctx))
     }
+    /// Offers a new packet of `size` bytes belonging to flow `flow`.
+    pub fn offer_flow<Q: QueueDisc>(&mut self, q: &mut Q, flow: u32, size: u32) -> Verdict {
+        self.template.flow = flow;
+        self.offer(q, size)
+    }
     /// Offers a new ECN-capable packet of `size` bytes.
     pub fn offer_ect<Q: QueueDisc>(&mut self, q: &mut Q, size: u32) -> Verdict {
         let id = self.packet(size);

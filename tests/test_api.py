@@ -74,7 +74,9 @@ def test_save_writes_the_same_files_as_the_cli(short, tmp_path, root):
 def test_interrupted_save_leaves_no_complete_looking_result(short, tmp_path, monkeypatch):
     res = aqmlab.run(short["source"], overrides=short["overrides"])
     calls = {"n": 0}
-    real = results_mod.pq.write_table
+    import pyarrow.parquet as pq
+
+    real = pq.write_table
 
     def failing(table, where, *a, **k):
         calls["n"] += 1
@@ -82,7 +84,7 @@ def test_interrupted_save_leaves_no_complete_looking_result(short, tmp_path, mon
             raise KeyboardInterrupt("simulated interruption")
         return real(table, where, *a, **k)
 
-    monkeypatch.setattr(results_mod.pq, "write_table", failing)
+    monkeypatch.setattr(pq, "write_table", failing)
     with pytest.raises(KeyboardInterrupt):
         res.save(tmp_path / "out")
     assert not (tmp_path / "out").exists()

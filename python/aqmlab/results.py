@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from aqmlab._core import __version__
+
+if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed: `aqmlab validate` stays fast
+    import pandas as pd
 
 #: Tables every run produces, in the order they are saved.
 TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
@@ -46,6 +46,9 @@ def scenario_hash(resolved: str) -> str:
 def _decode(col: tuple) -> Any:
     """Decodes a column from the compiled module: float64 / int64 arrays, or labels as a
     pandas Categorical (categories in order of first appearance)."""
+    import numpy as np
+    import pandas as pd
+
     kind = col[0]
     if kind == "f64":
         return np.frombuffer(col[1], dtype="<f8").copy()
@@ -73,6 +76,8 @@ class Results:
             "scenario_hash": scenario_hash(resolved),
             **summary,
         }
+        import pandas as pd
+
         tables = {name: pd.DataFrame({c: _decode(v) for c, v in cols.items()}) for name, cols in raw["tables"].items()}
         return cls(summary=summary, resolved_scenario=resolved, tables=tables)
 
@@ -90,6 +95,10 @@ class Results:
         end, so an interrupted save never leaves a complete-looking result. An existing target
         is replaced only if it is empty or a previous aqmlab result (has summary.json).
         """
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         target = Path(directory)
         if target.exists():
             if not target.is_dir():

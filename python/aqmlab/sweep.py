@@ -10,14 +10,16 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-import pandas as pd
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from aqmlab import _core
 from aqmlab.results import SUMMARY
 from aqmlab.scenario import ScenarioSource, load_scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: File beside a run's results holding the job's labels.
 META = "job.json"
@@ -89,6 +91,8 @@ def _flatten(prefix: str, obj: Any, out: dict[str, Any]) -> None:
 def collect(dirs: Iterable[Path], sections: Sequence[str] = ("aggregate", "queues", "links")) -> pd.DataFrame:
     """One row per run: the job's labels and seed, then the summary's scalar metrics from
     `sections`, flattened with dotted names (e.g. `queues.r1->r2.mean_len_pkts`)."""
+    import pandas as pd
+
     rows = []
     for d in dirs:
         meta = json.loads((d / META).read_text())

@@ -20,9 +20,6 @@ from aqmlab import _core
 from aqmlab.reproduce import PackResults, dqred, reproduce
 from aqmlab.sweep import collect
 
-HAVE_DQRED = "dqred" in {name for name, _ in _core.qdiscs()}
-
-
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory):
     out = tmp_path_factory.mktemp("dqred")
@@ -82,7 +79,6 @@ def test_part2_red_loses_alike_in_every_class_and_more_at_n150(pack):
         assert red.loc[150, f"{c}_loss_pct"] > red.loc[60, f"{c}_loss_pct"] + 5
 
 
-@pytest.mark.skipif(not HAVE_DQRED, reason="the dqred discipline is not in this build yet")
 def test_dqred_real_time_loss_vs_red(pack):
     _, _, p2 = pack
     light = p2[p2["N"] == 60].set_index("scheme")

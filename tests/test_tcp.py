@@ -339,6 +339,36 @@ def test_determinism_with_tcp():
 
 # --- metrics and input checking ----------------------------------------------------------
 
+def ca_window_after(acks, whole_bytes, start=100.0, mss=1000):
+    """Congestion avoidance from `start` segments: +1/cwnd per ACK, or floor(MSS/cwnd) whole
+    bytes per ACK (an integer byte window, ns-3's TcpNewReno)."""
+    c = start
+    for _ in range(acks):
+        c += math.floor(mss / c) / mss if whole_bytes else 1.0 / c
+    return c
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_cwnd_whole_bytes_follows_the_integer_recurrence(whole):
+    # No loss (100000-packet buffer), no delayed ACKs, congestion avoidance from the first ACK
+    # (IW = ssthresh = 100): after K ACKs cwnd is the recurrence above. K is counted from the
+    # receiver's delivered bytes, which lead the sender's ACKs by the ACKs in flight (~0.5
+    # segment of window here), hence the 1-segment tolerance; the other rule is >10 away.
+    f = tcp(cc="newreno", initial_window=100, initial_ssthresh=100, syn=False, cwnd_whole_bytes=whole)
+    scen = dumbbell(bn_rate="100Mbps", bn_delay="20ms", limit=100000, flows=[f], duration="8s", warmup="0s",
+                    sample="1s")
+    res = aqmlab.run(scen)
+    assert bottleneck_drops(res) == 0
+    last = res.tables["flow_series"].iloc[-1]
+    acks = int(last["delivered_cum_bytes"]) // WIRE
+    assert last["cwnd_pkts"] == pytest.approx(ca_window_after(acks, whole), abs=1.0)
+    assert abs(last["cwnd_pkts"] - ca_window_after(acks, not whole)) > 10
+
+
+def bottleneck_drops(res):
+    return int(res.queues.set_index("queue").loc["r1->r2", "drops_pkts"])
+
+
 def test_tcp_columns_and_udp_placeholders():
     res = aqmlab.run(mixed_scenario(1))
     f = res.flows.set_index("flow")

@@ -125,6 +125,63 @@ QueueDisc::Stats g_statsAtStart;
 std::vector<uint64_t> g_rxAtStart;
 std::vector<Ptr<PacketSink>> g_sinks;
 
+// ns-3's PRR with two optional changes, for the RED utilization investigation
+// (docs/validation.md): every DoRecovery call can be written to the trace, and --prrFreshPipe
+// lowers the "bytes in flight" PRR sets cwnd from by the one segment a duplicate ACK without SACK
+// takes out of the pipe. ns-3 3.44 refreshes m_bytesInFlight before processing an ACK and only
+// afterwards, in DupAck, marks the segment as (Reno-)SACKed, so DoRecovery sets
+// cwnd = pipe_before_ack + sndcnt and the sender may send one segment per duplicate ACK even when
+// PRR's sndcnt is 0 (RFC 6937 section 3 uses the pipe after the ACK). Without the option the
+// behaviour is ns-3's own TcpPrrRecovery.
+FILE* g_prrTrace = nullptr;
+bool g_prrFreshPipe = false;
+bool g_sackOn = false;
+
+class TracedPrr : public TcpPrrRecovery
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("aqmlab::TracedPrr")
+                                .SetParent<TcpPrrRecovery>()
+                                .AddConstructor<TracedPrr>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    TracedPrr() = default;
+    TracedPrr(const TracedPrr& o) = default;
+
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
+    {
+        uint32_t cwndBefore = tcb->m_cWnd.Get();
+        uint32_t pipe = tcb->m_bytesInFlight.Get();
+        if (g_prrFreshPipe && !g_sackOn && isDupAck && deliveredBytes == 0 &&
+            pipe >= tcb->m_segmentSize)
+        {
+            tcb->m_bytesInFlight = pipe - tcb->m_segmentSize; // the segment this dupack reports
+        }
+        TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
+        double t = Simulator::Now().GetSeconds();
+        if (g_prrTrace && t >= TracedPrr::g_prrTraceStart && t <= TracedPrr::g_prrTraceEnd)
+        {
+            std::fprintf(g_prrTrace, "%.6f,prr,%u,%u,%d,%u,%u\n", t, pipe, deliveredBytes,
+                         isDupAck ? 1 : 0, cwndBefore, tcb->m_cWnd.Get());
+        }
+    }
+
+    Ptr<TcpRecoveryOps> Fork() override
+    {
+        return CopyObject<TracedPrr>(this);
+    }
+
+    static double g_prrTraceStart;
+    static double g_prrTraceEnd;
+};
+
+double TracedPrr::g_prrTraceStart = 0;
+double TracedPrr::g_prrTraceEnd = 0;
+
 // An RTT estimator that records every raw sample before the usual mean/deviation update.
 class SampledRtt : public RttMeanDeviation
 {
@@ -185,6 +242,8 @@ OnBottleneckTxBegin(Ptr<const Packet> p)
     }
 }
 
+void TraceRetx(uint32_t flow, uint32_t seq);
+
 void
 OnTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
@@ -200,6 +259,7 @@ OnTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSoc
         {
             ++g_retx;
         }
+        TraceRetx(flow, h.GetSequenceNumber().GetValue());
         for (auto& seg : g_sent[flow])
         {
             if (seg.end > h.GetSequenceNumber() && seg.end - size < end)
@@ -263,6 +323,115 @@ OnSrtt(uint32_t flow, Time, Time now)
     }
 }
 
+// Optional event trace (--trace=FILE): one CSV line per TCP window/state change, per
+// discipline drop, and per sampling instant (queue, RED average, every flow's cwnd/ssthresh),
+// from --traceStart to --traceEnd. Used to compare loss episodes with aqmlab (docs/validation.md).
+FILE* g_trace = nullptr;
+double g_traceStart = 0.0;
+double g_traceEnd = 0.0;
+std::vector<Ptr<TcpSocketBase>> g_sockets;
+
+bool
+Tracing()
+{
+    double t = Simulator::Now().GetSeconds();
+    return g_trace && t >= g_traceStart && t <= g_traceEnd;
+}
+
+uint32_t
+QueueNow()
+{
+    return g_qdisc->GetNPackets();
+}
+
+double
+RedAvgNow()
+{
+    return g_red ? PeekPointer(g_red)->*Get(RedAverage{}) : -1.0;
+}
+
+void
+TraceLine(const char* kind, int flow, double a, double b)
+{
+    std::fprintf(g_trace, "%.6f,%s,%d,%.3f,%.3f,%u,%.3f\n", Simulator::Now().GetSeconds(), kind,
+                 flow, a, b, QueueNow(), RedAvgNow());
+}
+
+void
+OnTraceCwnd(uint32_t flow, uint32_t, uint32_t now)
+{
+    if (Tracing())
+    {
+        TraceLine("cwnd", flow, now / 1000.0, 0.0);
+    }
+}
+
+void
+OnTraceSsthresh(uint32_t flow, uint32_t, uint32_t now)
+{
+    if (Tracing())
+    {
+        TraceLine("ssthresh", flow, now / 1000.0, 0.0);
+    }
+}
+
+void
+OnTraceCongState(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (Tracing())
+    {
+        TraceLine("state", flow, static_cast<double>(now), 0.0);
+    }
+}
+
+void
+OnTraceInFlight(uint32_t flow, uint32_t, uint32_t now)
+{
+    if (Tracing())
+    {
+        TraceLine("inflight", flow, now / 1000.0, 0.0);
+    }
+}
+
+void
+OnTraceDrop(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    if (Tracing())
+    {
+        Ptr<Packet> p = item->GetPacket()->Copy();
+        TcpHeader tcp;
+        double seq = -1;
+        if (p->PeekHeader(tcp))
+        {
+            seq = tcp.GetSequenceNumber().GetValue();
+        }
+        std::fprintf(g_trace, "%.6f,drop,-1,%.0f,0,%u,%.3f,%s\n", Simulator::Now().GetSeconds(),
+                     seq, QueueNow(), RedAvgNow(), reason);
+    }
+}
+
+void
+TraceRetx(uint32_t flow, uint32_t seq)
+{
+    if (Tracing())
+    {
+        TraceLine("retx", flow, seq, 0.0);
+    }
+}
+
+void
+TraceSample()
+{
+    if (Tracing())
+    {
+        TraceLine("queue", -1, g_devQueue->GetNPackets(), 0.0);
+    }
+    if (Simulator::Now().GetSeconds() < g_traceEnd)
+    {
+        Simulator::Schedule(Seconds(g_sampleInterval), &TraceSample);
+    }
+}
+
 void
 HookSender(uint32_t flow, Ptr<BulkSendApplication> app)
 {
@@ -272,6 +441,14 @@ HookSender(uint32_t flow, Ptr<BulkSendApplication> app)
     s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnTcpRx, flow));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
     s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnSrtt, flow));
+    if (g_trace)
+    {
+        s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnTraceCwnd, flow));
+        s->TraceConnectWithoutContext("SlowStartThreshold",
+                                      MakeBoundCallback(&OnTraceSsthresh, flow));
+        s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnTraceCongState, flow));
+        s->TraceConnectWithoutContext("BytesInFlight", MakeBoundCallback(&OnTraceInFlight, flow));
+    }
 }
 
 void
@@ -454,7 +631,27 @@ main(int argc, char* argv[])
                  sendSize);
     cmd.AddValue("startSpread", "flows start uniformly in [0, startSpread) s", startSpread);
     cmd.AddValue("sampleInterval", "queue sampling interval [s]", g_sampleInterval);
+    std::string tracePath;
+    cmd.AddValue("trace",
+                 "write a CSV event trace (cwnd, ssthresh, state, drops, queue) to this file",
+                 tracePath);
+    cmd.AddValue("traceStart", "trace from this time [s]", g_traceStart);
+    cmd.AddValue("prrFreshPipe",
+                 "PRR without SACK: set cwnd from the pipe after a duplicate ACK, not before it "
+                 "(RFC 6937; ns-3 3.44 uses the value before)",
+                 g_prrFreshPipe);
+    cmd.AddValue("traceEnd", "trace until this time [s]", g_traceEnd);
     cmd.Parse(argc, argv);
+    if (!tracePath.empty())
+    {
+        g_trace = std::fopen(tracePath.c_str(), "w");
+        NS_ABORT_MSG_UNLESS(g_trace, "cannot write " << tracePath);
+        std::fprintf(g_trace, "t,kind,flow,a,b,qdisc_pkts,red_avg\n");
+        g_prrTrace = g_trace;
+        TracedPrr::g_prrTraceStart = g_traceStart;
+        TracedPrr::g_prrTraceEnd = g_traceEnd;
+    }
+    g_sackOn = sack;
 
     NS_ABORT_MSG_UNLESS(flows >= 1, "--flows must be at least 1");
     NS_ABORT_MSG_UNLESS(warmup >= 0 && warmup < duration, "--warmup must be in [0, duration)");
@@ -471,6 +668,11 @@ main(int argc, char* argv[])
     {
         Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                            TypeIdValue(TcpPrrRecovery::GetTypeId()));
+        if (g_prrFreshPipe || !tracePath.empty())
+        {
+            Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                               TypeIdValue(TracedPrr::GetTypeId()));
+        }
     }
     else if (recovery == "classic")
     {
@@ -593,6 +795,11 @@ main(int argc, char* argv[])
     bnDev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnBottleneckTxBegin));
 
     Simulator::Schedule(Seconds(warmup), &OpenWindow);
+    if (g_trace)
+    {
+        g_qdisc->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&OnTraceDrop));
+        Simulator::Schedule(Seconds(g_traceStart), &TraceSample);
+    }
     Simulator::Stop(Seconds(duration));
 
     auto wall1 = std::chrono::steady_clock::now();
@@ -710,5 +917,9 @@ main(int argc, char* argv[])
     std::fflush(stdout);
 
     Simulator::Destroy();
+    if (g_trace)
+    {
+        std::fclose(g_trace);
+    }
     return 0;
 }

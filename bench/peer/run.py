@@ -122,7 +122,7 @@ def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference:
     path = ns3_cache_path(s, run)
     if path.exists() and not fresh and not extra:
         return json.loads(path.read_text())
-    if use_reference:
+    if use_reference and not extra:
         ref = from_reference(s, run)
         if ref is not None:
             return ref

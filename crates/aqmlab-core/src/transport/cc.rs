@@ -30,6 +30,10 @@ pub struct AckInfo {
     pub srtt: Option<SimTime>,
     /// Grow per acknowledged segment (true) or per ACK (false, ns-2 / RFC 5681 minimum).
     pub per_segment: bool,
+    /// `Some(mss)`: congestion avoidance grows in whole bytes, floor(units · MSS²/cwnd_bytes)
+    /// and at least 1 byte, as a TCP with an integer byte window does (ns-3's TcpNewReno;
+    /// RFC 5681 section 3.1). `None`: exact units/cwnd segments.
+    pub whole_bytes_mss: Option<u32>,
 }
 
 impl AckInfo {

@@ -55,6 +55,12 @@ pub struct TcpParams {
     /// ("per_segment": byte counting as in Linux and ns-3). Default "per_ack".
     #[serde(default = "d_growth")]
     pub cwnd_growth: String,
+    /// Congestion-avoidance growth in whole bytes: floor(MSS²/cwnd) bytes per ACK unit (at
+    /// least 1), as a TCP with an integer byte window computes it (ns-3's TcpNewReno; RFC 5681
+    /// section 3.1). Up to ~25% slower than the exact 1/cwnd at 1000-B segments and windows of
+    /// a few hundred segments. Default false (exact).
+    #[serde(default)]
+    pub cwnd_whole_bytes: bool,
     /// Minimum RTO. Default 200ms (ns-2 `minrto_`; RFC 6298 says 1s).
     #[serde(default = "d_min_rto")]
     pub min_rto: Duration,
@@ -167,6 +173,8 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Grow per acknowledged segment.
     pub per_segment: bool,
+    /// Congestion avoidance in whole bytes.
+    pub cwnd_whole_bytes: bool,
     /// Timers.
     pub min_rto: SimTime,
     /// RTO before any sample.
@@ -345,6 +353,7 @@ impl TcpParams {
             dupack_threshold: self.dupack_threshold,
             limited_transmit: self.limited_transmit,
             per_segment,
+            cwnd_whole_bytes: self.cwnd_whole_bytes,
             min_rto: self.min_rto.0,
             initial_rto: self.initial_rto.0,
             max_rto: self.max_rto.0,

@@ -10,6 +10,10 @@ pub fn aimd_increase(w: &mut Window, a: &AckInfo) {
     let n = a.units();
     if w.cwnd < w.ssthresh {
         w.cwnd += n;
+    } else if let Some(mss) = a.whole_bytes_mss {
+        let mss = mss as f64;
+        let bytes = (n * mss / w.cwnd).floor().max(1.0); // n·MSS²/(cwnd·MSS) bytes, truncated
+        w.cwnd += bytes / mss;
     } else {
         w.cwnd += n / w.cwnd;
     }
@@ -69,6 +73,7 @@ mod tests {
             acked,
             srtt: None,
             per_segment,
+            whole_bytes_mss: None,
         }
     }
 
@@ -90,6 +95,44 @@ mod tests {
         assert_eq!(w.cwnd, 6.0);
         Reno.on_ack(&mut w, &ack(true, 1));
         assert_eq!(w.cwnd, 7.0);
+    }
+
+    #[test]
+    fn whole_byte_avoidance_matches_an_integer_byte_window() {
+        // An integer TCP (ns-3's TcpNewReno) adds (uint32)(MSS*MSS/cwnd_bytes) bytes per ACK,
+        // at least 1. Run both from 181.557 segments (ns-3 trace value) for one RTT's worth of
+        // delayed ACKs and compare byte for byte.
+        let mss = 1000u32;
+        let mut w = Window {
+            cwnd: 181.557,
+            ssthresh: 100.0,
+        };
+        let mut bytes: u64 = 181_557;
+        let a = AckInfo {
+            whole_bytes_mss: Some(mss),
+            ..ack(false, 2)
+        };
+        for _ in 0..200 {
+            Reno.on_ack(&mut w, &a);
+            bytes += ((mss as u64 * mss as u64) / bytes).max(1);
+        }
+        assert!((w.cwnd * mss as f64 - bytes as f64).abs() < 1e-6, "{} vs {bytes}", w.cwnd);
+        // 5 bytes per ACK here (5.508 exact): 200 ACKs add 1000 bytes, not ~1100.
+        assert_eq!(bytes, 182_557);
+        // A window above MSS² bytes still grows by one byte per ACK.
+        let mut w = Window {
+            cwnd: 2000.0,
+            ssthresh: 10.0,
+        };
+        Reno.on_ack(&mut w, &a);
+        assert!((w.cwnd - 2000.001).abs() < 1e-9);
+        // Without the option the growth stays exact.
+        let mut w = Window {
+            cwnd: 181.557,
+            ssthresh: 100.0,
+        };
+        Reno.on_ack(&mut w, &ack(false, 2));
+        assert!((w.cwnd - (181.557 + 1.0 / 181.557)).abs() < 1e-12);
     }
 
     #[test]

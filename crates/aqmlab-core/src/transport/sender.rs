@@ -297,6 +297,7 @@ impl TcpSender {
                 acked,
                 srtt: self.rtt.srtt(),
                 per_segment: self.cfg.per_segment,
+                whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
             };
             self.cc.on_ack(&mut self.w, &info);
         }

@@ -189,7 +189,7 @@ mod tests {
                 acked: 1,
                 srtt: None,
                 per_segment: false,
-            whole_bytes_mss: None,
+                whole_bytes_mss: None,
             },
         );
         assert!((c.k() - 4.2172).abs() < 1e-4, "K = {}", c.k());
@@ -270,7 +270,7 @@ mod tests {
                     acked: 1,
                     srtt: Some(rtt),
                     per_segment: true,
-                whole_bytes_mss: None,
+                    whole_bytes_mss: None,
                 },
             );
             at.push((now, w.cwnd));
@@ -320,7 +320,7 @@ mod tests {
                     acked: 1,
                     srtt: Some(S / 10),
                     per_segment: true,
-                whole_bytes_mss: None,
+                    whole_bytes_mss: None,
                 },
             );
         }

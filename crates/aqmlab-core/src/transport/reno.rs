@@ -116,7 +116,11 @@ mod tests {
             Reno.on_ack(&mut w, &a);
             bytes += ((mss as u64 * mss as u64) / bytes).max(1);
         }
-        assert!((w.cwnd * mss as f64 - bytes as f64).abs() < 1e-6, "{} vs {bytes}", w.cwnd);
+        assert!(
+            (w.cwnd * mss as f64 - bytes as f64).abs() < 1e-6,
+            "{} vs {bytes}",
+            w.cwnd
+        );
         // 5 bytes per ACK here (5.508 exact): 200 ACKs add 1000 bytes, not ~1100.
         assert_eq!(bytes, 182_557);
         // A window above MSS² bytes still grows by one byte per ACK.

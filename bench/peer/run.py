@@ -29,6 +29,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,6 +168,7 @@ AQMLAB_CHILD = textwrap.dedent(
         aqmlab.validate(doc)
     except aqmlab.ScenarioError as e:
         print(json.dumps({"unsupported": f"aqmlab rejects the scenario: {e}"})); sys.exit(0)
+    scenario_text = aqmlab.load_scenario(doc)
     t0 = time.perf_counter()
     res = aqmlab.run(doc)
     wall = time.perf_counter() - t0
@@ -213,6 +215,7 @@ AQMLAB_CHILD = textwrap.dedent(
         "run_wall_s": wall,
         "bottleneck_pkts_per_wall_s": link["tx_pkts"] * spec["duration"] / window / wall if wall else None,
         "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "scenario_text": scenario_text,
     }
     print(json.dumps(out))
     '''
@@ -227,7 +230,35 @@ def run_aqmlab(s: Scenario, run: int, python: str) -> dict:
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     if p.returncode != 0 or not lines:
         return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-500:]}"}
-    return json.loads(lines[-1])
+    out = json.loads(lines[-1])
+    out.update(run_core(out.pop("scenario_text", None), python))
+    return out
+
+
+CORE_RUNNER = HERE.parent.parent / "target" / "release" / "examples" / "run"
+
+# Runs the core-only runner as this wrapper's only child, so RUSAGE_CHILDREN is its own peak RSS.
+CORE_CHILD = (
+    "import json, resource, subprocess, sys, time\n"
+    "t0 = time.perf_counter()\n"
+    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
+    "print(json.dumps({'core_wall_s': time.perf_counter() - t0, 'core_peak_rss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n"
+)
+
+
+def run_core(scenario_text: str | None, python: str) -> dict:
+    """The same scenario through the core alone (no Python, no DataFrames): the simulator's own
+    wall time and peak RSS. Needs `cargo build --release --example run`; skipped otherwise."""
+    if not scenario_text or not CORE_RUNNER.exists():
+        return {}
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(scenario_text)
+    try:
+        p = subprocess.run([python, "-c", CORE_CHILD, str(CORE_RUNNER), f.name], capture_output=True, text=True)
+        lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+        return json.loads(lines[-1]) if p.returncode == 0 and lines else {}
+    finally:
+        os.unlink(f.name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,14 +298,16 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
 def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
     out = []
     head = ["scenario", "run", "ns-3 wall [s]", "aqmlab wall [s]", "speed-up", "ns-3 RSS [MB]", "aqmlab RSS [MB]",
-            "ns-3 pkts/wall-s", "aqmlab pkts/wall-s"]
+            "ns-3 pkts/wall-s", "aqmlab pkts/wall-s", "core wall [s]", "core RSS [MB]", "core RSS / ns-3"]
     rows = []
     for s, run, n, a in results:
         aw = a.get("run_wall_s") if a and "unsupported" not in a else None
         nw = n.get("run_wall_s") if n else None
         rows.append([s.name, str(run), fmt(nw), fmt(aw), fmt(nw / aw if nw and aw else None, 3) + ("x" if nw and aw else ""),
                      fmt(n["peak_rss_kb"] / 1024 if n and n.get("peak_rss_kb") else None), fmt(a["peak_rss_kb"] / 1024 if aw else None),
-                     fmt(n.get("bottleneck_pkts_per_wall_s") if n else None, 3), fmt(a.get("bottleneck_pkts_per_wall_s") if aw else None, 3)])
+                     fmt(n.get("bottleneck_pkts_per_wall_s") if n else None, 3), fmt(a.get("bottleneck_pkts_per_wall_s") if aw else None, 3),
+                     fmt(a.get("core_wall_s") if aw else None), fmt(a["core_peak_rss_kb"] / 1024 if aw and a.get("core_peak_rss_kb") else None),
+                     fmt(a["core_peak_rss_kb"] / n["peak_rss_kb"] if aw and a.get("core_peak_rss_kb") and n and n.get("peak_rss_kb") else None, 2)])
     out.append("Speed and memory (wall time of the simulation run alone)\n" + table(head, rows))
 
     metrics = [

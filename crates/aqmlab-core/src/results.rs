@@ -44,8 +44,47 @@ pub enum Column {
     F64(Vec<f64>),
     /// Counts.
     U64(Vec<u64>),
-    /// Labels.
-    Str(Vec<String>),
+    /// Labels, interned: `codes[i]` indexes `categories` (in order of first appearance), so a
+    /// time series repeating a flow's name per row stores it once.
+    Str(Labels),
+}
+
+/// An interned column of labels.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Labels {
+    /// Per-row index into `categories`.
+    pub codes: Vec<u32>,
+    /// Distinct labels in order of first appearance.
+    pub categories: Vec<String>,
+    index: BTreeMap<String, u32>,
+}
+
+impl Labels {
+    /// Appends a label.
+    pub fn push(&mut self, s: &str) {
+        let code = match self.index.get(s) {
+            Some(&c) => c,
+            None => {
+                let c = self.categories.len() as u32;
+                self.categories.push(s.to_string());
+                self.index.insert(s.to_string(), c);
+                c
+            }
+        };
+        self.codes.push(code);
+    }
+    /// The label of row `i`.
+    pub fn get(&self, i: usize) -> &str {
+        &self.categories[self.codes[i] as usize]
+    }
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+    /// True if there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
 }
 
 impl Column {
@@ -60,7 +99,7 @@ impl Column {
         match self {
             Column::F64(v) => v.push(f64::NAN),
             Column::U64(v) => v.push(0),
-            Column::Str(v) => v.push(String::new()),
+            Column::Str(v) => v.push(""),
         }
     }
 }
@@ -91,7 +130,7 @@ impl Table {
                     let mut col = match v {
                         Value::F64(_) => Column::F64(Vec::new()),
                         Value::U64(_) => Column::U64(Vec::new()),
-                        Value::Str(_) => Column::Str(Vec::new()),
+                        Value::Str(_) => Column::Str(Labels::default()),
                     };
                     for _ in 0..self.rows {
                         col.push_default();
@@ -104,7 +143,7 @@ impl Table {
                 (Column::F64(c), Value::F64(x)) => c.push(*x),
                 (Column::F64(c), Value::U64(x)) => c.push(*x as f64),
                 (Column::U64(c), Value::U64(x)) => c.push(*x),
-                (Column::Str(c), Value::Str(s)) => c.push(s.clone()),
+                (Column::Str(c), Value::Str(s)) => c.push(s),
                 (col, _) => col.push_default(),
             }
         }
@@ -143,9 +182,21 @@ mod tests {
             Column::F64(v) => assert!(v[0] == 1.0 && v[1] == 2.0 && v[2].is_nan()),
             _ => panic!(),
         }
-        assert_eq!(
-            t.columns[1].1,
-            Column::Str(vec!["".into(), "x".into(), "y".into()])
-        );
+        match &t.columns[1].1 {
+            Column::Str(l) => {
+                assert_eq!((0..3).map(|i| l.get(i)).collect::<Vec<_>>(), ["", "x", "y"]);
+                assert_eq!(l.categories.len(), 3);
+            }
+            _ => panic!(),
+        }
+        // repeated labels are stored once
+        let mut t = Table::new();
+        for i in 0..1000 {
+            t.push(&[("flow", Value::Str(format!("f{}", i % 3)))]);
+        }
+        match &t.columns[0].1 {
+            Column::Str(l) => assert_eq!((l.len(), l.categories.len(), l.get(4)), (1000, 3, "f1")),
+            _ => panic!(),
+        }
     }
 }

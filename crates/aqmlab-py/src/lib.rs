@@ -6,7 +6,6 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use std::collections::HashMap;
 
 create_exception!(
     _core,
@@ -37,20 +36,11 @@ fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
             ("u64", PyBytes::new_bound(py, &bytes)).into_py(py)
         }
         Column::Str(v) => {
-            let mut index: HashMap<&str, u32> = HashMap::new();
-            let mut categories: Vec<&str> = Vec::new();
-            let mut codes: Vec<u8> = Vec::with_capacity(v.len() * 4);
-            for s in v {
-                let code = *index.entry(s.as_str()).or_insert_with(|| {
-                    categories.push(s.as_str());
-                    (categories.len() - 1) as u32
-                });
-                codes.extend_from_slice(&code.to_le_bytes());
-            }
+            let codes: Vec<u8> = v.codes.iter().flat_map(|c| c.to_le_bytes()).collect();
             (
                 "cat",
                 PyBytes::new_bound(py, &codes),
-                PyList::new_bound(py, categories),
+                PyList::new_bound(py, &v.categories),
             )
                 .into_py(py)
         }

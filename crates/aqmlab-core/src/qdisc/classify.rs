@@ -60,6 +60,13 @@ impl Classifier {
             salt: 0,
         }
     }
+    /// Draws a fresh salt from `rng` if the classification is hashed (a no-op, drawing nothing,
+    /// for `flow` and `priority`): the schedulers' optional perturbation at start.
+    pub fn perturb_if_hashed(&mut self, rng: &mut crate::rng::Rng) {
+        if self.by().is_hashed() {
+            self.set_salt(rng.next_u64());
+        }
+    }
     /// Changes the hash salt (the perturbation); no effect on `flow` and `priority`.
     pub fn set_salt(&mut self, salt: u64) {
         self.salt = salt;

@@ -88,8 +88,8 @@ impl Configure for Drr {
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        if self.perturb && self.classifier.by().is_hashed() {
-            self.classifier.set_salt(ctx.rng.next_u64());
+        if self.perturb {
+            self.classifier.perturb_if_hashed(ctx.rng);
         }
     }
 }

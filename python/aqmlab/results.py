@@ -25,11 +25,27 @@ TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
 SUMMARY = "summary.json"
 
 
+def umask() -> int:
+    """The process's file-mode creation mask (read without changing it where Linux allows)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 def write_atomic(path: str | os.PathLike, write) -> None:
-    """Calls `write(tmp_path)` then renames the temporary file over `path`."""
+    """Calls `write(tmp_path)` then renames the temporary file over `path`; the file's mode
+    follows the umask (as for an ordinary new file), not tempfile's 0600."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~umask())
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -56,6 +72,25 @@ def _decode(col: tuple) -> Any:
         return np.frombuffer(col[1], dtype="<u8").astype(np.int64)
     codes = np.frombuffer(col[1], dtype="<u4").astype(np.int32)
     return pd.Categorical.from_codes(codes, categories=list(col[2]))
+
+
+def check_target(target: str | os.PathLike, *, overwrite: bool = False) -> None:
+    """Raises FileExistsError unless `target` can receive a result: absent, an empty
+    directory, or (with `overwrite`) a directory holding an earlier aqmlab result. Called before
+    a run starts, so a bad `-o` fails at once."""
+    target = Path(target)
+    if not target.exists():
+        if target.is_symlink():
+            raise FileExistsError(f"{target} is a dangling symbolic link")
+        return
+    if not target.is_dir():
+        raise FileExistsError(f"{target} exists and is not a directory")
+    if not any(target.iterdir()):
+        return
+    if not (target / SUMMARY).exists():
+        raise FileExistsError(f"{target} is not empty and holds no aqmlab result; refusing to write there")
+    if not overwrite:
+        raise FileExistsError(f"{target} holds an earlier result; pass --force (save(..., overwrite=True)) to replace it")
 
 
 @dataclass
@@ -87,26 +122,25 @@ class Results:
             return tables[name]
         raise AttributeError(name)
 
-    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None) -> Path:
+    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None, *, overwrite: bool = False) -> Path:
         """Writes summary.json, scenario.resolved.toml, one Parquet file per table, and any
         `extra_files` (name → text).
 
         Atomic: files go to a temporary directory beside the target, renamed into place at the
-        end, so an interrupted save never leaves a complete-looking result. An existing target
-        is replaced only if it is empty or a previous aqmlab result (has summary.json).
+        end, so an interrupted save never leaves a complete-looking result. The target must be
+        absent or empty; an earlier aqmlab result there is replaced only with `overwrite`
+        (`--force`), and a directory holding anything else never is (see `check_target`).
+        Modes follow the umask.
         """
         import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         target = Path(directory)
-        if target.exists():
-            if not target.is_dir():
-                raise FileExistsError(f"{target} exists and is not a directory")
-            if any(target.iterdir()) and not (target / SUMMARY).exists():
-                raise FileExistsError(f"{target} is not empty and holds no aqmlab result; refusing to overwrite it")
+        check_target(target, overwrite=overwrite)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        os.chmod(tmp, 0o777 & ~umask())
         try:
             for name in TABLES:
                 df = self.tables.get(name, pd.DataFrame())

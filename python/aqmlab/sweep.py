@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,9 @@ def is_complete(directory: Path) -> bool:
 
 def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None = None, progress: bool = True, label: str = "runs") -> list[Path]:
     """Runs `jobs` (skipping those already complete in `out/runs/`), in up to `workers` local
-    processes (default: all cores). Returns each job's results directory, in job order."""
+    processes (default: all cores). Returns each job's results directory, in job order.
+    KeyboardInterrupt (Ctrl-C) stops dispatching, cancels pending runs, interrupts running ones
+    and propagates; completed runs are kept."""
     runs = Path(out) / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     dirs = [runs / j.key for j in jobs]
@@ -72,12 +75,30 @@ def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None
                 _run_one(j.scenario, j.seed, j.labels, str(d))
                 bar.advance(task)
         else:
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)))
+            try:
                 futures = [pool.submit(_run_one, j.scenario, j.seed, j.labels, str(d)) for j, d in todo]
                 for f in as_completed(futures):
                     f.result()
                     bar.advance(task)
+            except KeyboardInterrupt:
+                _stop(pool)
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
     return dirs
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """After Ctrl-C: cancels the runs not yet started and interrupts the running ones (each
+    saves atomically, so an interrupted run leaves nothing that looks complete; finished runs
+    stay and a re-run resumes from them)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list(getattr(pool, "_processes", {}).values()):  # the workers, to stop them now
+        try:
+            os.kill(proc.pid, signal.SIGINT)
+        except (OSError, AttributeError):
+            pass
 
 
 def _flatten(prefix: str, obj: Any, out: dict[str, Any]) -> None:

@@ -34,15 +34,37 @@ pub enum RunError {
     /// An internal consistency check failed (a bug: please report it).
     #[error("internal check failed: {0}")]
     Internal(String),
+    /// The caller's interrupt poll asked the run to stop; no results.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Builds and runs the scenario in `text`; `seed` overrides `simulation.seed`.
 pub fn run(text: &str, seed: Option<u64>) -> Result<Results, RunError> {
-    let built = scenario::build(text, seed)?;
+    let opts = scenario::BuildOptions {
+        seed,
+        ..Default::default()
+    };
+    run_with(text, &opts, &mut || false)
+}
+
+/// [`run`] with options, calling `poll` every few thousand events: when it returns true the
+/// run stops with [`RunError::Interrupted`] (Ctrl-C in the bindings).
+pub fn run_with(
+    text: &str,
+    opts: &scenario::BuildOptions,
+    poll: &mut dyn FnMut() -> bool,
+) -> Result<Results, RunError> {
+    let built = scenario::build_with(text, opts)?;
     let mut world = built.world;
-    let mut results = world.run().map_err(RunError::Internal)?;
+    let mut results = world.run_polled(poll)?;
     results.resolved_scenario = built.resolved;
     Ok(results)
+}
+
+/// [`validate`] with options.
+pub fn validate_with(text: &str, opts: &scenario::BuildOptions) -> Result<String, ScenarioError> {
+    scenario::build_with(text, opts).map(|b| b.resolved)
 }
 
 /// Checks the scenario in `text` without running it; returns the resolved scenario.

@@ -90,56 +90,59 @@ pub struct Port {
 
 /// Computes each node's routes: shortest paths by hop count; ties go to the lowest port id,
 /// so routing is deterministic and independent of input order beyond port numbering.
+///
+/// One forward BFS per node that needs a table (a node with two or more ports): the lowest
+/// first port over all shortest paths to `v` is the minimum, over `v`'s predecessors one hop
+/// closer, of theirs (or the port itself for a neighbour). Work: tables × (nodes + ports), see
+/// [`routing_work`].
 pub fn compute_routes(n_nodes: usize, ports: &[(NodeId, NodeId)]) -> Vec<Routes> {
     let mut out_ports: Vec<Vec<PortId>> = vec![Vec::new(); n_nodes];
-    let mut in_ports: Vec<Vec<PortId>> = vec![Vec::new(); n_nodes];
-    for (i, &(a, b)) in ports.iter().enumerate() {
+    for (i, &(a, _)) in ports.iter().enumerate() {
         out_ports[a as usize].push(i as PortId);
-        in_ports[b as usize].push(i as PortId);
     }
-    let mut routes: Vec<Routes> = out_ports
-        .iter()
-        .map(|o| match o.len() {
-            0 => Routes::None,
-            1 => Routes::Single(o[0]),
-            _ => Routes::Table(vec![NO_ROUTE; n_nodes]),
-        })
-        .collect();
-    if !routes.iter().any(|r| matches!(r, Routes::Table(_))) {
-        return routes;
-    }
-    // One reverse BFS per destination: dist[v] = hops from v to dst.
     let mut dist = vec![u32::MAX; n_nodes];
     let mut frontier = VecDeque::new();
-    for dst in 0..n_nodes {
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        dist[dst] = 0;
-        frontier.clear();
-        frontier.push_back(dst);
-        while let Some(v) = frontier.pop_front() {
-            for &p in &in_ports[v] {
-                let u = ports[p as usize].0 as usize;
-                if dist[u] == u32::MAX {
-                    dist[u] = dist[v] + 1;
-                    frontier.push_back(u);
+    let mut touched = Vec::new();
+    out_ports
+        .iter()
+        .enumerate()
+        .map(|(src, o)| match o.len() {
+            0 => Routes::None,
+            1 => Routes::Single(o[0]),
+            _ => {
+                let mut first = vec![NO_ROUTE; n_nodes];
+                for &v in &touched {
+                    dist[v] = u32::MAX;
                 }
-            }
-        }
-        for (u, r) in routes.iter_mut().enumerate() {
-            if let Routes::Table(t) = r {
-                if u == dst || dist[u] == u32::MAX {
-                    continue;
+                touched.clear();
+                dist[src] = 0;
+                touched.push(src);
+                frontier.clear();
+                frontier.push_back(src);
+                while let Some(u) = frontier.pop_front() {
+                    for &p in &out_ports[u] {
+                        let v = ports[p as usize].1 as usize;
+                        let via = if u == src { p } else { first[u] };
+                        if dist[v] == u32::MAX {
+                            dist[v] = dist[u] + 1;
+                            first[v] = via;
+                            touched.push(v);
+                            frontier.push_back(v);
+                        } else if dist[v] == dist[u] + 1 && via < first[v] {
+                            first[v] = via;
+                        }
+                    }
                 }
-                // lowest-numbered port whose far end is one hop closer
-                t[dst] = out_ports[u]
-                    .iter()
-                    .copied()
-                    .find(|&p| dist[ports[p as usize].1 as usize] == dist[u] - 1)
-                    .unwrap_or(NO_ROUTE);
+                first[src] = NO_ROUTE;
+                Routes::Table(first)
             }
-        }
-    }
-    routes
+        })
+        .collect()
+}
+
+/// Work units [`compute_routes`] spends: (nodes + ports) per node with two or more ports.
+pub fn routing_work(table_nodes: u64, n_nodes: u64, n_ports: u64) -> u64 {
+    table_nodes.saturating_mul(n_nodes.saturating_add(n_ports))
 }
 
 #[cfg(test)]
@@ -174,5 +177,74 @@ mod tests {
         assert_eq!(node(4).route(0), Some(9));
         // c -> e directly.
         assert_eq!(node(2).route(4), Some(8));
+    }
+
+    /// The definition, directly: for each destination a reverse BFS gives hop counts; a node's
+    /// route is its lowest port whose far end is one hop closer.
+    fn routes_by_definition(n: usize, ports: &[(NodeId, NodeId)]) -> Vec<Vec<PortId>> {
+        let mut table = vec![vec![NO_ROUTE; n]; n];
+        for dst in 0..n {
+            let mut dist = vec![u32::MAX; n];
+            dist[dst] = 0;
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for &(a, b) in ports {
+                    let (a, b) = (a as usize, b as usize);
+                    if dist[b] != u32::MAX && dist[b] + 1 < dist[a] {
+                        dist[a] = dist[b] + 1;
+                        changed = true;
+                    }
+                }
+            }
+            for (u, row) in table.iter_mut().enumerate() {
+                if u == dst || dist[u] == u32::MAX {
+                    continue;
+                }
+                row[dst] = (0..ports.len())
+                    .find(|&p| ports[p].0 as usize == u && dist[ports[p].1 as usize] == dist[u] - 1)
+                    .map_or(NO_ROUTE, |p| p as PortId);
+            }
+        }
+        table
+    }
+
+    #[test]
+    fn routes_match_the_definition_on_random_graphs() {
+        let mut rng = Rng::stream(7, "routes");
+        for case in 0..200 {
+            let n = 2 + (rng.uniform() * 12.0) as usize;
+            let m = (rng.uniform() * 30.0) as usize;
+            let mut ports = Vec::new();
+            for _ in 0..m {
+                let a = (rng.uniform() * n as f64) as NodeId;
+                let b = (rng.uniform() * n as f64) as NodeId;
+                if a != b {
+                    // both directions, sometimes parallel links
+                    ports.push((a, b));
+                    ports.push((b, a));
+                }
+            }
+            let want = routes_by_definition(n, &ports);
+            let got = compute_routes(n, &ports);
+            for u in 0..n {
+                let node = Node {
+                    name: String::new(),
+                    routes: got[u].clone(),
+                };
+                for dst in 0..n {
+                    if u == dst {
+                        continue;
+                    }
+                    let w = want[u][dst];
+                    let w = if w == NO_ROUTE { None } else { Some(w) };
+                    // a node with a single port sends everything through it (even if unreachable)
+                    if matches!(got[u], Routes::Single(_)) && w.is_none() {
+                        continue;
+                    }
+                    assert_eq!(node.route(dst as NodeId), w, "case {case}: {u} -> {dst}");
+                }
+            }
+        }
     }
 }

@@ -65,6 +65,9 @@ pub struct Flow {
     pub next_seq: u64,
 }
 
+/// Events between two calls of the interrupt poll in [`World::run_polled`].
+pub const POLL_EVERY: u32 = 4096;
+
 /// Run-wide settings.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -126,19 +129,39 @@ impl World {
 
     /// Runs to the configured duration and returns the results.
     pub fn run(&mut self) -> Result<Results, String> {
+        self.run_polled(&mut || false).map_err(|e| match e {
+            crate::RunError::Internal(m) => m,
+            other => other.to_string(),
+        })
+    }
+
+    /// [`World::run`], calling `poll` every [`POLL_EVERY`] events; stops with
+    /// `RunError::Interrupted` when it returns true.
+    pub fn run_polled(
+        &mut self,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Results, crate::RunError> {
         self.schedule_initial();
         let end = self.config.duration;
+        let mut until_poll = POLL_EVERY;
         while let Some(t) = self.events.peek_time() {
             if t > end {
                 break;
             }
             let (now, ev) = self.events.pop().expect("peeked");
             self.dispatch(now, ev);
+            until_poll -= 1;
+            if until_poll == 0 {
+                until_poll = POLL_EVERY;
+                if poll() {
+                    return Err(crate::RunError::Interrupted);
+                }
+            }
         }
         for port in &self.ports {
             port.queue
                 .check()
-                .map_err(|e| format!("queue {}: {e}", port.name))?;
+                .map_err(|e| crate::RunError::Internal(format!("queue {}: {e}", port.name)))?;
         }
         Ok(self.results())
     }

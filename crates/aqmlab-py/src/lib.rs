@@ -48,14 +48,38 @@ fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
 }
 
 /// Runs a scenario given as TOML text; returns {"summary": json str, "resolved": toml str,
-/// "tables": {name: {column: encoded column}}} (see `column_to_py`).
+/// "tables": {name: {column: encoded column}}} (see `column_to_py`). The GIL is released while
+/// simulating; Python's signal handlers run every few thousand events (at most every 50 ms), so
+/// Ctrl-C raises `KeyboardInterrupt` promptly and no partial results are returned.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None))]
-fn run(py: Python<'_>, text: String, seed: Option<u64>) -> PyResult<PyObject> {
-    let outcome = py.allow_threads(|| aqmlab_core::run(&text, seed));
+#[pyo3(signature = (text, seed=None, allow_large=false))]
+fn run(py: Python<'_>, text: String, seed: Option<u64>, allow_large: bool) -> PyResult<PyObject> {
+    let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
+    let mut signal: Option<PyErr> = None;
+    let outcome = py.allow_threads(|| {
+        let mut last = std::time::Instant::now();
+        let mut poll = || {
+            if last.elapsed() < std::time::Duration::from_millis(50) {
+                return false;
+            }
+            last = std::time::Instant::now();
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    signal = Some(e);
+                    true
+                }
+            })
+        };
+        aqmlab_core::run_with(&text, &opts, &mut poll)
+    });
     let results = match outcome {
         Ok(r) => r,
         Err(aqmlab_core::RunError::Scenario(e)) => return Err(scenario_err(py, e)),
+        Err(aqmlab_core::RunError::Interrupted) => {
+            return Err(signal
+                .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted")))
+        }
         Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
     };
     let out = PyDict::new_bound(py);
@@ -75,8 +99,14 @@ fn run(py: Python<'_>, text: String, seed: Option<u64>) -> PyResult<PyObject> {
 
 /// Validates a scenario without running it; returns the resolved scenario as TOML text.
 #[pyfunction]
-fn validate(py: Python<'_>, text: String) -> PyResult<String> {
-    aqmlab_core::validate(&text).map_err(|e| scenario_err(py, e))
+#[pyo3(signature = (text, allow_large=false))]
+fn validate(py: Python<'_>, text: String, allow_large: bool) -> PyResult<String> {
+    let opts = aqmlab_core::scenario::BuildOptions {
+        seed: None,
+        allow_large,
+    };
+    py.allow_threads(|| aqmlab_core::validate_with(&text, &opts))
+        .map_err(|e| scenario_err(py, e))
 }
 
 /// Registered queue disciplines as (name, description) pairs.

@@ -2,6 +2,7 @@
 //! routes, flows. Every rejection names the field.
 
 use super::error::{join, ScenarioError};
+use super::limits;
 use super::parse::{from_table, from_value, parse_document, to_table};
 use super::spec::{
     DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, TransitStubSpec, FLOW_COMMON_KEYS,
@@ -180,10 +181,30 @@ fn default_qdisc_table() -> toml::Table {
     t
 }
 
+/// Choices made by the caller rather than the scenario file.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// `simulation.seed` override.
+    pub seed: Option<u64>,
+    /// Lift the resource limits (`--allow-large`).
+    pub allow_large: bool,
+}
+
 /// Builds a world from scenario text; `seed`, if given, overrides `simulation.seed`.
 /// Errors carry the line of the offending field when it is written in the text.
 pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
-    build_unlocated(text, seed).map_err(|mut e| {
+    build_with(
+        text,
+        &BuildOptions {
+            seed,
+            ..Default::default()
+        },
+    )
+}
+
+/// [`build`] with options.
+pub fn build_with(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioError> {
+    build_unlocated(text, opts).map_err(|mut e| {
         if e.line.is_none() && !e.path.is_empty() {
             e.line = super::parse::locate(text, &e.path);
         }
@@ -191,7 +212,8 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     })
 }
 
-fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
+fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioError> {
+    let seed = opts.seed;
     let doc = parse_document(text)?;
     for key in ["simulation", "topology"] {
         if !doc.contains_key(key) {
@@ -231,6 +253,11 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         resolved.insert("description".into(), spec.description.clone().into());
     }
     resolved.insert("simulation".into(), toml::Value::Table(to_table(sim)));
+    let mut limits = spec.limits.clone().unwrap_or_default();
+    if let Some(l) = &spec.limits {
+        resolved.insert("limits".into(), toml::Value::Table(to_table(l)));
+    }
+    limits.allow_large |= opts.allow_large;
 
     // Topology.
     let kind = match spec.topology.get("kind") {
@@ -246,6 +273,26 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
             ))
         }
     };
+    // Resource bounds, first from the declared sizes (before anything large is built).
+    let mut flow_parts = Vec::with_capacity(spec.flows.len());
+    for (i, f) in spec.flows.iter().enumerate() {
+        let count = f
+            .get("count")
+            .and_then(toml::Value::as_integer)
+            .unwrap_or(1);
+        flow_parts.push(limits::flows_part(
+            &format!("flows[{i}].count"),
+            count.max(0) as u64,
+        ));
+    }
+    let n_flows: u64 = flow_parts
+        .iter()
+        .map(|p| p.memory / limits::FLOW_BYTES)
+        .sum();
+    let mut parts = flow_parts.clone();
+    parts.extend(declared_topology_size(&kind, &spec.topology));
+    limits::check(&parts, &limits)?;
+
     let mut plan = Plan::default();
     let (_default_qdisc, topo_resolved) = match kind.as_str() {
         "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
@@ -261,14 +308,51 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         }
     };
 
+    // Resource bounds again, from the exact sizes, with the time series.
+    let mut degree = vec![0u32; plan.names.len()];
+    for pp in &plan.ports {
+        degree[pp.from as usize] += 1;
+    }
+    let tables = degree.iter().filter(|&&d| d >= 2).count() as u64;
+    let field = match kind.as_str() {
+        "dumbbell" => "topology.pairs",
+        "graph" => "topology.links",
+        _ => "topology.nodes",
+    };
+    let mut parts = flow_parts;
+    parts.push(limits::topology_part(
+        field,
+        plan.names.len() as u64,
+        plan.ports.len() as u64,
+        tables,
+    ));
+    if config.sample_interval > 0 {
+        let monitored = plan.ports.iter().filter(|p| p.monitor).count() as u64;
+        parts.push(limits::series_part(
+            config.duration / config.sample_interval,
+            monitored.saturating_add(n_flows),
+        ));
+    }
+    limits::check(&parts, &limits)?;
+
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = Vec::with_capacity(plan.ports.len());
+    let mut port_names = std::collections::BTreeSet::new();
     for pp in &plan.ports {
         let name = format!(
             "{}->{}",
             plan.names[pp.from as usize], plan.names[pp.to as usize]
         );
+        // parallel links between the same nodes: the second is "a->b#2", and so on
+        let mut k = 1;
+        let mut unique = name.clone();
+        while port_names.contains(&unique) {
+            k += 1;
+            unique = format!("{name}#{k}");
+        }
+        port_names.insert(unique.clone());
+        let name = unique;
         let link = LinkInfo {
             rate_bps: pp.rate_bps,
             delay: pp.delay,
@@ -378,6 +462,30 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         )
     })?;
     Ok(Built { world, resolved })
+}
+
+/// The topology's size as declared by a generator's parameters (`None` for explicit graphs,
+/// whose lists are already in memory): nodes, ports and an upper bound on routing tables.
+fn declared_topology_size(kind: &str, t: &toml::Table) -> Option<limits::Part> {
+    let int = |k: &str| {
+        t.get(k)
+            .and_then(toml::Value::as_integer)
+            .map_or(0, |v| v.max(0) as u64)
+    };
+    match kind {
+        "dumbbell" => {
+            let pairs = int("pairs");
+            let nodes = pairs.saturating_mul(2).saturating_add(2);
+            let ports = pairs.saturating_mul(4).saturating_add(2);
+            Some(limits::topology_part("topology.pairs", nodes, ports, 2))
+        }
+        "transit_stub" => {
+            let nodes = int("nodes");
+            let ports = int("links").saturating_mul(2);
+            Some(limits::topology_part("topology.nodes", nodes, ports, nodes))
+        }
+        _ => None,
+    }
 }
 
 fn build_graph(
@@ -681,7 +789,7 @@ fn build_flow(
         } else {
             0
         };
-        let start = (c.start.0 + jitter).min(config.duration);
+        let start = c.start.0.saturating_add(jitter).min(config.duration);
         let app = match &tcp {
             Some((cfg, res)) => {
                 resolved_params = res.clone();

@@ -22,6 +22,9 @@ pub struct ScenarioSpec {
     /// Traffic.
     #[serde(default)]
     pub flows: Vec<toml::Table>,
+    /// Resource ceilings checked at validation (see `scenario::limits`). Default: 2GB, 1e9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<super::limits::LimitsSpec>,
 }
 
 /// `[simulation]`.

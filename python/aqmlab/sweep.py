@@ -41,12 +41,30 @@ class Job:
         return hashlib.sha256(f"{resolved}\nseed={self.seed}".encode()).hexdigest()[:20]
 
 
+_busy = False  # in a worker process: a job is running (Ctrl-C interrupts only then)
+
+
+def _worker_sigint(signum, frame) -> None:
+    if _busy:
+        raise KeyboardInterrupt
+    # an idle worker ignores Ctrl-C: the parent stops the pool itself
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, _worker_sigint)
+
+
 def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str) -> str:
     """Runs one job and saves it atomically (executed in a worker process)."""
+    global _busy
     from aqmlab.scenario import run
 
-    res = run(scenario, seed=seed)
-    res.save(target, extra_files={META: json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"})
+    _busy = True
+    try:
+        res = run(scenario, seed=seed)
+        res.save(target, extra_files={META: json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"})
+    finally:
+        _busy = False
     return target
 
 
@@ -75,7 +93,7 @@ def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None
                 _run_one(j.scenario, j.seed, j.labels, str(d))
                 bar.advance(task)
         else:
-            pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)))
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_init)
             try:
                 futures = [pool.submit(_run_one, j.scenario, j.seed, j.labels, str(d)) for j, d in todo]
                 for f in as_completed(futures):
@@ -93,8 +111,9 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     """After Ctrl-C: cancels the runs not yet started and interrupts the running ones (each
     saves atomically, so an interrupted run leaves nothing that looks complete; finished runs
     stay and a re-run resumes from them)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears it
     pool.shutdown(wait=False, cancel_futures=True)
-    for proc in list(getattr(pool, "_processes", {}).values()):  # the workers, to stop them now
+    for proc in workers:  # interrupt the running ones now
         try:
             os.kill(proc.pid, signal.SIGINT)
         except (OSError, AttributeError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -74,6 +75,18 @@ def _decode(col: tuple) -> Any:
     return pd.Categorical.from_codes(codes, categories=list(col[2]))
 
 
+_SAFE_PART = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+
+
+def _safe_relative(rel: str) -> Path:
+    """`rel` as a path inside a result directory: components of `A-Z a-z 0-9 . _ -` only,
+    none starting with a dot (the core names the files; this is a second guard)."""
+    parts = rel.split("/")
+    if not all(_SAFE_PART.fullmatch(p) for p in parts):
+        raise ValueError(f"refusing to write an output file named {rel!r}")
+    return Path(*parts)
+
+
 def check_target(target: str | os.PathLike, *, overwrite: bool = False) -> None:
     """Raises FileExistsError unless `target` can receive a result: absent, an empty
     directory, or (with `overwrite`) a directory holding an earlier aqmlab result. Called before
@@ -100,6 +113,8 @@ class Results:
     summary: dict[str, Any]
     resolved_scenario: str
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: Extra output files by relative path, e.g. `pcap/r1_to_r2.pcap` (from `[pcap]`).
+    files: dict[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> "Results":
@@ -114,7 +129,7 @@ class Results:
         import pandas as pd
 
         tables = {name: pd.DataFrame({c: _decode(v) for c, v in cols.items()}) for name, cols in raw["tables"].items()}
-        return cls(summary=summary, resolved_scenario=resolved, tables=tables)
+        return cls(summary=summary, resolved_scenario=resolved, tables=tables, files=dict(raw.get("files", {})))
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables", {})
@@ -149,6 +164,10 @@ class Results:
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
             for name, text in (extra_files or {}).items():
                 (tmp / name).write_text(text)
+            for rel, data in self.files.items():
+                path = tmp / _safe_relative(rel)
+                path.parent.mkdir(exist_ok=True)
+                path.write_bytes(data)
             # summary.json last: its presence marks a complete result.
             (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
             old = None

@@ -7,6 +7,7 @@
 //! `results` (tables out).
 
 pub mod app;
+pub mod capture;
 pub mod packet;
 pub mod qdisc;
 pub mod ratemodel;

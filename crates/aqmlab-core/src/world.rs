@@ -101,6 +101,8 @@ pub struct World {
     observed: Vec<(&'static str, f64)>,
     packets_created: u64,
     tcp_out: Outbox,
+    /// Packet capture (`[pcap]`); None when off, so the hook costs one check per transmission.
+    pub capture: Option<Box<crate::capture::Capture>>,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
@@ -122,6 +124,7 @@ impl World {
             observed: Vec::new(),
             packets_created: 0,
             tcp_out: Outbox::default(),
+            capture: None,
             #[cfg(test)]
             test_marker: None,
         }
@@ -385,6 +388,9 @@ impl World {
             self.events.schedule(t, Event::QdiscTimer(p));
         }
         if let Some(pkt) = pkt {
+            if let Some(cap) = self.capture.as_deref_mut() {
+                cap.on_transmit(p, self.pool.get(pkt), now);
+            }
             let size = self.pool.get(pkt).size;
             let d = match &mut port.rate_model {
                 None => tx_time(size, port.rate_bps),
@@ -798,6 +804,17 @@ impl World {
             "links": l_summary,
             "flows": f_summary,
         });
+        if let Some(cap) = self.capture.take() {
+            let mut files = serde_json::Map::new();
+            for f in cap.files {
+                files.insert(
+                    f.name.clone(),
+                    serde_json::json!({"packets": f.packets, "skipped_pkts": f.skipped}),
+                );
+                results.files.insert(format!("pcap/{}", f.name), f.bytes);
+            }
+            results.summary["pcap"] = serde_json::Value::Object(files);
+        }
         results.tables.insert("queues".into(), queues);
         results.tables.insert("links".into(), links);
         results.tables.insert("flows".into(), flows);

@@ -123,7 +123,7 @@ const KEYS: &[&str] = &[
 fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    for dir in ["scenarios", "tests/data/robustness"] {
+    for dir in ["scenarios", "tests/data/robustness", "tests/data/pcap"] {
         collect(&root.join(dir), &mut files);
     }
     files.sort();

@@ -94,6 +94,11 @@ fn run(py: Python<'_>, text: String, seed: Option<u64>, allow_large: bool) -> Py
         tables.set_item(name, cols)?;
     }
     out.set_item("tables", tables)?;
+    let files = PyDict::new_bound(py);
+    for (name, bytes) in &results.files {
+        files.set_item(name, PyBytes::new_bound(py, bytes))?;
+    }
+    out.set_item("files", files)?;
     Ok(out.into_py(py))
 }
 

@@ -8,6 +8,7 @@ use super::spec::{
     DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, TransitStubSpec, FLOW_COMMON_KEYS,
 };
 use crate::app;
+use crate::capture::{Capture, TcpShape};
 use crate::packet::NodeId;
 use crate::qdisc::accounting::Queue;
 use crate::qdisc::{self, LinkInfo};
@@ -326,6 +327,20 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
         plan.ports.len() as u64,
         tables,
     ));
+    if let Some(pc) = &spec.pcap {
+        parts.push(limits::Part {
+            field: "pcap.max_packets".into(),
+            what: format!(
+                "{} pcap files of up to {} packets",
+                pc.links.len(),
+                pc.max_packets
+            ),
+            memory: (pc.links.len() as u64)
+                .saturating_mul(pc.max_packets)
+                .saturating_mul(crate::capture::BYTES_PER_PACKET),
+            setup: 0,
+        });
+    }
     if config.sample_interval > 0 {
         let monitored = plan.ports.iter().filter(|p| p.monitor).count() as u64;
         parts.push(limits::series_part(
@@ -436,11 +451,14 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
 
     // Flows.
     let mut flows = Vec::new();
+    let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
     let mut flow_names = BTreeMap::new();
     for (i, table) in spec.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let (copies, res) = build_flow(table, &path, &plan, &nodes, &pairs, &config, flows.len())?;
+        let (copies, res, shape) =
+            build_flow(table, &path, &plan, &nodes, &pairs, &config, flows.len())?;
+        shapes.extend(std::iter::repeat(shape).take(copies.len()));
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(
@@ -454,7 +472,11 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
     }
     resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
 
-    let world = World::new(nodes, ports, flows, config);
+    let mut world = World::new(nodes, ports, flows, config);
+    if let Some(pc) = &spec.pcap {
+        world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
+        resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));
+    }
     let resolved = toml::to_string(&resolved).map_err(|e| {
         ScenarioError::new(
             "",
@@ -694,7 +716,7 @@ fn build_flow(
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
     first_index: usize,
-) -> Result<(Vec<Flow>, toml::Table), ScenarioError> {
+) -> Result<(Vec<Flow>, toml::Table, Option<TcpShape>), ScenarioError> {
     let mut common_t = toml::Table::new();
     let mut params = toml::Table::new();
     for (k, v) in table {
@@ -817,7 +839,89 @@ fn build_flow(
     }
     let mut res = to_table(&c);
     res.extend(resolved_params);
-    Ok((copies, res))
+    let shape = tcp.as_ref().map(|(cfg, _)| TcpShape {
+        mss: cfg.mss,
+        header: cfg.header,
+        total_bytes: cfg.total_bytes,
+    });
+    Ok((copies, res, shape))
+}
+
+/// Resolves `[pcap]` link names to ports and file names (node names restricted to
+/// `A-Z a-z 0-9 . _ -`, no leading dot).
+fn build_capture(
+    pc: &super::spec::PcapSpec,
+    world: &World,
+    names: &[String],
+    shapes: Vec<Option<TcpShape>>,
+) -> Result<Capture, ScenarioError> {
+    let mut files: Vec<(String, Vec<u32>)> = Vec::new();
+    for (i, entry) in pc.links.iter().enumerate() {
+        let path = format!("pcap.links[{i}]");
+        let (key, both) = match entry.split_once("<->") {
+            Some((a, b)) => (format!("{a}->{b}"), true),
+            None => (entry.clone(), false),
+        };
+        let Some(p) = world.ports.iter().position(|x| x.name == key) else {
+            let known: Vec<&str> = world
+                .ports
+                .iter()
+                .take(6)
+                .map(|x| x.name.as_str())
+                .collect();
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "no link direction named {entry:?}; write \"a->b\" (one direction, as queues are named, e.g. {}) or \"a<->b\" (both)",
+                    known.join(", ")
+                ),
+            ));
+        };
+        let port = &world.ports[p];
+        let (from, to) = (&names[port.from as usize], &names[port.to as usize]);
+        for n in [from, to] {
+            if !crate::capture::file_safe(n) {
+                return Err(ScenarioError::new(
+                    path.clone(),
+                    format!("node {n:?} cannot name a file: captured links need node names of A-Z a-z 0-9 . _ - only, not starting with a dot"),
+                ));
+            }
+        }
+        let suffix = port
+            .name
+            .rsplit_once('#')
+            .map_or(String::new(), |(_, k)| format!("_{k}"));
+        let (name, ports) = if both {
+            // add_link pushes each link's two directions together: (2k, 2k + 1)
+            let first = (p & !1) as u32;
+            (
+                format!("{from}_and_{to}{suffix}.pcap"),
+                vec![first, first + 1],
+            )
+        } else {
+            (format!("{from}_to_{to}{suffix}.pcap"), vec![p as u32])
+        };
+        if files.iter().any(|(n, _)| *n == name)
+            || files
+                .iter()
+                .any(|(_, ps)| ps.iter().any(|x| ports.contains(x)))
+        {
+            return Err(ScenarioError::new(
+                path,
+                format!("{entry:?} is already captured by an earlier entry"),
+            ));
+        }
+        files.push((name, ports));
+    }
+    if pc.max_packets == 0 {
+        return Err(ScenarioError::new("pcap.max_packets", "must be at least 1"));
+    }
+    Ok(Capture::new(
+        world.ports.len(),
+        files,
+        shapes,
+        pc.max_packets,
+    ))
 }
 
 /// Adds the keys every flow has to an "unknown key" error from kind-specific parameters.

@@ -187,7 +187,8 @@ def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool, allow_l
 @click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), help="Parallel processes (default: all cores).")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for runs/ and sweep.parquet / sweep.csv.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed override applied to every run (repeatable).")
-def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...]) -> None:
+@_allow_any_path
+def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...], allow_any_path: bool) -> None:
     """Run SCENARIO over a grid of values and seeds, in parallel and resumably.
 
     Each run is saved under OUT/runs/<hash of resolved scenario and seed>/; re-running skips
@@ -203,7 +204,7 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
         key, values = v.split("=", 1)
         grid_spec[key.strip()] = [_parse_value(x.strip()) for x in values.split(",") if x.strip()]
     try:
-        jobs = grid(scenario, grid_spec, list(range(1, seeds + 1)), overrides)
+        jobs = grid(scenario, grid_spec, list(range(1, seeds + 1)), overrides, allow_any_path=allow_any_path)
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
         return

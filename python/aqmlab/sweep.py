@@ -144,13 +144,14 @@ def collect(dirs: Iterable[Path], sections: Sequence[str] = ("aggregate", "queue
     return pd.DataFrame(rows)
 
 
-def grid(source: ScenarioSource, vary: dict[str, Sequence[Any]], seeds: Sequence[int], overrides: Sequence[str] = ()) -> list[Job]:
-    """The cartesian product of `vary` (key path → values) × seeds, as jobs."""
+def grid(source: ScenarioSource, vary: dict[str, Sequence[Any]], seeds: Sequence[int], overrides: Sequence[str] = (), *, allow_any_path: bool = False) -> list[Job]:
+    """The cartesian product of `vary` (key path → values) × seeds, as jobs (`allow_any_path`:
+    see `aqmlab.run`; resource limits are the scenario's `[limits]`)."""
     keys = list(vary)
     jobs = []
     for values in itertools.product(*(vary[k] for k in keys)):
         sets = [*overrides, *(f"{k}={_toml_value(v)}" for k, v in zip(keys, values))]
-        text = load_scenario(source, sets)
+        text = load_scenario(source, sets, allow_any_path=allow_any_path)
         for s in seeds:
             jobs.append(Job(text, s, dict(zip(keys, values))))
     return jobs

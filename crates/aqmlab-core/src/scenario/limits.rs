@@ -39,8 +39,8 @@ pub struct LimitsSpec {
     /// Estimated memory ceiling, e.g. "8GB". Default "2GB".
     #[serde(default = "default_memory")]
     pub memory: Bytes,
-    /// Set-up work ceiling in units (one unit ≈ a node or port visited while routing, about a
-    /// nanosecond; a port costs 10^4 to build). Default 1e9.
+    /// Set-up work ceiling in units of about a nanosecond (a port costs 10^4 to build, a
+    /// routing BFS step 5). Default 1e9.
     #[serde(default = "default_setup")]
     pub setup: u64,
     /// Skip these checks altogether (the same as `aqmlab run --allow-large`). Default false.
@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn setup_work_is_tables_times_nodes_plus_ports() {
         let p = topology_part("topology.nodes", 20_000, 41_000, 20_000);
-        assert_eq!(p.setup, 20_000 * 61_000 + 41_000 * PORT_SETUP);
+        assert_eq!(p.setup, 5 * 20_000 * 61_000 + 41_000 * PORT_SETUP);
         let e = check(&[p], &LimitsSpec::default()).unwrap_err();
         assert_eq!(e.path, "topology.nodes");
         assert!(e.message.contains("limits.setup"));

@@ -11,11 +11,12 @@ class ScenarioError(ValueError):
     line: int | None
     detail: str
 
-def run(text: str, seed: int | None = None) -> dict[str, Any]:
+def run(text: str, seed: int | None = None, allow_large: bool = False) -> dict[str, Any]:
     """Runs a scenario (TOML text). Returns {"summary": JSON text, "resolved": TOML text,
-    "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}}}."""
+    "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}},
+    "files": {relative path: bytes}}. Ctrl-C raises KeyboardInterrupt; `allow_large` lifts [limits]."""
 
-def validate(text: str) -> str:
+def validate(text: str, allow_large: bool = False) -> str:
     """Checks a scenario without running it; returns the resolved scenario (TOML text)."""
 
 def qdiscs() -> list[tuple[str, str]]:

@@ -22,7 +22,7 @@ def short(root):
 
 
 def test_path_text_and_dict_give_the_same_results(root):
-    import tomllib
+    from aqmlab._toml import tomllib
 
     text = (root / EXAMPLE).read_text()
     doc = tomllib.loads(text)

@@ -209,3 +209,11 @@ def test_result_modes_follow_the_umask(tmp_path, mask):
     assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~mask
     for f in out.iterdir():
         assert stat.S_IMODE(f.stat().st_mode) == 0o666 & ~mask, f.name
+
+
+def test_long_names_in_graph_files_are_not_echoed(tmp_path):
+    (tmp_path / "g.edges").write_text("a " + "B" * 5000 + "\n")
+    (tmp_path / "s.toml").write_text(_graph_scenario("g.edges"))
+    with pytest.raises(aqmlab.ScenarioError, match="longer than 200") as err:
+        aqmlab.validate(tmp_path / "s.toml")
+    assert len(str(err.value)) < 300

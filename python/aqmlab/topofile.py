@@ -25,6 +25,9 @@ from typing import Any
 
 from aqmlab._core import ScenarioError
 
+#: Longest node name accepted from a graph file.
+MAX_NAME = 200
+
 #: Largest graph file read (bytes).
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -163,6 +166,10 @@ def expand(topology: dict[str, Any], base: Path, *, allow_any_path: bool = False
     path = resolve_path(file, base, allow_any_path=allow_any_path)
     nodes, links = _read_graphml(path) if path.suffix.lower() in (".graphml", ".xml") else _read_edge_list(path)
     name = repr(path.name)
+    # names travel into error messages: keep them short
+    for n in [*nodes, *(link[k] for link in links for k in ("from", "to"))]:
+        if len(n) > MAX_NAME:
+            raise _error("topology.file", f"{name}: node name {excerpt(n)} is longer than {MAX_NAME} characters")
     seen = set()
     for i, link in enumerate(links):
         pair = frozenset((link["from"], link["to"]))

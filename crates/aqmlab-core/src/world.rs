@@ -10,7 +10,7 @@ use crate::sched::EventQueue;
 use crate::stats::flow::FlowStats;
 use crate::stats::jain_index;
 use crate::time::{to_secs, tx_time, SimTime};
-use crate::topology::{Node, Port, PortId};
+use crate::topology::{Node, Port, PortId, Routing};
 use crate::transport::{OutSeg, Outbox, TcpFlow, TimerKind};
 
 /// Something that happens at a point in time.
@@ -86,6 +86,8 @@ pub struct World {
     pub pool: PacketPool,
     /// Hosts and routers.
     pub nodes: Vec<Node>,
+    /// Forwarding.
+    pub routing: Routing,
     /// Link directions.
     pub ports: Vec<Port>,
     /// Traffic.
@@ -105,11 +107,18 @@ pub struct World {
 
 impl World {
     /// A world ready to run.
-    pub fn new(nodes: Vec<Node>, ports: Vec<Port>, flows: Vec<Flow>, config: SimConfig) -> Self {
+    pub fn new(
+        nodes: Vec<Node>,
+        routing: Routing,
+        ports: Vec<Port>,
+        flows: Vec<Flow>,
+        config: SimConfig,
+    ) -> Self {
         World {
             events: EventQueue::new(),
             pool: PacketPool::new(),
             nodes,
+            routing,
             ports,
             flows,
             config,
@@ -290,8 +299,9 @@ impl World {
             self.deliver(pkt, now);
             return;
         }
-        let port = self.nodes[node as usize]
-            .route(dst)
+        let port = self
+            .routing
+            .route(node, dst)
             .expect("routes were validated when the scenario was built");
         self.enqueue(port, pkt, now);
     }

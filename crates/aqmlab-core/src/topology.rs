@@ -279,4 +279,69 @@ mod tests {
         // c -> e directly.
         assert_eq!(node(2).route(4), Some(8));
     }
+
+    /// Against an independent reference (all-pairs hop counts by Floyd–Warshall, then the
+    /// lowest-numbered port toward a node one hop closer) on random graphs with leaves, parallel
+    /// links and disconnected parts, requiring destinations in random order.
+    #[test]
+    fn on_demand_routes_match_all_pairs_reference() {
+        let mut rng = crate::rng::Rng::stream(11, "routing-test");
+        for _case in 0..200 {
+            let n = 2 + (rng.uniform() * 12.0) as usize;
+            let mut ports: Vec<(NodeId, NodeId)> = Vec::new();
+            let m = (rng.uniform() * 2.5 * n as f64) as usize;
+            for _ in 0..m {
+                let a = (rng.uniform() * n as f64) as u32;
+                let b = (rng.uniform() * n as f64) as u32;
+                if a != b {
+                    ports.push((a, b));
+                    ports.push((b, a));
+                }
+            }
+            const INF: u32 = u32::MAX / 4;
+            let mut d = vec![vec![INF; n]; n];
+            for (v, row) in d.iter_mut().enumerate() {
+                row[v] = 0;
+            }
+            for &(a, b) in &ports {
+                d[a as usize][b as usize] = 1;
+            }
+            for k in 0..n {
+                for i in 0..n {
+                    for j in 0..n {
+                        let via = d[i][k] + d[k][j];
+                        if via < d[i][j] {
+                            d[i][j] = via;
+                        }
+                    }
+                }
+            }
+            let mut r = Routing::new(n, &ports);
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                let j = (rng.uniform() * (i + 1) as f64) as usize;
+                order.swap(i, j.min(i));
+            }
+            for &dst in &order {
+                r.require(dst);
+            }
+            for u in 0..n {
+                let outs: Vec<u32> = (0..ports.len() as u32)
+                    .filter(|&p| ports[p as usize].0 == u as u32)
+                    .collect();
+                for dst in 0..n {
+                    let expected = match outs.len() {
+                        0 => None,
+                        1 => Some(outs[0]),
+                        _ if u == dst || d[u][dst] >= INF => None,
+                        _ => outs
+                            .iter()
+                            .copied()
+                            .find(|&p| d[ports[p as usize].1 as usize][dst] == d[u][dst] - 1),
+                    };
+                    assert_eq!(r.route(u as u32, dst as u32), expected, "{ports:?} {u}->{dst}");
+                }
+            }
+        }
+    }
 }

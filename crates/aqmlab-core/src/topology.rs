@@ -339,9 +339,21 @@ mod tests {
                             .copied()
                             .find(|&p| d[ports[p as usize].1 as usize][dst] == d[u][dst] - 1),
                     };
-                    assert_eq!(r.route(u as u32, dst as u32), expected, "{ports:?} {u}->{dst}");
+                    assert_eq!(
+                        r.route(u as u32, dst as u32),
+                        expected,
+                        "{ports:?} {u}->{dst}"
+                    );
                 }
             }
         }
+    }
+}
+#[cfg(test)]
+mod size_tests {
+    /// A port stays small whatever the largest discipline needs (disciplines are boxed).
+    #[test]
+    fn discipline_slot_is_two_words() {
+        assert_eq!(std::mem::size_of::<crate::qdisc::AnyQdisc>(), 16);
     }
 }

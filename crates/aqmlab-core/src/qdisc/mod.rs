@@ -176,8 +176,9 @@ pub trait Configure: Sized {
 /// Declares the disciplines: the dispatch enum, its trait impl and the registry, in one list.
 macro_rules! disciplines {
     ($($variant:ident($ty:ty) = $name:literal: $doc:literal),* $(,)?) => {
-        /// Every discipline, dispatched by `match` (no virtual call per packet).
-        pub enum AnyQdisc { $(#[doc = $doc] $variant($ty)),* }
+        /// Every discipline, dispatched by `match` (no virtual call per packet); each boxed, so a
+        /// port carries 16 bytes for its discipline whatever the largest one needs.
+        pub enum AnyQdisc { $(#[doc = $doc] $variant(Box<$ty>)),* }
 
         /// `tc`-style names of all registered disciplines, with a one-line description.
         pub const REGISTRY: &[(&str, &str)] = &[$(($name, $doc)),*];
@@ -188,7 +189,7 @@ macro_rules! disciplines {
                 match self { $(AnyQdisc::$variant(_) => $name),* }
             }
             pub(crate) fn start(&mut self, ctx: &mut Ctx) {
-                match self { $(AnyQdisc::$variant(q) => Configure::start(q, ctx)),* }
+                match self { $(AnyQdisc::$variant(q) => Configure::start(&mut **q, ctx)),* }
             }
         }
 
@@ -227,7 +228,7 @@ macro_rules! disciplines {
             match kind {
                 $($name => {
                     let (q, resolved) = configure_with::<$ty>(params, link, path)?;
-                    Ok((AnyQdisc::$variant(q), resolved))
+                    Ok((AnyQdisc::$variant(Box::new(q)), resolved))
                 })*
                 other => Err(ScenarioError::new(
                     format!("{path}.kind"),

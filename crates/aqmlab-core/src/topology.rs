@@ -1,10 +1,6 @@
-//! Nodes, the sending sides of links ("ports"), and static shortest-path routing.
+//! Nodes and static shortest-path routing (the ports themselves are in `world::port`).
 
-use crate::packet::{NodeId, PacketId};
-use crate::qdisc::accounting::Queue;
-use crate::rng::Rng;
-use crate::time::SimTime;
-use std::collections::VecDeque;
+use crate::packet::NodeId;
 
 /// Index of a port (one direction of a link).
 pub type PortId = u32;
@@ -193,50 +189,6 @@ impl Routing {
     pub fn table_bytes(&self) -> usize {
         self.tables.iter().map(|t| t.capacity() * 4).sum()
     }
-}
-
-/// The sending side of one link direction: queue → transmitter → propagation pipe.
-pub struct Port {
-    /// "from->to".
-    pub name: String,
-    /// Sending node.
-    pub from: NodeId,
-    /// Receiving node.
-    pub to: NodeId,
-    /// Rate in bit/s (the mean rate when `rate_model` is set).
-    pub rate_bps: u64,
-    /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
-    pub rate_model: Option<crate::ratemodel::RateSchedule>,
-    /// Propagation delay.
-    pub delay: SimTime,
-    /// The queue discipline and its accounting.
-    pub queue: Queue,
-    /// When the transmission in progress (or the last one) ends.
-    pub tx_end: SimTime,
-    /// A `TxDone` event is scheduled at `tx_end` (only when packets wait behind the transmission).
-    pub txdone_pending: bool,
-    /// The last transmission ended with nothing queued behind it and no `TxDone` was scheduled:
-    /// the dequeue that would have found the queue empty at `tx_end` is still owed to the
-    /// discipline (it marks the start of an idle period, e.g. for RED) and is paid, at `tx_end`,
-    /// before the discipline is next used.
-    pub owes_empty_dequeue: bool,
-    /// Packets on the wire with their arrival times at `to` (non-decreasing), so one pending
-    /// event per port suffices whatever the number of packets in flight.
-    pub pipe: VecDeque<(SimTime, PacketId)>,
-    /// Bernoulli loss probability applied as packets leave the transmitter.
-    pub loss: f64,
-    /// The loss model's random stream.
-    pub loss_rng: Rng,
-    /// Whether this port appears in time series and the summary.
-    pub monitor: bool,
-    /// Transmitter busy time inside the measurement window (ns).
-    pub busy_in_window: SimTime,
-    /// Packets whose transmission started in the window.
-    pub tx_pkts: u64,
-    /// Bytes whose transmission started in the window.
-    pub tx_bytes: u64,
-    /// Packets lost by the loss model (whole run).
-    pub lost_pkts: u64,
 }
 
 #[cfg(test)]

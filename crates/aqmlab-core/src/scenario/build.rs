@@ -13,10 +13,11 @@ use crate::qdisc::{self, LinkInfo};
 use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
-use crate::topology::{Node, Port, Routing};
+use crate::topology::{Node, Routing};
 use crate::transport::{TcpFlow, TcpParams};
 use crate::world::{App, Flow, SimConfig, World};
-use std::collections::{BTreeMap, VecDeque};
+use crate::world::{Port, PortSpec};
+use std::collections::BTreeMap;
 
 /// A built scenario: the world, and the scenario with every default filled in.
 pub struct Built {
@@ -307,7 +308,7 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
                 Rng::stream(config.seed, &format!("rate:{name}")),
             )
         });
-        ports.push(Port {
+        ports.push(Port::new(PortSpec {
             queue: Queue::new(
                 disc,
                 Rng::stream(config.seed, &format!("qdisc:{name}")),
@@ -319,18 +320,10 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
             to: pp.to,
             rate_bps: pp.rate_bps,
             delay: pp.delay,
-            tx_end: 0,
-            txdone_pending: false,
-            owes_empty_dequeue: false,
             rate_model,
-            pipe: VecDeque::new(),
             loss: pp.loss,
             monitor: pp.monitor,
-            busy_in_window: 0,
-            tx_pkts: 0,
-            tx_bytes: 0,
-            lost_pkts: 0,
-        });
+        }));
     }
     let mut topo_resolved = topo_resolved;
     let qtable: toml::Table = resolved_qdiscs

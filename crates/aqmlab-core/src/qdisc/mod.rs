@@ -161,6 +161,12 @@ pub trait QueueDisc {
     fn take_events(&mut self) -> Vec<QdiscEvent> {
         Vec::new()
     }
+    /// True if the discipline, whatever its state, accepts a packet arriving to an empty queue,
+    /// hands it back at once on the next dequeue, and keeps no state about either (pfifo): the
+    /// port then skips both calls for a packet that finds it idle (`Queue::pass_through`).
+    fn transparent_when_empty(&self) -> bool {
+        false
+    }
 }
 
 /// How a discipline is built from its scenario parameters.
@@ -218,6 +224,9 @@ macro_rules! disciplines {
             }
             fn take_events(&mut self) -> Vec<QdiscEvent> {
                 match self { $(AnyQdisc::$variant(q) => q.take_events()),* }
+            }
+            fn transparent_when_empty(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.transparent_when_empty()),* }
             }
         }
 

@@ -73,6 +73,8 @@ pub struct Port {
     /// The last (size, serialization time) at the constant rate: most packets repeat a size,
     /// so the division is skipped.
     tx_cache: (u32, SimTime),
+    /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`).
+    transparent: bool,
 }
 
 /// The settings of a port (everything but its run-time state).
@@ -122,7 +124,14 @@ impl Port {
             owes_empty_dequeue: false,
             pipe: VecDeque::new(),
             tx_cache: (0, 0),
+            transparent: false,
         }
+        .with_transparency()
+    }
+
+    fn with_transparency(mut self) -> Self {
+        self.transparent = self.queue.disc.transparent_when_empty();
+        self
     }
 
     /// Starts the discipline's own timer, if it has one.
@@ -141,6 +150,12 @@ impl Port {
         now: SimTime,
         io: &mut PortIo,
     ) -> Option<PacketId> {
+        if self.transparent && self.idle(now) && self.queue.disc.len_packets() == 0 {
+            // The owed empty dequeue changes nothing in a transparent discipline.
+            self.owes_empty_dequeue = false;
+            self.queue.pass_through(pkt, now, io.pool);
+            return self.transmit(id, pkt, now, io);
+        }
         self.pay_empty_dequeue(id, now, io);
         let (_, timer) = self.queue.enqueue(pkt, now, io.pool, io.drops);
         if let Some(t) = timer {
@@ -236,7 +251,18 @@ impl Port {
         if let Some(t) = timer {
             io.events.schedule(t, Event::QdiscTimer(id));
         }
-        let pkt = pkt?;
+        self.transmit(id, pkt?, now, io)
+    }
+
+    /// Puts `pkt`, just taken from the discipline, on the wire.
+    #[inline]
+    fn transmit(
+        &mut self,
+        id: PortId,
+        pkt: PacketId,
+        now: SimTime,
+        io: &mut PortIo,
+    ) -> Option<PacketId> {
         let size = io.pool.get(pkt).size;
         let d = self.serialization(size, now);
         let (w0, w1) = io.window;

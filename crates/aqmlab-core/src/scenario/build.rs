@@ -15,10 +15,11 @@ use crate::qdisc::{self, LinkInfo};
 use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
-use crate::topology::{compute_routes, Node, Port};
+use crate::topology::{Node, Routing};
 use crate::transport::{TcpFlow, TcpParams};
 use crate::world::{App, Flow, SimConfig, World};
-use std::collections::{BTreeMap, VecDeque};
+use crate::world::{Port, PortSpec};
+use std::collections::BTreeMap;
 
 /// A built scenario: the world, and the scenario with every default filled in.
 pub struct Built {
@@ -291,7 +292,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
         .map(|p| p.memory / limits::FLOW_BYTES)
         .sum();
     let mut parts = flow_parts.clone();
-    parts.extend(declared_topology_size(&kind, &spec.topology));
+    parts.extend(declared_topology_size(&kind, &spec.topology, n_flows));
     limits::check(&parts, &limits)?;
 
     let mut plan = Plan::default();
@@ -326,6 +327,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
         plan.names.len() as u64,
         plan.ports.len() as u64,
         tables,
+        n_flows,
     ));
     if let Some(pc) = &spec.pcap {
         parts.push(limits::Part {
@@ -406,7 +408,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
                 Rng::stream(config.seed, &format!("rate:{name}")),
             )
         });
-        ports.push(Port {
+        ports.push(Port::new(PortSpec {
             queue: Queue::new(
                 disc,
                 Rng::stream(config.seed, &format!("qdisc:{name}")),
@@ -418,18 +420,10 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
             to: pp.to,
             rate_bps: pp.rate_bps,
             delay: pp.delay,
-            tx_end: 0,
-            txdone_pending: false,
-            owes_empty_dequeue: false,
             rate_model,
-            pipe: VecDeque::new(),
             loss: pp.loss,
             monitor: pp.monitor,
-            busy_in_window: 0,
-            tx_pkts: 0,
-            tx_bytes: 0,
-            lost_pkts: 0,
-        });
+        }));
     }
     let mut topo_resolved = topo_resolved;
     let qtable: toml::Table = resolved_qdiscs
@@ -440,13 +434,12 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
     resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
 
     let pairs: Vec<(NodeId, NodeId)> = plan.ports.iter().map(|p| (p.from, p.to)).collect();
-    let routes = compute_routes(plan.names.len(), &pairs);
+    let mut routing = Routing::new(plan.names.len(), &pairs);
     let nodes: Vec<Node> = plan
         .names
         .iter()
         .cloned()
-        .zip(routes)
-        .map(|(name, routes)| Node { name, routes })
+        .map(|name| Node { name })
         .collect();
 
     // Flows.
@@ -456,8 +449,15 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
     let mut flow_names = BTreeMap::new();
     for (i, table) in spec.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let (copies, res, shape) =
-            build_flow(table, &path, &plan, &nodes, &pairs, &config, flows.len())?;
+        let (copies, res, shape) = build_flow(
+            table,
+            &path,
+            &plan,
+            &mut routing,
+            &pairs,
+            &config,
+            flows.len(),
+        )?;
         shapes.extend(std::iter::repeat(shape).take(copies.len()));
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
@@ -472,7 +472,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
     }
     resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
 
-    let mut world = World::new(nodes, ports, flows, config);
+    let mut world = World::new(nodes, routing, ports, flows, config);
     if let Some(pc) = &spec.pcap {
         world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
         resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));
@@ -488,7 +488,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
 
 /// The topology's size as declared by a generator's parameters (`None` for explicit graphs,
 /// whose lists are already in memory): nodes, ports and an upper bound on routing tables.
-fn declared_topology_size(kind: &str, t: &toml::Table) -> Option<limits::Part> {
+fn declared_topology_size(kind: &str, t: &toml::Table, flows: u64) -> Option<limits::Part> {
     let int = |k: &str| {
         t.get(k)
             .and_then(toml::Value::as_integer)
@@ -499,12 +499,24 @@ fn declared_topology_size(kind: &str, t: &toml::Table) -> Option<limits::Part> {
             let pairs = int("pairs");
             let nodes = pairs.saturating_mul(2).saturating_add(2);
             let ports = pairs.saturating_mul(4).saturating_add(2);
-            Some(limits::topology_part("topology.pairs", nodes, ports, 2))
+            Some(limits::topology_part(
+                "topology.pairs",
+                nodes,
+                ports,
+                2,
+                flows,
+            ))
         }
         "transit_stub" => {
             let nodes = int("nodes");
             let ports = int("links").saturating_mul(2);
-            Some(limits::topology_part("topology.nodes", nodes, ports, nodes))
+            Some(limits::topology_part(
+                "topology.nodes",
+                nodes,
+                ports,
+                nodes,
+                flows,
+            ))
         }
         _ => None,
     }
@@ -712,7 +724,7 @@ fn build_flow(
     table: &toml::Table,
     path: &str,
     plan: &Plan,
-    nodes: &[Node],
+    routing: &mut Routing,
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
     first_index: usize,
@@ -790,7 +802,7 @@ fn build_flow(
             ));
         }
         for (a, b, what) in [(src, dst, "from"), (dst, src, "to")] {
-            if !reachable(nodes, pairs, a, b) {
+            if !reachable(routing, pairs, a, b) {
                 return Err(ScenarioError::new(
                     join(path, what),
                     format!(
@@ -937,13 +949,14 @@ fn common_key_hint(mut e: ScenarioError, kind: &str) -> ScenarioError {
 }
 
 /// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).
-fn reachable(nodes: &[Node], pairs: &[(NodeId, NodeId)], src: NodeId, dst: NodeId) -> bool {
+fn reachable(routing: &mut Routing, pairs: &[(NodeId, NodeId)], src: NodeId, dst: NodeId) -> bool {
+    routing.require(dst);
     let mut at = src;
-    for _ in 0..=nodes.len() {
+    for _ in 0..=pairs.len() {
         if at == dst {
             return true;
         }
-        match nodes[at as usize].route(dst) {
+        match routing.route(at, dst) {
             Some(p) => at = pairs[p as usize].1,
             None => return false,
         }

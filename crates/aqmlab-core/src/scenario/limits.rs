@@ -112,20 +112,32 @@ pub fn check(parts: &[Part], limits: &LimitsSpec) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// The topology's part: `nodes`, `ports`, `tables` (nodes with a routing table, or an upper
-/// bound), charged to `field`.
-pub fn topology_part(field: &str, nodes: u64, ports: u64, tables: u64) -> Part {
+/// Set-up work units per breadth-first-search step of the routing (measured: about five
+/// times the nanosecond a unit stands for).
+pub const ROUTING_STEP: u64 = 5;
+
+/// The topology's part: `nodes`, `ports`, `tables` (nodes with two or more links, or an upper
+/// bound) and `flows`, charged to `field`. Routing is computed per destination traffic is
+/// addressed to (`topology::Routing`): at most `d = min(nodes, 2 × flows)` destinations, of
+/// which at most `min(tables, d)` need a breadth-first search over nodes + ports (a leaf
+/// destination copies its neighbour's column); tables hold `tables × d` entries.
+pub fn topology_part(field: &str, nodes: u64, ports: u64, tables: u64, flows: u64) -> Part {
+    let dests = nodes.min(flows.saturating_mul(2));
+    let searched = tables.min(dests);
     let routing = tables
-        .saturating_mul(nodes)
+        .saturating_mul(dests)
         .saturating_mul(ROUTE_ENTRY_BYTES);
     Part {
         field: field.to_string(),
-        what: format!("{nodes} nodes and {ports} ports ({tables} routing tables)"),
+        what: format!("{nodes} nodes and {ports} ports"),
         memory: nodes
             .saturating_mul(NODE_BYTES)
             .saturating_add(ports.saturating_mul(PORT_BYTES))
             .saturating_add(routing),
-        setup: crate::topology::routing_work(tables, nodes, ports)
+        setup: searched
+            .saturating_mul(nodes.saturating_add(ports))
+            .saturating_mul(ROUTING_STEP)
+            .saturating_add(tables.saturating_mul(dests))
             .saturating_add(ports.saturating_mul(PORT_SETUP)),
     }
 }
@@ -171,7 +183,7 @@ mod tests {
     #[test]
     fn the_error_names_the_largest_part_and_how_to_raise_the_limit() {
         let parts = [
-            topology_part("topology.pairs", 4, 6, 2),
+            topology_part("topology.pairs", 4, 6, 2, 1),
             flows_part("flows[0].count", 1_000_000),
         ];
         // 10^6 flows × 4000 B = 4 GB > 2 GB
@@ -187,9 +199,17 @@ mod tests {
     }
 
     #[test]
-    fn setup_work_is_tables_times_nodes_plus_ports() {
-        let p = topology_part("topology.nodes", 20_000, 41_000, 20_000);
-        assert_eq!(p.setup, 5 * 20_000 * 61_000 + 41_000 * PORT_SETUP);
+    fn setup_work_counts_searches_per_destination_and_ports() {
+        // 5000 flows: up to 10^4 destinations, each searched (every node may have a table)
+        let p = topology_part("topology.nodes", 20_000, 41_000, 20_000, 5_000);
+        assert_eq!(
+            p.setup,
+            10_000 * 61_000 * ROUTING_STEP + 20_000 * 10_000 + 41_000 * PORT_SETUP
+        );
+        assert_eq!(
+            p.memory,
+            20_000 * NODE_BYTES + 41_000 * PORT_BYTES + 20_000 * 10_000 * 4
+        );
         let e = check(&[p], &LimitsSpec::default()).unwrap_err();
         assert_eq!(e.path, "topology.nodes");
         assert!(e.message.contains("limits.setup"));

@@ -1,4 +1,4 @@
-"""The `aqmlab` command line: run, validate, qdiscs."""
+"""The `aqmlab` command line: run, validate, qdiscs, sweep, reproduce, curve, campaign, plot."""
 
 from __future__ import annotations
 
@@ -272,6 +272,15 @@ def curve_cmd(specs: tuple[str, ...], out: Path | None, x_max: float | None, rat
             _fail(f"cannot write {out}: {e}", 1)
         console.print(f"figure written to {out}", highlight=False)
 
+
+def _register_campaign_commands() -> None:
+    from aqmlab.campaign.cli import campaign_group, plot_group
+
+    main.add_command(campaign_group)
+    main.add_command(plot_group)
+
+
+_register_campaign_commands()
 
 if __name__ == "__main__":
     main()

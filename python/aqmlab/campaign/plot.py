@@ -221,26 +221,43 @@ def timeseries(run_dir: str | Path, queue: str | None = None, max_flows: int = 4
     elif queue not in queues:
         raise CampaignError("--queue", f"no monitored queue {queue!r}; queues: {', '.join(queues)}")
     q = qs[qs["queue"].astype(str) == queue]
-    state = [c for c in q.columns if c not in ("time_s", "queue", "len_pkts", "len_bytes", "drops_cum_pkts", "marks_cum_pkts", "sojourn_mean_s")]
-    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(8, 7.5), sharex=True)
+    base = ("time_s", "queue", "len_pkts", "len_bytes", "drops_cum_pkts", "marks_cum_pkts", "sojourn_mean_s")
+    state = [c for c in q.columns if c not in base and q[c].notna().any()]
+    in_pkts = [c for c in state if c.endswith("_pkts")]
+    in_s = [c for c in state if c.endswith("_s")]
+    other = [c for c in state if c not in in_pkts and c not in in_s and not c.endswith("_bytes")]
+    n = 3 + bool(other)
+    fig, axs = plt.subplots(n, 1, figsize=(8, 2.5 * n), sharex=True)
+    a1, a2, a3 = axs[0], axs[1], axs[-1]
+
+    def lines(ax, cols, scale, first):
+        for i, c in enumerate(cols):
+            ax.plot(q["time_s"], q[c] * scale, color=_shade(i + first, len(cols) + first), linestyle=LINES[(i + first) % len(LINES)],
+                    linewidth=1.2, label=c)
+
     a1.plot(q["time_s"], q["len_pkts"], color="black", linewidth=1.0, label="length")
-    for i, c in enumerate(state):
-        a1.plot(q["time_s"], q[c], color=_shade(i + 1, len(state) + 1), linestyle=LINES[(i + 1) % len(LINES)], linewidth=1.2, label=c)
+    lines(a1, in_pkts, 1.0, 1)
     a1.set_ylabel("queue [pkts]")
     a1.legend(fontsize=8, loc="upper right")
     a1.set_title(f"{queue} ({summary['queues'][queue]['qdisc']}), seed {summary.get('seed')}", fontsize=10)
-    a2.plot(q["time_s"], q["sojourn_mean_s"] * 1e3, color="0.3", linewidth=1.0)
-    a2.set_ylabel("sojourn [ms]")
+    a2.plot(q["time_s"], q["sojourn_mean_s"] * 1e3, color="black", linewidth=1.0, label="sojourn (interval mean)")
+    lines(a2, in_s, 1e3, 1)
+    a2.set_ylabel("delay [ms]")
+    a2.legend(fontsize=8, loc="upper right")
+    if other:
+        lines(axs[2], other, 1.0, 0)
+        axs[2].set_ylabel("AQM state [as named]")
+        axs[2].legend(fontsize=8, loc="upper right")
     tcp = fs.dropna(subset=["cwnd_pkts"]) if "cwnd_pkts" in fs else fs.iloc[0:0]
     names = list(dict.fromkeys(tcp["flow"].astype(str)))[:max_flows]
-    for i, n in enumerate(names):
-        f = tcp[tcp["flow"].astype(str) == n]
-        a3.plot(f["time_s"], f["cwnd_pkts"], color=_shade(i, len(names)), linestyle=LINES[i % len(LINES)], linewidth=1.1, label=n)
+    for i, name in enumerate(names):
+        f = tcp[tcp["flow"].astype(str) == name]
+        a3.plot(f["time_s"], f["cwnd_pkts"], color=_shade(i, len(names)), linestyle=LINES[i % len(LINES)], linewidth=1.1, label=name)
     a3.set_ylabel("cwnd [pkts]")
     a3.set_xlabel("simulated time [s]")
     if names:
         a3.legend(fontsize=8, loc="upper right", ncol=min(4, len(names)))
-    for a in (a1, a2, a3):
+    for a in axs:
         a.grid(True, color="0.85", linewidth=0.6)
     fig.tight_layout()
     return fig

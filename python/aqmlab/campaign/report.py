@@ -37,7 +37,9 @@ def _cell(m: float, h: float, scale: float) -> str:
     if m != m:
         return "—"
     s = f"{m * scale:.4g}"
-    return s if h != h else f"{s} ± {h * scale:.2g}"
+    if h != h:
+        return s
+    return f"{s} ± 0" if h <= 1e-9 * abs(m) else f"{s} ± {h * scale:.2g}"
 
 
 def _versions() -> list[tuple[str, str]]:

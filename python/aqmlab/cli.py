@@ -106,8 +106,11 @@ def main() -> None:
 def run_cmd(scenario: Path, out: Path | None, seed: int | None, overrides: tuple[str, ...], quiet: bool) -> None:
     """Run SCENARIO (a TOML file) and print a summary."""
     try:
+        from aqmlab.progress import sim_progress
+
         t0 = time.perf_counter()
-        results = run(scenario, seed=seed, overrides=overrides)
+        with sim_progress(not quiet and err_console.is_terminal) as progress:
+            results = run(scenario, seed=seed, overrides=overrides, progress=progress)
         wall = time.perf_counter() - t0
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")

@@ -45,6 +45,23 @@ pub fn run(text: &str, seed: Option<u64>) -> Result<Results, RunError> {
     Ok(results)
 }
 
+/// Like `run`, calling `observe(now, duration)` every `every` events (see
+/// `World::run_observed`); results are identical to `run`'s.
+pub fn run_observed(
+    text: &str,
+    seed: Option<u64>,
+    every: u64,
+    observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
+) -> Result<Results, RunError> {
+    let built = scenario::build(text, seed)?;
+    let mut world = built.world;
+    let mut results = world
+        .run_observed(every, observe)
+        .map_err(RunError::Internal)?;
+    results.resolved_scenario = built.resolved;
+    Ok(results)
+}
+
 /// Checks the scenario in `text` without running it; returns the resolved scenario.
 pub fn validate(text: &str) -> Result<String, ScenarioError> {
     scenario::build(text, None).map(|b| b.resolved)

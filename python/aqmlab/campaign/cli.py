@@ -188,12 +188,11 @@ def _dataset(out: Path, table: str):
 def _by(df, by: str | None, out: Path) -> str:
     from aqmlab.campaign.stats import resolve_columns
 
+    from aqmlab.campaign import dataset
+
     if by is None:
-        try:
-            c = load_campaign(out / "campaign.toml") if (out / "campaign.toml").exists() else None
-        except CampaignError:
-            c = None
-        by = c.axes[0].column if c is not None and c.axes else "queue_qdisc"
+        recorded = dataset.axes(out)
+        by = recorded[0]["column"] if recorded else "queue_qdisc"
     return resolve_columns(df, [by], "--by")[0]
 
 
@@ -268,15 +267,28 @@ def plot_cdf(out: Path, by: str | None, where: tuple[str, ...], output: Path) ->
 
 
 @plot_group.command("timeseries")
-@click.argument("run_dir", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--queue", help="Queue to show (default: the monitored queue whose link carried the most bytes).")
+@click.argument("source", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="With a campaign directory: the run to show, e.g. --where qdisc=PIE (repeatable).")
+@click.option("--seed", type=int, help="With a campaign directory: the seed of the run to show (default: the first).")
+@click.option("--queue", help="Queue to show (default: the campaign's studied queue, or the monitored queue whose link carried the most bytes).")
 @click.option("--flows", "max_flows", type=click.IntRange(min=0), default=4, show_default=True, help="Most TCP flows whose cwnd is drawn.")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Figure file (.png, .pdf, .svg).")
-def plot_timeseries(run_dir: Path, queue: str | None, max_flows: int, output: Path) -> None:
-    """Queue length, AQM state, sojourn and cwnd over time for one run (e.g. OUT/runs/<key> or `aqmlab run -o DIR`)."""
+def plot_timeseries(source: Path, where: tuple[str, ...], seed: int | None, queue: str | None, max_flows: int, output: Path) -> None:
+    """Queue length, AQM state, sojourn and cwnd over time for one run.
+
+    SOURCE is a run's results directory (`aqmlab run -o DIR`, or OUT/runs/<key>) or a campaign
+    directory, in which --where and --seed pick the run (the first that matches)."""
     from aqmlab.campaign import plot
 
     try:
+        run_dir = source
+        if (source / "dataset").is_dir():
+            runs = plot.select(_dataset(source, "runs"), [*where, *([f"seed={seed}"] if seed is not None else [])])
+            row = runs.iloc[0]
+            run_dir, queue = source / "runs" / row["run"], queue or row["queue"]
+            console.print(f"run {row['run']} (seed {row['seed']})", highlight=False)
+        elif where or seed is not None:
+            raise CampaignError("--where", f"{source} is a single run; --where and --seed choose a run in a campaign directory")
         _done(plot.timeseries(run_dir, queue, max_flows), output)
     except CampaignError as e:
         _fail(str(e))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 DATASET = "dataset"
 TABLES = ("runs", "flows", "queues")
+AXES = "axes.json"
 
 AGGREGATE_METRICS = ["throughput_total_bps", "goodput_total_bps", "n_flows", "jain_index", "delay_mean_s", "power_bps_per_s"]
 QUEUE_METRICS = ["arrivals_pkts", "enqueued_pkts", "dequeued_pkts", "drops_pkts", "drops_overflow_pkts", "drops_early_pkts",
@@ -133,7 +134,16 @@ def build(campaign: Campaign, out: str | Path, runs: Sequence[Run]) -> dict[str,
         write_atomic(p, lambda tmp, t=table: pq.write_table(t, tmp))
         paths[name] = p
     write_atomic(out / "campaign.toml", lambda tmp: Path(tmp).write_text(campaign.text))
+    axes = [{"name": a.name, "column": a.column, "path": a.path, "labels": a.labels} for a in campaign.axes]
+    write_atomic(target / AXES, lambda tmp: Path(tmp).write_text(json.dumps(axes, indent=2) + "\n"))
+    paths[AXES] = target / AXES
     return paths
+
+
+def axes(out: str | Path) -> list[dict[str, Any]]:
+    """The campaign's axes as recorded with its dataset (name, column, path, labels)."""
+    p = Path(out) / DATASET / AXES
+    return json.loads(p.read_text()) if p.exists() else []
 
 
 def load(out: str | Path, table: str = "runs") -> "pd.DataFrame":

@@ -3,7 +3,7 @@ RFC 7928 ellipse, time series of queue, AQM state and cwnd, CDFs of sojourn time
 throughput, and fairness bars. Units on every axis; each group has its own marker, line style
 and grey level (a sequential colormap), so the figures read in greyscale.
 
-RFC 7928 (Sec. 2.7) asks for the throughput/delay trade-off as a scatter of per-run points
+RFC 7928 (the AQM characterization guidelines) shows the throughput/delay trade-off as a scatter of per-run points
 with, per scheme, an ellipse: here the one-standard-deviation contour of the bivariate normal
 fitted to the points (centre: the means; axes: the eigenvectors of the sample covariance
 matrix, semi-axis lengths: the square roots of its eigenvalues).

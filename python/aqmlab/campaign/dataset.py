@@ -88,19 +88,38 @@ def run_row(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any])
     return row
 
 
-def _table_rows(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any], name: str, keep) -> "pd.DataFrame":
-    import pandas as pd
+def _arrow_type(v: Any):
+    import pyarrow as pa
 
-    df = pd.read_parquet(directory / f"{name}.parquet").rename(columns={"qdisc": "queue_qdisc"})
-    for c in df.columns:
-        if isinstance(df[c].dtype, pd.CategoricalDtype):
-            df[c] = df[c].astype(str)
-    labels = [c for c in df.columns if df[c].dtype == object]
-    df = df[labels + [c for c in df.columns if c not in labels and keep(c)]]
-    ids = _ids(campaign, run, meta)
-    for i, (k, v) in enumerate(ids.items()):
-        df.insert(i, k, [v] * len(df))
-    return df
+    if isinstance(v, bool):
+        return pa.bool_()
+    if isinstance(v, int):
+        return pa.int64()
+    if isinstance(v, float):
+        return pa.float64()
+    return pa.large_string()
+
+
+def _table_rows(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any], name: str, keep):
+    """A run's table (flows or queues) as an Arrow table: the run's identifiers and swept
+    values, its label columns as strings, then the kept metrics."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(directory / f"{name}.parquet")
+    names, cols = [], []
+    for k, v in _ids(campaign, run, meta).items():
+        names.append(k)
+        cols.append(pa.array([v] * t.num_rows, type=_arrow_type(v)))
+    for f, col in zip(t.schema, t.columns):
+        column = "queue_qdisc" if f.name == "qdisc" else f.name
+        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type):
+            col = col.cast(pa.large_string())
+        elif not keep(column):
+            continue
+        names.append(column)
+        cols.append(col)
+    return pa.table(cols, names=names)
 
 
 def build(campaign: Campaign, out: str | Path, runs: Sequence[Run]) -> dict[str, Path]:
@@ -125,11 +144,11 @@ def build(campaign: Campaign, out: str | Path, runs: Sequence[Run]) -> dict[str,
         queues.append(_table_rows(campaign, r, d, meta, "queues", lambda c: True))
     target = out / DATASET
     target.mkdir(parents=True, exist_ok=True)
-    frames = {"runs": pd.DataFrame(rows), "flows": pd.concat(flows, ignore_index=True) if flows else pd.DataFrame(),
-              "queues": pd.concat(queues, ignore_index=True) if queues else pd.DataFrame()}
+    tables = {"runs": pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False).replace_schema_metadata(None),
+              "flows": pa.concat_tables(flows) if flows else pa.table({}),
+              "queues": pa.concat_tables(queues) if queues else pa.table({})}
     paths = {}
-    for name, df in frames.items():
-        table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    for name, table in tables.items():
         p = target / f"{name}.parquet"
         write_atomic(p, lambda tmp, t=table: pq.write_table(t, tmp))
         paths[name] = p

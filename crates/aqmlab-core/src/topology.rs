@@ -1,150 +1,206 @@
-//! Nodes, the sending sides of links ("ports"), and static shortest-path routing.
+//! Nodes and static shortest-path routing (the ports themselves are in `world::port`).
 
-use crate::packet::{NodeId, PacketId};
-use crate::qdisc::accounting::Queue;
-use crate::rng::Rng;
-use crate::time::SimTime;
-use std::collections::VecDeque;
+use crate::packet::NodeId;
 
 /// Index of a port (one direction of a link).
 pub type PortId = u32;
 
-/// How a node picks the outgoing port for a destination.
-#[derive(Debug, Clone)]
-pub enum Routes {
-    /// A node with one link sends everything through it.
-    Single(PortId),
-    /// Next port per destination node (`NO_ROUTE` where unreachable).
-    Table(Vec<PortId>),
-    /// An isolated node.
-    None,
-}
-
 /// Marks an unreachable destination in a routing table.
 pub const NO_ROUTE: PortId = PortId::MAX;
+const NO_SLOT: u32 = u32::MAX;
 
 /// A host or router.
 #[derive(Debug)]
 pub struct Node {
     /// Name from the scenario.
     pub name: String,
-    /// Forwarding.
-    pub routes: Routes,
 }
 
-impl Node {
-    /// The port toward `dst`, if any.
-    #[inline]
-    pub fn route(&self, dst: NodeId) -> Option<PortId> {
-        match &self.routes {
-            Routes::Single(p) => Some(*p),
-            Routes::Table(t) => t.get(dst as usize).copied().filter(|&p| p != NO_ROUTE),
-            Routes::None => None,
+/// How one node forwards.
+#[derive(Debug, Clone, Copy)]
+enum Forward {
+    /// A node with one outgoing link sends everything through it.
+    Single(PortId),
+    /// A node with several: next port per destination slot, in `Routing::tables[i]`.
+    Table(u32),
+    /// An isolated node.
+    None,
+}
+
+/// Static shortest-path routing by hop count, computed on demand per destination.
+///
+/// Only destinations that traffic is addressed to get routes ([`Routing::require`]), and only
+/// nodes with more than one outgoing link keep tables, indexed by a compact destination slot:
+/// memory is O(nodes + links + routers × destinations) instead of O(nodes²). A destination that
+/// is a leaf (one link in each direction, to the same neighbour) takes its routes from its
+/// neighbour's, so a dumbbell of N pairs needs two breadth-first searches, not 2N. Ties go to
+/// the lowest port id, so routing is deterministic and independent of the order in which
+/// destinations are required.
+#[derive(Debug)]
+pub struct Routing {
+    ends: Vec<(NodeId, NodeId)>,
+    out_ports: Vec<Vec<PortId>>,
+    in_ports: Vec<Vec<PortId>>,
+    forward: Vec<Forward>,
+    /// Per destination node: its column in the tables, or NO_SLOT.
+    slot: Vec<u32>,
+    /// Per table node: next port per slot.
+    tables: Vec<Vec<PortId>>,
+    /// Table node ids, in order.
+    table_nodes: Vec<NodeId>,
+}
+
+impl Routing {
+    /// Routing over `ends[p] = (from, to)` for each port `p`; no destination required yet.
+    pub fn new(n_nodes: usize, ends: &[(NodeId, NodeId)]) -> Self {
+        let mut out_ports: Vec<Vec<PortId>> = vec![Vec::new(); n_nodes];
+        let mut in_ports: Vec<Vec<PortId>> = vec![Vec::new(); n_nodes];
+        for (i, &(a, b)) in ends.iter().enumerate() {
+            out_ports[a as usize].push(i as PortId);
+            in_ports[b as usize].push(i as PortId);
+        }
+        let mut tables = Vec::new();
+        let mut table_nodes = Vec::new();
+        let forward = out_ports
+            .iter()
+            .enumerate()
+            .map(|(n, o)| match o.len() {
+                0 => Forward::None,
+                1 => Forward::Single(o[0]),
+                _ => {
+                    tables.push(Vec::new());
+                    table_nodes.push(n as NodeId);
+                    Forward::Table(tables.len() as u32 - 1)
+                }
+            })
+            .collect();
+        Routing {
+            ends: ends.to_vec(),
+            out_ports,
+            in_ports,
+            forward,
+            slot: vec![NO_SLOT; n_nodes],
+            tables,
+            table_nodes,
         }
     }
-}
 
-/// The sending side of one link direction: queue → transmitter → propagation pipe.
-pub struct Port {
-    /// "from->to".
-    pub name: String,
-    /// Sending node.
-    pub from: NodeId,
-    /// Receiving node.
-    pub to: NodeId,
-    /// Rate in bit/s (the mean rate when `rate_model` is set).
-    pub rate_bps: u64,
-    /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
-    pub rate_model: Option<crate::ratemodel::RateSchedule>,
-    /// Propagation delay.
-    pub delay: SimTime,
-    /// The queue discipline and its accounting.
-    pub queue: Queue,
-    /// When the transmission in progress (or the last one) ends.
-    pub tx_end: SimTime,
-    /// A `TxDone` event is scheduled at `tx_end` (only when packets wait behind the transmission).
-    pub txdone_pending: bool,
-    /// The last transmission ended with nothing queued behind it and no `TxDone` was scheduled:
-    /// the dequeue that would have found the queue empty at `tx_end` is still owed to the
-    /// discipline (it marks the start of an idle period, e.g. for RED) and is paid, at `tx_end`,
-    /// before the discipline is next used.
-    pub owes_empty_dequeue: bool,
-    /// Packets on the wire with their arrival times at `to` (non-decreasing), so one pending
-    /// event per port suffices whatever the number of packets in flight.
-    pub pipe: VecDeque<(SimTime, PacketId)>,
-    /// Bernoulli loss probability applied as packets leave the transmitter.
-    pub loss: f64,
-    /// The loss model's random stream.
-    pub loss_rng: Rng,
-    /// Whether this port appears in time series and the summary.
-    pub monitor: bool,
-    /// Transmitter busy time inside the measurement window (ns).
-    pub busy_in_window: SimTime,
-    /// Packets whose transmission started in the window.
-    pub tx_pkts: u64,
-    /// Bytes whose transmission started in the window.
-    pub tx_bytes: u64,
-    /// Packets lost by the loss model (whole run).
-    pub lost_pkts: u64,
-}
+    /// The port `node` forwards a packet for `dst` on, if any (`dst` must have been required
+    /// for nodes with several links).
+    #[inline]
+    pub fn route(&self, node: NodeId, dst: NodeId) -> Option<PortId> {
+        match self.forward[node as usize] {
+            Forward::Single(p) => Some(p),
+            Forward::Table(t) => {
+                let s = self.slot[dst as usize];
+                if s == NO_SLOT {
+                    return None;
+                }
+                let p = self.tables[t as usize][s as usize];
+                (p != NO_ROUTE).then_some(p)
+            }
+            Forward::None => None,
+        }
+    }
 
-/// Computes each node's routes: shortest paths by hop count; ties go to the lowest port id,
-/// so routing is deterministic and independent of input order beyond port numbering.
-pub fn compute_routes(n_nodes: usize, ports: &[(NodeId, NodeId)]) -> Vec<Routes> {
-    let mut out_ports: Vec<Vec<PortId>> = vec![Vec::new(); n_nodes];
-    let mut in_ports: Vec<Vec<PortId>> = vec![Vec::new(); n_nodes];
-    for (i, &(a, b)) in ports.iter().enumerate() {
-        out_ports[a as usize].push(i as PortId);
-        in_ports[b as usize].push(i as PortId);
+    /// The neighbour of a leaf node (one outgoing and one incoming link, with the same node).
+    fn leaf_neighbour(&self, v: NodeId) -> Option<NodeId> {
+        let (o, i) = (&self.out_ports[v as usize], &self.in_ports[v as usize]);
+        if o.len() != 1 || i.len() != 1 {
+            return None;
+        }
+        let n = self.ends[o[0] as usize].1;
+        (self.ends[i[0] as usize].0 == n && n != v).then_some(n)
     }
-    let mut routes: Vec<Routes> = out_ports
-        .iter()
-        .map(|o| match o.len() {
-            0 => Routes::None,
-            1 => Routes::Single(o[0]),
-            _ => Routes::Table(vec![NO_ROUTE; n_nodes]),
-        })
-        .collect();
-    if !routes.iter().any(|r| matches!(r, Routes::Table(_))) {
-        return routes;
+
+    /// Computes the routes toward `dst` at every node (once per destination).
+    pub fn require(&mut self, dst: NodeId) {
+        if self.slot[dst as usize] != NO_SLOT || self.tables.is_empty() {
+            return;
+        }
+        // (A two-node component, where the neighbour is a leaf of dst, takes the search.)
+        let leaf_of = self
+            .leaf_neighbour(dst)
+            .filter(|&r| self.leaf_neighbour(r) != Some(dst));
+        let column: Vec<PortId> = match leaf_of {
+            // Every path to a leaf passes its neighbour r: routes to dst are routes to r, and at
+            // r the link to dst (the only one, so also the lowest-numbered).
+            Some(r) => {
+                self.require(r);
+                let rs = self.slot[r as usize] as usize;
+                let to_leaf = self.in_ports[dst as usize][0];
+                self.table_nodes
+                    .iter()
+                    .zip(&self.tables)
+                    .map(|(&u, t)| {
+                        if u == dst {
+                            NO_ROUTE
+                        } else if u == r {
+                            to_leaf
+                        } else {
+                            t[rs]
+                        }
+                    })
+                    .collect()
+            }
+            None => self.bfs_column(dst),
+        };
+        let s = self.tables.first().map_or(0, |t| t.len()) as u32;
+        for (t, p) in self.tables.iter_mut().zip(column) {
+            t.push(p);
+        }
+        self.slot[dst as usize] = s;
     }
-    // One reverse BFS per destination: dist[v] = hops from v to dst.
-    let mut dist = vec![u32::MAX; n_nodes];
-    let mut frontier = VecDeque::new();
-    for dst in 0..n_nodes {
-        dist.iter_mut().for_each(|d| *d = u32::MAX);
-        dist[dst] = 0;
-        frontier.clear();
-        frontier.push_back(dst);
+
+    /// One reverse breadth-first search from `dst`: at each table node, the lowest-numbered
+    /// port whose far end is one hop closer.
+    fn bfs_column(&self, dst: NodeId) -> Vec<PortId> {
+        let n = self.out_ports.len();
+        let mut dist = vec![u32::MAX; n];
+        let mut frontier = std::collections::VecDeque::new();
+        dist[dst as usize] = 0;
+        frontier.push_back(dst as usize);
         while let Some(v) = frontier.pop_front() {
-            for &p in &in_ports[v] {
-                let u = ports[p as usize].0 as usize;
+            for &p in &self.in_ports[v] {
+                let u = self.ends[p as usize].0 as usize;
                 if dist[u] == u32::MAX {
                     dist[u] = dist[v] + 1;
                     frontier.push_back(u);
                 }
             }
         }
-        for (u, r) in routes.iter_mut().enumerate() {
-            if let Routes::Table(t) = r {
-                if u == dst || dist[u] == u32::MAX {
-                    continue;
+        self.table_nodes
+            .iter()
+            .map(|&u| {
+                let u = u as usize;
+                if u == dst as usize || dist[u] == u32::MAX {
+                    return NO_ROUTE;
                 }
-                // lowest-numbered port whose far end is one hop closer
-                t[dst] = out_ports[u]
+                self.out_ports[u]
                     .iter()
                     .copied()
-                    .find(|&p| dist[ports[p as usize].1 as usize] == dist[u] - 1)
-                    .unwrap_or(NO_ROUTE);
-            }
-        }
+                    .find(|&p| dist[self.ends[p as usize].1 as usize] == dist[u] - 1)
+                    .unwrap_or(NO_ROUTE)
+            })
+            .collect()
     }
-    routes
+
+    /// Bytes held by the routing tables (for memory estimates and tests).
+    pub fn table_bytes(&self) -> usize {
+        self.tables.iter().map(|t| t.capacity() * 4).sum()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Wrap<'a>(&'a Routing, u32);
+    impl Wrap<'_> {
+        fn route(&self, dst: u32) -> Option<PortId> {
+            self.0.route(self.1, dst)
+        }
+    }
 
     #[test]
     fn routes_take_shortest_paths_with_lowest_port_ties() {
@@ -161,11 +217,11 @@ mod tests {
             (2, 4),
             (4, 2),
         ];
-        let r = compute_routes(5, &ports);
-        let node = |i: usize| Node {
-            name: String::new(),
-            routes: r[i].clone(),
-        };
+        let mut r = Routing::new(5, &ports);
+        for d in 0..5 {
+            r.require(d);
+        }
+        let node = |i: u32| Wrap(&r, i);
         // a -> c: via b (port 0) or d (port 7), both 2 hops: lowest port wins.
         assert_eq!(node(0).route(2), Some(0));
         assert_eq!(node(0).route(3), Some(7));
@@ -174,5 +230,82 @@ mod tests {
         assert_eq!(node(4).route(0), Some(9));
         // c -> e directly.
         assert_eq!(node(2).route(4), Some(8));
+    }
+
+    /// Against an independent reference (all-pairs hop counts by Floyd–Warshall, then the
+    /// lowest-numbered port toward a node one hop closer) on random graphs with leaves, parallel
+    /// links and disconnected parts, requiring destinations in random order.
+    #[test]
+    fn on_demand_routes_match_all_pairs_reference() {
+        let mut rng = crate::rng::Rng::stream(11, "routing-test");
+        for _case in 0..200 {
+            let n = 2 + (rng.uniform() * 12.0) as usize;
+            let mut ports: Vec<(NodeId, NodeId)> = Vec::new();
+            let m = (rng.uniform() * 2.5 * n as f64) as usize;
+            for _ in 0..m {
+                let a = (rng.uniform() * n as f64) as u32;
+                let b = (rng.uniform() * n as f64) as u32;
+                if a != b {
+                    ports.push((a, b));
+                    ports.push((b, a));
+                }
+            }
+            const INF: u32 = u32::MAX / 4;
+            let mut d = vec![vec![INF; n]; n];
+            for (v, row) in d.iter_mut().enumerate() {
+                row[v] = 0;
+            }
+            for &(a, b) in &ports {
+                d[a as usize][b as usize] = 1;
+            }
+            for k in 0..n {
+                for i in 0..n {
+                    for j in 0..n {
+                        let via = d[i][k] + d[k][j];
+                        if via < d[i][j] {
+                            d[i][j] = via;
+                        }
+                    }
+                }
+            }
+            let mut r = Routing::new(n, &ports);
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                let j = (rng.uniform() * (i + 1) as f64) as usize;
+                order.swap(i, j.min(i));
+            }
+            for &dst in &order {
+                r.require(dst);
+            }
+            for u in 0..n {
+                let outs: Vec<u32> = (0..ports.len() as u32)
+                    .filter(|&p| ports[p as usize].0 == u as u32)
+                    .collect();
+                for dst in 0..n {
+                    let expected = match outs.len() {
+                        0 => None,
+                        1 => Some(outs[0]),
+                        _ if u == dst || d[u][dst] >= INF => None,
+                        _ => outs
+                            .iter()
+                            .copied()
+                            .find(|&p| d[ports[p as usize].1 as usize][dst] == d[u][dst] - 1),
+                    };
+                    assert_eq!(
+                        r.route(u as u32, dst as u32),
+                        expected,
+                        "{ports:?} {u}->{dst}"
+                    );
+                }
+            }
+        }
+    }
+}
+#[cfg(test)]
+mod size_tests {
+    /// A port stays small whatever the largest discipline needs (disciplines are boxed).
+    #[test]
+    fn discipline_slot_is_two_words() {
+        assert_eq!(std::mem::size_of::<crate::qdisc::AnyQdisc>(), 16);
     }
 }

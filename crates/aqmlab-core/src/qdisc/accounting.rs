@@ -141,6 +141,24 @@ impl Queue {
         (pkt, timer)
     }
 
+    /// A packet that finds the port idle and a transparent discipline (see
+    /// [`QueueDisc::transparent_when_empty`]) empty: the enqueue and the dequeue that follows at
+    /// the same instant, with exactly their accounting (zero sojourn, a momentary length of 1)
+    /// and no call into the discipline.
+    #[inline]
+    pub fn pass_through(&mut self, pkt: PacketId, now: SimTime, pool: &mut PacketPool) {
+        let p = pool.get_mut(pkt);
+        p.enqueued = now;
+        let size = p.size as u64;
+        let t = &mut self.stats.total;
+        t.arrivals += 1;
+        t.arrival_bytes += size;
+        t.enqueued += 1;
+        t.dequeued += 1;
+        t.dequeued_bytes += size;
+        self.stats.passed_through();
+    }
+
     /// Runs the discipline's timer if `now` is the pending one. Returns the next timer.
     pub fn timer(
         &mut self,

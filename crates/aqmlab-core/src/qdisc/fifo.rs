@@ -106,6 +106,10 @@ impl QueueDisc for Pfifo {
     fn len_bytes(&self) -> u64 {
         self.q.bytes()
     }
+    fn transparent_when_empty(&self) -> bool {
+        // The limit is at least 1 (checked in `configure`), so an empty queue always accepts.
+        true
+    }
 }
 
 /// Parameters of `bfifo`.

@@ -161,6 +161,12 @@ pub trait QueueDisc {
     fn take_events(&mut self) -> Vec<QdiscEvent> {
         Vec::new()
     }
+    /// True if the discipline, whatever its state, accepts a packet arriving to an empty queue,
+    /// hands it back at once on the next dequeue, and keeps no state about either (pfifo): the
+    /// port then skips both calls for a packet that finds it idle (`Queue::pass_through`).
+    fn transparent_when_empty(&self) -> bool {
+        false
+    }
 }
 
 /// How a discipline is built from its scenario parameters.
@@ -176,8 +182,9 @@ pub trait Configure: Sized {
 /// Declares the disciplines: the dispatch enum, its trait impl and the registry, in one list.
 macro_rules! disciplines {
     ($($variant:ident($ty:ty) = $name:literal: $doc:literal),* $(,)?) => {
-        /// Every discipline, dispatched by `match` (no virtual call per packet).
-        pub enum AnyQdisc { $(#[doc = $doc] $variant($ty)),* }
+        /// Every discipline, dispatched by `match` (no virtual call per packet); each boxed, so a
+        /// port carries 16 bytes for its discipline whatever the largest one needs.
+        pub enum AnyQdisc { $(#[doc = $doc] $variant(Box<$ty>)),* }
 
         /// `tc`-style names of all registered disciplines, with a one-line description.
         pub const REGISTRY: &[(&str, &str)] = &[$(($name, $doc)),*];
@@ -188,7 +195,7 @@ macro_rules! disciplines {
                 match self { $(AnyQdisc::$variant(_) => $name),* }
             }
             pub(crate) fn start(&mut self, ctx: &mut Ctx) {
-                match self { $(AnyQdisc::$variant(q) => Configure::start(q, ctx)),* }
+                match self { $(AnyQdisc::$variant(q) => Configure::start(&mut **q, ctx)),* }
             }
         }
 
@@ -218,6 +225,9 @@ macro_rules! disciplines {
             fn take_events(&mut self) -> Vec<QdiscEvent> {
                 match self { $(AnyQdisc::$variant(q) => q.take_events()),* }
             }
+            fn transparent_when_empty(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.transparent_when_empty()),* }
+            }
         }
 
         /// Builds the discipline named `kind` from `params` (the scenario table without `kind`).
@@ -227,7 +237,7 @@ macro_rules! disciplines {
             match kind {
                 $($name => {
                     let (q, resolved) = configure_with::<$ty>(params, link, path)?;
-                    Ok((AnyQdisc::$variant(q), resolved))
+                    Ok((AnyQdisc::$variant(Box::new(q)), resolved))
                 })*
                 other => Err(ScenarioError::new(
                     format!("{path}.kind"),

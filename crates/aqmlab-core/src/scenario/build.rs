@@ -13,10 +13,11 @@ use crate::qdisc::{self, LinkInfo};
 use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
-use crate::topology::{compute_routes, Node, Port};
+use crate::topology::{Node, Routing};
 use crate::transport::{TcpFlow, TcpParams};
 use crate::world::{App, Flow, SimConfig, World};
-use std::collections::{BTreeMap, VecDeque};
+use crate::world::{Port, PortSpec};
+use std::collections::BTreeMap;
 
 /// A built scenario: the world, and the scenario with every default filled in.
 pub struct Built {
@@ -307,7 +308,7 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
                 Rng::stream(config.seed, &format!("rate:{name}")),
             )
         });
-        ports.push(Port {
+        ports.push(Port::new(PortSpec {
             queue: Queue::new(
                 disc,
                 Rng::stream(config.seed, &format!("qdisc:{name}")),
@@ -319,18 +320,10 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
             to: pp.to,
             rate_bps: pp.rate_bps,
             delay: pp.delay,
-            tx_end: 0,
-            txdone_pending: false,
-            owes_empty_dequeue: false,
             rate_model,
-            pipe: VecDeque::new(),
             loss: pp.loss,
             monitor: pp.monitor,
-            busy_in_window: 0,
-            tx_pkts: 0,
-            tx_bytes: 0,
-            lost_pkts: 0,
-        });
+        }));
     }
     let mut topo_resolved = topo_resolved;
     let qtable: toml::Table = resolved_qdiscs
@@ -341,13 +334,12 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
     resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
 
     let pairs: Vec<(NodeId, NodeId)> = plan.ports.iter().map(|p| (p.from, p.to)).collect();
-    let routes = compute_routes(plan.names.len(), &pairs);
+    let mut routing = Routing::new(plan.names.len(), &pairs);
     let nodes: Vec<Node> = plan
         .names
         .iter()
         .cloned()
-        .zip(routes)
-        .map(|(name, routes)| Node { name, routes })
+        .map(|name| Node { name })
         .collect();
 
     // Flows.
@@ -356,7 +348,15 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
     let mut flow_names = BTreeMap::new();
     for (i, table) in spec.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let (copies, res) = build_flow(table, &path, &plan, &nodes, &pairs, &config, flows.len())?;
+        let (copies, res) = build_flow(
+            table,
+            &path,
+            &plan,
+            &mut routing,
+            &pairs,
+            &config,
+            flows.len(),
+        )?;
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(
@@ -370,7 +370,7 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
     }
     resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
 
-    let world = World::new(nodes, ports, flows, config);
+    let world = World::new(nodes, routing, ports, flows, config);
     let resolved = toml::to_string(&resolved).map_err(|e| {
         ScenarioError::new(
             "",
@@ -582,7 +582,7 @@ fn build_flow(
     table: &toml::Table,
     path: &str,
     plan: &Plan,
-    nodes: &[Node],
+    routing: &mut Routing,
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
     first_index: usize,
@@ -660,7 +660,7 @@ fn build_flow(
             ));
         }
         for (a, b, what) in [(src, dst, "from"), (dst, src, "to")] {
-            if !reachable(nodes, pairs, a, b) {
+            if !reachable(routing, pairs, a, b) {
                 return Err(ScenarioError::new(
                     join(path, what),
                     format!(
@@ -725,13 +725,14 @@ fn common_key_hint(mut e: ScenarioError, kind: &str) -> ScenarioError {
 }
 
 /// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).
-fn reachable(nodes: &[Node], pairs: &[(NodeId, NodeId)], src: NodeId, dst: NodeId) -> bool {
+fn reachable(routing: &mut Routing, pairs: &[(NodeId, NodeId)], src: NodeId, dst: NodeId) -> bool {
+    routing.require(dst);
     let mut at = src;
-    for _ in 0..=nodes.len() {
+    for _ in 0..=pairs.len() {
         if at == dst {
             return true;
         }
-        match nodes[at as usize].route(dst) {
+        match routing.route(at, dst) {
             Some(p) => at = pairs[p as usize].1,
             None => return false,
         }

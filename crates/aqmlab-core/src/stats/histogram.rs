@@ -10,6 +10,9 @@ const SUB: u64 = 1 << SUB_BITS;
 /// delays span a few octaves costs a few hundred counters, not one per bucket from zero.
 #[derive(Clone, Debug, Default)]
 pub struct LogHistogram {
+    /// Values equal to zero (a packet that found its queue empty), counted apart so the common
+    /// case touches no bucket array.
+    zeros: u64,
     counts: Vec<u64>,
     base: usize,
     n: u64,
@@ -49,6 +52,11 @@ impl LogHistogram {
     /// Records one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
+        if v == 0 {
+            self.zeros += 1;
+            self.n += 1;
+            return;
+        }
         let b = bucket_of(v);
         if self.counts.is_empty() {
             self.base = b;
@@ -89,7 +97,10 @@ impl LogHistogram {
             return f64::NAN;
         }
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
-        let mut seen = 0;
+        if rank <= self.zeros {
+            return 0.0;
+        }
+        let mut seen = self.zeros;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
@@ -134,6 +145,25 @@ mod tests {
         assert!((med - 30e6).abs() / 30e6 < 1.0 / 64.0, "{med}");
         assert!((h.quantile(0.0) - 20e6).abs() / 20e6 < 1.0 / 64.0);
         assert!((h.quantile(1.0) - 200e6).abs() / 200e6 < 1.0 / 64.0);
+    }
+
+    #[test]
+    fn zeros_are_counted_apart_and_rank_first() {
+        // 3 zeros and 1 value of 1 ms: ranks 1..3 are 0, rank 4 is ~1 ms; mean 0.25 ms.
+        let mut h = LogHistogram::new();
+        for v in [0u64, 1_000_000, 0, 0] {
+            h.record(v);
+        }
+        assert_eq!(h.count(), 4);
+        assert_eq!(h.quantile(0.5), 0.0);
+        assert_eq!(h.quantile(0.75), 0.0);
+        assert!((h.quantile(1.0) - 1e6).abs() / 1e6 < 1.0 / 64.0);
+        assert_eq!(h.mean(), 250_000.0);
+        assert!(
+            h.counts.len() == 1,
+            "zeros take no bucket: {}",
+            h.counts.len()
+        );
     }
 
     #[test]

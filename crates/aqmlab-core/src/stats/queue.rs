@@ -143,6 +143,15 @@ impl QueueStats {
             self.sojourn.record(sojourn);
         }
     }
+    /// A packet entered an empty queue and left it at the same instant (the length integral is
+    /// unchanged: it was 1 for no time).
+    #[inline]
+    pub fn passed_through(&mut self) {
+        if self.in_window {
+            self.max_len_pkts = self.max_len_pkts.max(1);
+        }
+        self.departed(0);
+    }
     /// When the window opens.
     pub fn window_start(&self) -> SimTime {
         self.window_start

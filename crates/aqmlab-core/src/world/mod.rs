@@ -9,9 +9,12 @@ use crate::rng::Rng;
 use crate::sched::EventQueue;
 use crate::stats::flow::FlowStats;
 use crate::stats::jain_index;
-use crate::time::{to_secs, tx_time, SimTime};
-use crate::topology::{Node, Port, PortId};
+use crate::time::{to_secs, SimTime};
+use crate::topology::{Node, PortId, Routing};
+
+mod port;
 use crate::transport::{OutSeg, Outbox, TcpFlow, TimerKind};
+pub use port::{Port, PortIo, PortSpec};
 
 /// Something that happens at a point in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +89,8 @@ pub struct World {
     pub pool: PacketPool,
     /// Hosts and routers.
     pub nodes: Vec<Node>,
+    /// Forwarding.
+    pub routing: Routing,
     /// Link directions.
     pub ports: Vec<Port>,
     /// Traffic.
@@ -105,11 +110,18 @@ pub struct World {
 
 impl World {
     /// A world ready to run.
-    pub fn new(nodes: Vec<Node>, ports: Vec<Port>, flows: Vec<Flow>, config: SimConfig) -> Self {
+    pub fn new(
+        nodes: Vec<Node>,
+        routing: Routing,
+        ports: Vec<Port>,
+        flows: Vec<Flow>,
+        config: SimConfig,
+    ) -> Self {
         World {
             events: EventQueue::new(),
             pool: PacketPool::new(),
             nodes,
+            routing,
             ports,
             flows,
             config,
@@ -173,10 +185,15 @@ impl World {
                 Event::Sample,
             );
         }
-        for i in 0..self.ports.len() {
-            if let Some(t) = self.ports[i].queue.start(&mut self.pool) {
-                self.events.schedule(t, Event::QdiscTimer(i as PortId));
-            }
+        let window = (self.config.warmup, self.config.duration);
+        for (i, port) in self.ports.iter_mut().enumerate() {
+            let mut io = PortIo {
+                events: &mut self.events,
+                pool: &mut self.pool,
+                drops: &mut self.drops,
+                window,
+            };
+            port.start(i as PortId, &mut io);
         }
         for (i, f) in self.flows.iter().enumerate() {
             self.events
@@ -187,19 +204,14 @@ impl World {
     #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::TxDone(p) => self.tx_done(p, now),
-            Event::PipeArrival(p) => self.pipe_arrival(p, now),
-            Event::QdiscTimer(p) => {
-                self.pay_empty_dequeue(p, now);
+            Event::TxDone(p) => self.port_op(p, |port, io| port.tx_done(p, now, io)),
+            Event::PipeArrival(p) => {
                 let port = &mut self.ports[p as usize];
-                if let Some(t) = port.queue.timer(now, &mut self.pool, &mut self.drops) {
-                    self.events.schedule(t, Event::QdiscTimer(p));
-                }
-                self.settle_drops();
-                if self.port_idle(p, now) {
-                    self.start_tx(p, now);
-                }
+                let pkt = port.pipe_arrival(p, now, &mut self.events);
+                let to = port.to;
+                self.forward(to, pkt, now);
             }
+            Event::QdiscTimer(p) => self.port_op(p, |port, io| port.timer(p, now, io)),
             Event::SourceFire(f) => self.source_fire(f, now),
             Event::WarmupEnd => self.open_windows(),
             Event::Sample => self.sample(now),
@@ -310,8 +322,9 @@ impl World {
             self.deliver(pkt, now);
             return;
         }
-        let port = self.nodes[node as usize]
-            .route(dst)
+        let port = self
+            .routing
+            .route(node, dst)
             .expect("routes were validated when the scenario was built");
         self.enqueue(port, pkt, now);
     }
@@ -326,118 +339,30 @@ impl World {
                 }
             }
         }
-        self.pay_empty_dequeue(p, now);
+        self.port_op(p, |port, io| port.offer(p, pkt, now, io));
+    }
+
+    /// Runs `op` on port `p`, then charges to their flows the packet the loss model took (if
+    /// any) and the packets the discipline dropped.
+    #[inline]
+    fn port_op(&mut self, p: PortId, op: impl FnOnce(&mut Port, &mut PortIo) -> Option<PacketId>) {
         let port = &mut self.ports[p as usize];
-        let (_, timer) = port
-            .queue
-            .enqueue(pkt, now, &mut self.pool, &mut self.drops);
-        if let Some(t) = timer {
-            self.events.schedule(t, Event::QdiscTimer(p));
+        let mut io = PortIo {
+            events: &mut self.events,
+            pool: &mut self.pool,
+            drops: &mut self.drops,
+            window: (self.config.warmup, self.config.duration),
+        };
+        if let Some(lost) = op(port, &mut io) {
+            let pk = self.pool.get(lost);
+            let stats = &mut self.flows[pk.flow as usize].stats.total;
+            match pk.kind {
+                PacketKind::Data => stats.lost_pkts += 1,
+                PacketKind::Ack => stats.ack_losses += 1,
+            }
+            self.pool.free(lost);
         }
         self.settle_drops();
-        if self.port_idle(p, now) {
-            self.start_tx(p, now);
-        } else {
-            let port = &mut self.ports[p as usize];
-            if !port.txdone_pending && port.queue.disc.len_packets() > 0 {
-                port.txdone_pending = true;
-                port.owes_empty_dequeue = false;
-                self.events.schedule(port.tx_end, Event::TxDone(p));
-            }
-        }
-    }
-
-    /// True if port `p` transmits nothing at `now` and has no transmission-end event pending.
-    #[inline]
-    fn port_idle(&self, p: PortId, now: SimTime) -> bool {
-        let port = &self.ports[p as usize];
-        now >= port.tx_end && !port.txdone_pending
-    }
-
-    /// Performs the dequeue owed since the last transmission ended with an empty queue, at the
-    /// time it would have happened (so the discipline sees its idle period start on time).
-    #[inline]
-    fn pay_empty_dequeue(&mut self, p: PortId, now: SimTime) {
-        let port = &mut self.ports[p as usize];
-        if port.owes_empty_dequeue && now >= port.tx_end {
-            port.owes_empty_dequeue = false;
-            let at = port.tx_end;
-            let (pkt, timer) = port.queue.dequeue(at, &mut self.pool, &mut self.drops);
-            debug_assert!(pkt.is_none(), "an owed dequeue found a packet");
-            if let Some(t) = timer {
-                self.events.schedule(t.max(now), Event::QdiscTimer(p));
-            }
-            self.settle_drops();
-        }
-    }
-
-    /// Starts transmitting the next packet of an idle port. The packet enters the propagation
-    /// pipe at once (its arrival time is known); a `TxDone` event is scheduled only if packets
-    /// wait behind it, so an uncongested hop costs one event per packet instead of two.
-    fn start_tx(&mut self, p: PortId, now: SimTime) {
-        let port = &mut self.ports[p as usize];
-        port.owes_empty_dequeue = false;
-        let (pkt, timer) = port.queue.dequeue(now, &mut self.pool, &mut self.drops);
-        if let Some(t) = timer {
-            self.events.schedule(t, Event::QdiscTimer(p));
-        }
-        if let Some(pkt) = pkt {
-            let size = self.pool.get(pkt).size;
-            let d = match &mut port.rate_model {
-                None => tx_time(size, port.rate_bps),
-                Some(m) => m.finish(now, size) - now,
-            };
-            let (w0, w1) = (self.config.warmup, self.config.duration);
-            let overlap = (now + d).min(w1).saturating_sub(now.max(w0));
-            port.busy_in_window += overlap;
-            if now >= w0 {
-                port.tx_pkts += 1;
-                port.tx_bytes += size as u64;
-            }
-            port.tx_end = now + d;
-            if port.loss > 0.0 && port.loss_rng.uniform() < port.loss {
-                port.lost_pkts += 1;
-                let pk = self.pool.get(pkt);
-                let stats = &mut self.flows[pk.flow as usize].stats.total;
-                match pk.kind {
-                    PacketKind::Data => stats.lost_pkts += 1,
-                    PacketKind::Ack => stats.ack_losses += 1,
-                }
-                self.pool.free(pkt);
-            } else {
-                let arrival = now + d + port.delay;
-                if port.pipe.is_empty() {
-                    self.events.schedule(arrival, Event::PipeArrival(p));
-                }
-                port.pipe.push_back((arrival, pkt));
-            }
-            if port.queue.disc.len_packets() > 0 {
-                port.txdone_pending = true;
-                self.events.schedule(now + d, Event::TxDone(p));
-            } else {
-                port.owes_empty_dequeue = true;
-            }
-        }
-        self.settle_drops();
-    }
-
-    fn tx_done(&mut self, p: PortId, now: SimTime) {
-        self.ports[p as usize].txdone_pending = false;
-        self.start_tx(p, now);
-    }
-
-    fn pipe_arrival(&mut self, p: PortId, now: SimTime) {
-        let port = &mut self.ports[p as usize];
-        let (t, pkt) = port
-            .pipe
-            .pop_front()
-            .expect("PipeArrival with an empty pipe");
-        debug_assert_eq!(t, now);
-        if let Some(&(next, _)) = port.pipe.front() {
-            self.events.schedule(next, Event::PipeArrival(p));
-        }
-        let to = port.to;
-        self.forward(to, pkt, now);
     }
 
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {

@@ -1,0 +1,62 @@
+"""Paired speed comparison of two core runners (e.g. main's and a branch's `run` example) on the
+same scenarios: runs alternate A, B, A, B, ... so a shared, noisy machine affects both alike;
+prints median wall times, their ratio, bottleneck packets per wall second and events/s, and
+checks that the two runners' summaries are identical apart from the wall time.
+
+Usage:
+  cargo build --release --example run -p aqmlab-core     # in each tree
+  python bench/paired.py A_BINARY B_BINARY bench/tcp_dumbbell.toml [more.toml ...] [--pairs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import time
+
+
+def run_once(binary: str, scenario: str) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    out = subprocess.run([binary, scenario], capture_output=True, text=True, check=True).stdout
+    wall = time.perf_counter() - t0
+    summary = json.loads(out)
+    summary.pop("wall_s", None)
+    return wall, summary
+
+
+def bottleneck_pkts(summary: dict) -> int:
+    """Packets transmitted on the busiest monitored link (the bottleneck)."""
+    links = summary.get("links", {})
+    return max((v.get("tx_pkts", 0) for v in links.values()), default=0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("scenarios", nargs="+")
+    ap.add_argument("--pairs", type=int, default=5)
+    args = ap.parse_args()
+    print("| scenario | A median [s] | B median [s] | B/A | A Mpkt/s | B Mpkt/s | A Mev/s | B Mev/s | identical |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for sc in args.scenarios:
+        wa, wb = [], []
+        sa = sb = None
+        for _ in range(args.pairs):
+            w, sa = run_once(args.a, sc)
+            wa.append(w)
+            w, sb = run_once(args.b, sc)
+            wb.append(w)
+        ma, mb = statistics.median(wa), statistics.median(wb)
+        pkts_a, pkts_b = bottleneck_pkts(sa), bottleneck_pkts(sb)
+        ev_a, ev_b = sa["simulation"]["events"], sb["simulation"]["events"]
+        print(
+            f"| {sc} | {ma:.3f} | {mb:.3f} | {mb / ma:.3f} | {pkts_a / ma / 1e6:.2f} | {pkts_b / mb / 1e6:.2f} "
+            f"| {ev_a / ma / 1e6:.1f} | {ev_b / mb / 1e6:.1f} | {sa == sb} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+//! A port: the sending side of one link direction — queue discipline → transmitter →
+//! propagation pipe. Everything about when a transmission starts and ends, and how an idle
+//! period is accounted to the discipline, lives here; the world only offers packets, forwards
+//! what a pipe delivers, and charges drops and losses to flows.
+//!
+//! Events: a port keeps at most one pending `PipeArrival` (its pipe is a FIFO of
+//! (arrival time, packet), and only the head is scheduled, as in htsim's pipes) and schedules
+//! `TxDone` only when packets wait behind the transmission in progress. When a transmission ends
+//! with nothing waiting, no event fires: the port "owes" its discipline the dequeue that would
+//! have found the queue empty at the transmission's end, and pays it, at that time, before the
+//! discipline is next used — so an idle period (RED's average decay) starts exactly where it
+//! would with a `TxDone` per packet.
+
+use super::Event;
+use crate::packet::{NodeId, PacketId, PacketPool};
+use crate::qdisc::accounting::Queue;
+use crate::qdisc::{QueueDisc, Reason};
+use crate::rng::Rng;
+use crate::sched::EventQueue;
+use crate::time::{tx_time, SimTime};
+use crate::topology::PortId;
+use std::collections::VecDeque;
+
+/// What a port operation needs from the world around it.
+pub struct PortIo<'a> {
+    /// The event list (ports schedule their own events).
+    pub events: &'a mut EventQueue<Event>,
+    /// Live packets.
+    pub pool: &'a mut PacketPool,
+    /// Packets the discipline dropped; the world charges and frees them after the operation.
+    pub drops: &'a mut Vec<(PacketId, Reason)>,
+    /// The measurement window [start, end].
+    pub window: (SimTime, SimTime),
+}
+
+/// The sending side of one link direction.
+pub struct Port {
+    /// "from->to".
+    pub name: String,
+    /// Sending node.
+    pub from: NodeId,
+    /// Receiving node.
+    pub to: NodeId,
+    /// Rate in bit/s (the mean rate when `rate_model` is set).
+    pub rate_bps: u64,
+    /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
+    pub rate_model: Option<crate::ratemodel::RateSchedule>,
+    /// Propagation delay.
+    pub delay: SimTime,
+    /// The queue discipline and its accounting.
+    pub queue: Queue,
+    /// Bernoulli loss probability applied as packets leave the transmitter.
+    pub loss: f64,
+    /// Whether this port appears in time series and the summary.
+    pub monitor: bool,
+    /// Transmitter busy time inside the measurement window (ns).
+    pub busy_in_window: SimTime,
+    /// Packets whose transmission started in the window.
+    pub tx_pkts: u64,
+    /// Bytes whose transmission started in the window.
+    pub tx_bytes: u64,
+    /// Packets lost by the loss model (whole run).
+    pub lost_pkts: u64,
+    loss_rng: Rng,
+    /// When the transmission in progress (or the last one) ends.
+    tx_end: SimTime,
+    /// A `TxDone` event is scheduled at `tx_end`.
+    txdone_pending: bool,
+    /// The dequeue that would have found the queue empty at `tx_end` is still owed.
+    owes_empty_dequeue: bool,
+    /// Packets on the wire with their arrival times at `to` (non-decreasing).
+    pipe: VecDeque<(SimTime, PacketId)>,
+    /// The last (size, serialization time) at the constant rate: most packets repeat a size,
+    /// so the division is skipped.
+    tx_cache: (u32, SimTime),
+    /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`).
+    transparent: bool,
+}
+
+/// The settings of a port (everything but its run-time state).
+pub struct PortSpec {
+    /// "from->to".
+    pub name: String,
+    /// Sending node.
+    pub from: NodeId,
+    /// Receiving node.
+    pub to: NodeId,
+    /// Rate in bit/s.
+    pub rate_bps: u64,
+    /// A time-varying rate, if any.
+    pub rate_model: Option<crate::ratemodel::RateSchedule>,
+    /// Propagation delay.
+    pub delay: SimTime,
+    /// The queue discipline and its accounting.
+    pub queue: Queue,
+    /// Bernoulli loss probability.
+    pub loss: f64,
+    /// The loss model's random stream.
+    pub loss_rng: Rng,
+    /// Whether this port is monitored.
+    pub monitor: bool,
+}
+
+impl Port {
+    /// An idle port with an empty pipe.
+    pub fn new(s: PortSpec) -> Self {
+        Port {
+            name: s.name,
+            from: s.from,
+            to: s.to,
+            rate_bps: s.rate_bps,
+            rate_model: s.rate_model,
+            delay: s.delay,
+            queue: s.queue,
+            loss: s.loss,
+            monitor: s.monitor,
+            busy_in_window: 0,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            lost_pkts: 0,
+            loss_rng: s.loss_rng,
+            tx_end: 0,
+            txdone_pending: false,
+            owes_empty_dequeue: false,
+            pipe: VecDeque::new(),
+            tx_cache: (0, 0),
+            transparent: false,
+        }
+        .with_transparency()
+    }
+
+    fn with_transparency(mut self) -> Self {
+        self.transparent = self.queue.disc.transparent_when_empty();
+        self
+    }
+
+    /// Starts the discipline's own timer, if it has one.
+    pub fn start(&mut self, id: PortId, io: &mut PortIo) {
+        if let Some(t) = self.queue.start(io.pool) {
+            io.events.schedule(t, Event::QdiscTimer(id));
+        }
+    }
+
+    /// A packet arrives to be sent. Returns a packet the loss model took (to be charged).
+    #[inline]
+    pub fn offer(
+        &mut self,
+        id: PortId,
+        pkt: PacketId,
+        now: SimTime,
+        io: &mut PortIo,
+    ) -> Option<PacketId> {
+        if self.transparent && self.idle(now) && self.queue.disc.len_packets() == 0 {
+            // The owed empty dequeue changes nothing in a transparent discipline.
+            self.owes_empty_dequeue = false;
+            self.queue.pass_through(pkt, now, io.pool);
+            return self.transmit(id, pkt, now, io);
+        }
+        self.pay_empty_dequeue(id, now, io);
+        let (_, timer) = self.queue.enqueue(pkt, now, io.pool, io.drops);
+        if let Some(t) = timer {
+            io.events.schedule(t, Event::QdiscTimer(id));
+        }
+        if self.idle(now) {
+            return self.start_tx(id, now, io);
+        }
+        if !self.txdone_pending && self.queue.disc.len_packets() > 0 {
+            self.txdone_pending = true;
+            self.owes_empty_dequeue = false;
+            io.events.schedule(self.tx_end, Event::TxDone(id));
+        }
+        None
+    }
+
+    /// The transmission in progress ends (a `TxDone` event).
+    pub fn tx_done(&mut self, id: PortId, now: SimTime, io: &mut PortIo) -> Option<PacketId> {
+        self.txdone_pending = false;
+        self.start_tx(id, now, io)
+    }
+
+    /// The discipline's timer fires.
+    pub fn timer(&mut self, id: PortId, now: SimTime, io: &mut PortIo) -> Option<PacketId> {
+        self.pay_empty_dequeue(id, now, io);
+        if let Some(t) = self.queue.timer(now, io.pool, io.drops) {
+            io.events.schedule(t, Event::QdiscTimer(id));
+        }
+        if self.idle(now) {
+            return self.start_tx(id, now, io);
+        }
+        None
+    }
+
+    /// The head of the pipe reaches the far node (a `PipeArrival` event): returns it.
+    pub fn pipe_arrival(
+        &mut self,
+        id: PortId,
+        now: SimTime,
+        events: &mut EventQueue<Event>,
+    ) -> PacketId {
+        let (t, pkt) = self
+            .pipe
+            .pop_front()
+            .expect("PipeArrival with an empty pipe");
+        debug_assert_eq!(t, now);
+        if let Some(&(next, _)) = self.pipe.front() {
+            events.schedule(next, Event::PipeArrival(id));
+        }
+        pkt
+    }
+
+    /// True if nothing is being transmitted at `now` and no transmission-end event is pending.
+    #[inline]
+    fn idle(&self, now: SimTime) -> bool {
+        now >= self.tx_end && !self.txdone_pending
+    }
+
+    /// Performs the dequeue owed since the last transmission ended with an empty queue, at the
+    /// time it would have happened.
+    #[inline]
+    fn pay_empty_dequeue(&mut self, id: PortId, now: SimTime, io: &mut PortIo) {
+        if self.owes_empty_dequeue && now >= self.tx_end {
+            self.owes_empty_dequeue = false;
+            let at = self.tx_end;
+            let (pkt, timer) = self.queue.dequeue(at, io.pool, io.drops);
+            debug_assert!(pkt.is_none(), "an owed dequeue found a packet");
+            if let Some(t) = timer {
+                io.events.schedule(t.max(now), Event::QdiscTimer(id));
+            }
+        }
+    }
+
+    /// Serialization time of `size` bytes starting at `now`.
+    #[inline]
+    fn serialization(&mut self, size: u32, now: SimTime) -> SimTime {
+        match &mut self.rate_model {
+            None => {
+                if self.tx_cache.0 != size {
+                    self.tx_cache = (size, tx_time(size, self.rate_bps));
+                }
+                self.tx_cache.1
+            }
+            Some(m) => m.finish(now, size) - now,
+        }
+    }
+
+    /// Starts transmitting the next packet of an idle port. The packet enters the pipe at once
+    /// (its arrival time is known); a `TxDone` is scheduled only if packets wait behind it.
+    fn start_tx(&mut self, id: PortId, now: SimTime, io: &mut PortIo) -> Option<PacketId> {
+        self.owes_empty_dequeue = false;
+        let (pkt, timer) = self.queue.dequeue(now, io.pool, io.drops);
+        if let Some(t) = timer {
+            io.events.schedule(t, Event::QdiscTimer(id));
+        }
+        self.transmit(id, pkt?, now, io)
+    }
+
+    /// Puts `pkt`, just taken from the discipline, on the wire.
+    #[inline]
+    fn transmit(
+        &mut self,
+        id: PortId,
+        pkt: PacketId,
+        now: SimTime,
+        io: &mut PortIo,
+    ) -> Option<PacketId> {
+        let size = io.pool.get(pkt).size;
+        let d = self.serialization(size, now);
+        let (w0, w1) = io.window;
+        self.busy_in_window += (now + d).min(w1).saturating_sub(now.max(w0));
+        if now >= w0 {
+            self.tx_pkts += 1;
+            self.tx_bytes += size as u64;
+        }
+        self.tx_end = now + d;
+        let lost = if self.loss > 0.0 && self.loss_rng.uniform() < self.loss {
+            self.lost_pkts += 1;
+            Some(pkt)
+        } else {
+            let arrival = now + d + self.delay;
+            if self.pipe.is_empty() {
+                io.events.schedule(arrival, Event::PipeArrival(id));
+            }
+            self.pipe.push_back((arrival, pkt));
+            None
+        };
+        if self.queue.disc.len_packets() > 0 {
+            self.txdone_pending = true;
+            io.events.schedule(now + d, Event::TxDone(id));
+        } else {
+            self.owes_empty_dequeue = true;
+        }
+        lost
+    }
+}

@@ -120,10 +120,11 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> str:
         raise _error("", f"the scenario holds a value TOML cannot represent: {e}") from None
 
 
-def run(source: ScenarioSource, *, seed: int | None = None, overrides: Sequence[str] = ()) -> Results:
-    """Runs a scenario (path, TOML text or dict) and returns its results."""
+def run(source: ScenarioSource, *, seed: int | None = None, overrides: Sequence[str] = (), progress=None) -> Results:
+    """Runs a scenario (path, TOML text or dict) and returns its results. `progress`, if given,
+    is called as progress(simulated_s, duration_s) during the run; it does not change results."""
     text = load_scenario(source, overrides)
-    raw = _core.run(text, seed)
+    raw = _core.run(text, seed, progress) if progress is not None else _core.run(text, seed)
     return Results.from_core(raw)
 
 

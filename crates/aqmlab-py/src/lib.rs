@@ -47,12 +47,42 @@ fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
     }
 }
 
+/// Events between two calls of a run's progress callback (some tens of milliseconds).
+const PROGRESS_EVERY: u64 = 1 << 18;
+
 /// Runs a scenario given as TOML text; returns {"summary": json str, "resolved": toml str,
-/// "tables": {name: {column: encoded column}}} (see `column_to_py`).
+/// "tables": {name: {column: encoded column}}} (see `column_to_py`). `progress`, if given, is
+/// called as progress(simulated_s, duration_s) every PROGRESS_EVERY events, with the GIL taken
+/// only for that call; an exception it raises (e.g. KeyboardInterrupt) stops the run and is
+/// re-raised. It only observes: the results are the same with or without it.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None))]
-fn run(py: Python<'_>, text: String, seed: Option<u64>) -> PyResult<PyObject> {
-    let outcome = py.allow_threads(|| aqmlab_core::run(&text, seed));
+#[pyo3(signature = (text, seed=None, progress=None))]
+fn run(
+    py: Python<'_>,
+    text: String,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+) -> PyResult<PyObject> {
+    let mut raised: Option<PyErr> = None;
+    let outcome = match &progress {
+        None => py.allow_threads(|| aqmlab_core::run(&text, seed)),
+        Some(cb) => py.allow_threads(|| {
+            aqmlab_core::run_observed(&text, seed, PROGRESS_EVERY, &mut |now, end| {
+                Python::with_gil(
+                    |py| match cb.call1(py, (now as f64 / 1e9, end as f64 / 1e9)) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            raised = Some(e);
+                            false
+                        }
+                    },
+                )
+            })
+        }),
+    };
+    if let Some(e) = raised {
+        return Err(e);
+    }
     let results = match outcome {
         Ok(r) => r,
         Err(aqmlab_core::RunError::Scenario(e)) => return Err(scenario_err(py, e)),

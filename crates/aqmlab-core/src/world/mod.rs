@@ -138,14 +138,34 @@ impl World {
 
     /// Runs to the configured duration and returns the results.
     pub fn run(&mut self) -> Result<Results, String> {
+        self.run_observed(u64::MAX, &mut |_, _| true)
+    }
+
+    /// Runs like `run`, calling `observe(now, duration)` after every `every` events (a progress
+    /// display). The observer only watches, so results are those of `run`; if it returns
+    /// false the run stops with an "interrupted" error.
+    pub fn run_observed(
+        &mut self,
+        every: u64,
+        observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
+    ) -> Result<Results, String> {
         self.schedule_initial();
         let end = self.config.duration;
+        let every = every.max(1);
+        let mut countdown = every;
         while let Some(t) = self.events.peek_time() {
             if t > end {
                 break;
             }
             let (now, ev) = self.events.pop().expect("peeked");
             self.dispatch(now, ev);
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = every;
+                if !observe(now, end) {
+                    return Err(format!("interrupted at {} s", now as f64 / 1e9));
+                }
+            }
         }
         for port in &self.ports {
             port.queue

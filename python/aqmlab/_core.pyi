@@ -1,6 +1,6 @@
 """Type stub of the private compiled module (crates/aqmlab-py)."""
 
-from typing import Any
+from typing import Any, Callable
 
 __version__: str
 
@@ -11,8 +11,11 @@ class ScenarioError(ValueError):
     line: int | None
     detail: str
 
-def run(text: str, seed: int | None = None, allow_large: bool = False) -> dict[str, Any]:
-    """Runs a scenario (TOML text). Returns {"summary": JSON text, "resolved": TOML text,
+def run(
+    text: str, seed: int | None = None, progress: Callable[[float, float], object] | None = None, allow_large: bool = False
+) -> dict[str, Any]:
+    """Runs a scenario (TOML text); `progress(simulated_s, duration_s)` is called every 2^18 events.
+    Returns {"summary": JSON text, "resolved": TOML text,
     "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}},
     "files": {relative path: bytes}}. Ctrl-C raises KeyboardInterrupt; `allow_large` lifts [limits]."""
 

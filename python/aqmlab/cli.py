@@ -1,4 +1,4 @@
-"""The `aqmlab` command line: run, validate, qdiscs."""
+"""The `aqmlab` command line: run, validate, qdiscs, sweep, reproduce, curve, campaign, plot."""
 
 from __future__ import annotations
 
@@ -144,8 +144,11 @@ def run_cmd(scenario: Path, out: Path | None, force: bool, seed: int | None, ove
         except OSError as e:
             _fail(str(e), 1)
     try:
+        from aqmlab.progress import sim_progress
+
         t0 = time.perf_counter()
-        results = run(scenario, seed=seed, overrides=overrides, allow_large=allow_large, allow_any_path=allow_any_path)
+        with sim_progress(not quiet and err_console.is_terminal) as progress:
+            results = run(scenario, seed=seed, overrides=overrides, progress=progress, allow_large=allow_large, allow_any_path=allow_any_path)
         wall = time.perf_counter() - t0
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
@@ -314,6 +317,15 @@ def curve_cmd(specs: tuple[str, ...], out: Path | None, x_max: float | None, rat
             _fail(f"cannot write {out}: {e}", 1)
         _say(f"figure written to {out}")
 
+
+def _register_campaign_commands() -> None:
+    from aqmlab.campaign.cli import campaign_group, plot_group
+
+    main.add_command(campaign_group)
+    main.add_command(plot_group)
+
+
+_register_campaign_commands()
 
 if __name__ == "__main__":
     main()

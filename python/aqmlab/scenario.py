@@ -121,13 +121,23 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = (), *, allo
         raise _error("", f"the scenario holds a value TOML cannot represent: {e}") from None
 
 
-def run(source: ScenarioSource, *, seed: int | None = None, overrides: Sequence[str] = (), allow_large: bool = False, allow_any_path: bool = False) -> Results:
+def run(
+    source: ScenarioSource,
+    *,
+    seed: int | None = None,
+    overrides: Sequence[str] = (),
+    progress=None,
+    allow_large: bool = False,
+    allow_any_path: bool = False,
+) -> Results:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
-    `allow_large` lifts the `[limits]` checks; `allow_any_path` lets a graph file lie outside
-    the scenario's directory. Ctrl-C raises KeyboardInterrupt within a fraction of a second."""
+    `progress`, if given, is called as progress(simulated_s, duration_s) during the run; it does
+    not change results. `allow_large` lifts the `[limits]` checks; `allow_any_path` lets a graph
+    file lie outside the scenario's directory. Ctrl-C raises KeyboardInterrupt within a fraction
+    of a second."""
     text = load_scenario(source, overrides, allow_any_path=allow_any_path)
-    raw = _core.run(text, seed, allow_large)
+    raw = _core.run(text, seed, progress, allow_large)
     return Results.from_core(raw)
 
 

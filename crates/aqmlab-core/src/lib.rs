@@ -35,33 +35,49 @@ pub enum RunError {
     /// An internal consistency check failed (a bug: please report it).
     #[error("internal check failed: {0}")]
     Internal(String),
-    /// The caller's interrupt poll asked the run to stop; no results.
+    /// The caller's observer asked the run to stop (Ctrl-C in the bindings); no results.
     #[error("interrupted")]
     Interrupted,
 }
 
 /// Builds and runs the scenario in `text`; `seed` overrides `simulation.seed`.
 pub fn run(text: &str, seed: Option<u64>) -> Result<Results, RunError> {
+    run_observed(text, seed, u64::MAX, &mut |_, _| true)
+}
+
+/// Like `run`, calling `observe(now, duration)` every `every` events (see
+/// `World::run_observed`); results are identical to `run`'s. If `observe` returns false the
+/// run stops with [`RunError::Interrupted`].
+pub fn run_observed(
+    text: &str,
+    seed: Option<u64>,
+    every: u64,
+    observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
+) -> Result<Results, RunError> {
     let opts = scenario::BuildOptions {
         seed,
         ..Default::default()
     };
-    run_with(text, &opts, &mut || false)
+    run_with(text, &opts, every, observe)
 }
 
-/// [`run`] with options, calling `poll` every few thousand events: when it returns true the
-/// run stops with [`RunError::Interrupted`] (Ctrl-C in the bindings).
+/// [`run_observed`] with build options (`allow_large`). The bindings observe every
+/// [`POLL_EVERY`] events to notice Ctrl-C.
 pub fn run_with(
     text: &str,
     opts: &scenario::BuildOptions,
-    poll: &mut dyn FnMut() -> bool,
+    every: u64,
+    observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
 ) -> Result<Results, RunError> {
     let built = scenario::build_with(text, opts)?;
     let mut world = built.world;
-    let mut results = world.run_polled(poll)?;
+    let mut results = world.run_observed(every, observe)?;
     results.resolved_scenario = built.resolved;
     Ok(results)
 }
+
+/// Events between two interrupt checks in the bindings (a few hundred microseconds of work).
+pub const POLL_EVERY: u64 = 4096;
 
 /// [`validate`] with options.
 pub fn validate_with(text: &str, opts: &scenario::BuildOptions) -> Result<String, ScenarioError> {
@@ -71,4 +87,56 @@ pub fn validate_with(text: &str, opts: &scenario::BuildOptions) -> Result<String
 /// Checks the scenario in `text` without running it; returns the resolved scenario.
 pub fn validate(text: &str) -> Result<String, ScenarioError> {
     scenario::build(text, None).map(|b| b.resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMBBELL: &str = r#"
+        [simulation]
+        duration = "5s"
+        sample_interval = "100ms"
+        [topology]
+        kind = "dumbbell"
+        pairs = 2
+        access = { rate = "100Mbps", delay = "1ms" }
+        bottleneck = { rate = "10Mbps", delay = "10ms", qdisc = { kind = "red" } }
+        [[flows]]
+        kind = "tcp"
+        from = "s{i}"
+        to = "d{i}"
+        count = 2
+    "#;
+
+    #[test]
+    fn an_observed_run_gives_the_same_results() {
+        let plain = run(DUMBBELL, Some(3)).unwrap();
+        let mut seen = Vec::new();
+        let watched = run_observed(DUMBBELL, Some(3), 1000, &mut |now, end| {
+            seen.push((now, end));
+            true
+        })
+        .unwrap();
+        assert_eq!(plain.summary.to_string(), watched.summary.to_string());
+        // (compared through Debug text, in which NaN equals NaN, bit patterns aside)
+        assert!(format!("{:?}", plain.tables) == format!("{:?}", watched.tables));
+        let events = plain.summary["simulation"]["events"].as_u64().unwrap();
+        assert_eq!(seen.len() as u64, events / 1000);
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert!(seen
+            .iter()
+            .all(|&(now, end)| now <= end && end == 5_000_000_000));
+    }
+
+    #[test]
+    fn an_observer_can_stop_the_run() {
+        let mut calls = 0;
+        let r = run_observed(DUMBBELL, None, 500, &mut |_, _| {
+            calls += 1;
+            calls < 3
+        });
+        assert!(matches!(r, Err(RunError::Interrupted)));
+        assert_eq!(calls, 3);
+    }
 }

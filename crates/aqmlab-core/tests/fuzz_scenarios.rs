@@ -342,11 +342,11 @@ fn with_fuzz_limits(text: &str) -> String {
 fn one_case(text: &str) -> Result<bool, String> {
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut polls = 0;
-        let mut poll = || {
+        let mut keep_going = |_, _| {
             polls += 1;
-            polls > 10
+            polls <= 10
         };
-        aqmlab_core::run_with(text, &BuildOptions::default(), &mut poll)
+        aqmlab_core::run_with(text, &BuildOptions::default(), 4096, &mut keep_going)
     }));
     match outcome {
         Ok(Ok(_)) | Ok(Err(aqmlab_core::RunError::Interrupted)) => Ok(true),

@@ -47,38 +47,67 @@ fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
     }
 }
 
+/// Events between two calls of a run's progress callback (some tens of milliseconds).
+const PROGRESS_EVERY: u64 = 1 << 18;
+
 /// Runs a scenario given as TOML text; returns {"summary": json str, "resolved": toml str,
-/// "tables": {name: {column: encoded column}}} (see `column_to_py`). The GIL is released while
-/// simulating; Python's signal handlers run every few thousand events (at most every 50 ms), so
-/// Ctrl-C raises `KeyboardInterrupt` promptly and no partial results are returned.
+/// "tables": {name: {column: encoded column}}, "files": {path: bytes}} (see `column_to_py`).
+/// The GIL is released while simulating; every POLL_EVERY events the run retakes it briefly to
+/// run Python's signal handlers (at most every 50 ms), so Ctrl-C raises `KeyboardInterrupt`
+/// promptly and no partial results are returned. `progress`, if given, is called as
+/// progress(simulated_s, duration_s) every PROGRESS_EVERY events; an exception it raises (e.g.
+/// KeyboardInterrupt) stops the run and is re-raised. Neither changes the results.
+/// `allow_large` lifts the scenario's `[limits]`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, allow_large=false))]
-fn run(py: Python<'_>, text: String, seed: Option<u64>, allow_large: bool) -> PyResult<PyObject> {
+#[pyo3(signature = (text, seed=None, progress=None, allow_large=false))]
+fn run(
+    py: Python<'_>,
+    text: String,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+    allow_large: bool,
+) -> PyResult<PyObject> {
     let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
-    let mut signal: Option<PyErr> = None;
+    let mut raised: Option<PyErr> = None;
     let outcome = py.allow_threads(|| {
         let mut last = std::time::Instant::now();
-        let mut poll = || {
-            if last.elapsed() < std::time::Duration::from_millis(50) {
-                return false;
+        let mut polls: u64 = 0;
+        let mut observe = |now: u64, end: u64| {
+            polls += 1;
+            let report =
+                progress.is_some() && polls % (PROGRESS_EVERY / aqmlab_core::POLL_EVERY) == 0;
+            if !report && last.elapsed() < std::time::Duration::from_millis(50) {
+                return true;
             }
             last = std::time::Instant::now();
-            Python::with_gil(|py| match py.check_signals() {
-                Ok(()) => false,
-                Err(e) => {
-                    signal = Some(e);
-                    true
+            Python::with_gil(|py| {
+                let r = py.check_signals().and_then(|()| match (&progress, report) {
+                    (Some(cb), true) => cb
+                        .call1(py, (now as f64 / 1e9, end as f64 / 1e9))
+                        .map(|_| ()),
+                    _ => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
                 }
             })
         };
-        aqmlab_core::run_with(&text, &opts, &mut poll)
+        aqmlab_core::run_with(&text, &opts, aqmlab_core::POLL_EVERY, &mut observe)
     });
+    if let Some(e) = raised {
+        return Err(e);
+    }
     let results = match outcome {
         Ok(r) => r,
         Err(aqmlab_core::RunError::Scenario(e)) => return Err(scenario_err(py, e)),
         Err(aqmlab_core::RunError::Interrupted) => {
-            return Err(signal
-                .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted")))
+            return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
+                "interrupted",
+            ))
         }
         Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
     };

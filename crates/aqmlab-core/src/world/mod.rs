@@ -68,9 +68,6 @@ pub struct Flow {
     pub next_seq: u64,
 }
 
-/// Events between two calls of the interrupt poll in [`World::run_polled`].
-pub const POLL_EVERY: u32 = 4096;
-
 /// Run-wide settings.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -144,31 +141,35 @@ impl World {
 
     /// Runs to the configured duration and returns the results.
     pub fn run(&mut self) -> Result<Results, String> {
-        self.run_polled(&mut || false).map_err(|e| match e {
-            crate::RunError::Internal(m) => m,
-            other => other.to_string(),
-        })
+        self.run_observed(u64::MAX, &mut |_, _| true)
+            .map_err(|e| match e {
+                crate::RunError::Internal(m) => m,
+                other => other.to_string(),
+            })
     }
 
-    /// [`World::run`], calling `poll` every [`POLL_EVERY`] events; stops with
-    /// `RunError::Interrupted` when it returns true.
-    pub fn run_polled(
+    /// Runs like `run`, calling `observe(now, duration)` after every `every` events (a progress
+    /// display, the bindings' Ctrl-C check). The observer only watches, so results are those of
+    /// `run`; if it returns false the run stops with `RunError::Interrupted` and no results.
+    pub fn run_observed(
         &mut self,
-        poll: &mut dyn FnMut() -> bool,
+        every: u64,
+        observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
     ) -> Result<Results, crate::RunError> {
         self.schedule_initial();
         let end = self.config.duration;
-        let mut until_poll = POLL_EVERY;
+        let every = every.max(1);
+        let mut countdown = every;
         while let Some(t) = self.events.peek_time() {
             if t > end {
                 break;
             }
             let (now, ev) = self.events.pop().expect("peeked");
             self.dispatch(now, ev);
-            until_poll -= 1;
-            if until_poll == 0 {
-                until_poll = POLL_EVERY;
-                if poll() {
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = every;
+                if !observe(now, end) {
                     return Err(crate::RunError::Interrupted);
                 }
             }

@@ -1,0 +1,175 @@
+"""The tidy dataset of a campaign: `OUT/dataset/runs.parquet` (one row per run),
+`flows.parquet` (one row per flow per run) and `queues.parquet` (one row per queue per run).
+
+Every row carries the run key (`run`), `seed`, the swept values as typed columns (durations in
+seconds as `<axis>_s`, rates as `<axis>_bps`, sizes as `<axis>_bytes`, tables by their label),
+the hash of the resolved scenario, the aqmlab version and the compiled core's hash. Rows are in
+the campaign's order (grid points in file order, seeds innermost), so the files are the same
+bytes whoever ran the runs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from aqmlab.campaign.spec import Campaign, CampaignError, Run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DATASET = "dataset"
+TABLES = ("runs", "flows", "queues")
+AXES = "axes.json"
+
+AGGREGATE_METRICS = ["throughput_total_bps", "goodput_total_bps", "n_flows", "jain_index", "delay_mean_s", "power_bps_per_s"]
+QUEUE_METRICS = ["arrivals_pkts", "enqueued_pkts", "dequeued_pkts", "drops_pkts", "drops_overflow_pkts", "drops_early_pkts",
+                 "drops_forced_pkts", "drops_delay_pkts", "marks_pkts", "marks_overflow_pkts", "marks_early_pkts", "marks_forced_pkts",
+                 "marks_delay_pkts", "drop_rate_per_s", "drop_frac", "mean_len_pkts", "mean_len_bytes", "max_len_pkts", "sojourn_mean_s",
+                 "sojourn_p50_s", "sojourn_p95_s", "sojourn_p99_s"]
+LINK_METRICS = ["rate_bps", "delay_s", "utilization_frac", "tx_pkts", "tx_bytes", "throughput_bps", "lost_pkts"]
+#: Metrics on a run's row: the summary's aggregate, the studied queue's (`queue_*`) and its
+#: link's (`link_*`), and the number of events simulated.
+RUN_METRICS = [*AGGREGATE_METRICS, *(f"queue_{m}" for m in QUEUE_METRICS), *(f"link_{m}" for m in LINK_METRICS), "events"]
+#: Metrics on a flow's row (docs/metrics.md).
+FLOW_METRICS = ["sent_pkts", "sent_bytes", "delivered_pkts", "delivered_bytes", "dropped_pkts", "link_lost_pkts", "marked_pkts",
+                "loss_frac", "throughput_bps", "goodput_bps", "delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s",
+                "jitter_rfc3550_s", "ipdv_mean_s", "total_sent_pkts", "total_delivered_pkts", "total_dropped_pkts",
+                "total_link_lost_pkts", "in_flight_end_pkts", "goodput_bytes", "total_goodput_bytes", "retransmissions", "timeouts",
+                "fast_retransmits", "ecn_reductions", "rtt_mean_s", "rtt_p95_s", "fct_s"]
+
+
+def check_metrics(patterns: Sequence[str] | None, known: Sequence[str], field: str) -> None:
+    """Every pattern must match a known metric; the error names the entry and lists them."""
+    for i, p in enumerate(patterns or []):
+        if not fnmatch.filter(known, p):
+            raise CampaignError(f"campaign.{field}[{i}]", f"{p!r} matches no metric; metrics: {', '.join(known)}")
+
+
+def _keep(patterns: Sequence[str] | None, name: str) -> bool:
+    return patterns is None or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def studied_queue(summary: dict[str, Any], wanted: str | None) -> str:
+    """The queue whose metrics go on the run's row: `wanted`, or else the monitored queue whose
+    link carried the most bytes (the forward bottleneck of a dumbbell)."""
+    if wanted is not None:
+        if wanted not in summary["queues"]:
+            raise CampaignError("campaign.queue", f"no monitored queue {wanted!r}; queues: {', '.join(summary['queues'])}")
+        return wanted
+    links = summary.get("links", {})
+    return max(summary["queues"], key=lambda q: (links.get(q, {}).get("tx_bytes", 0), q)) if summary["queues"] else ""
+
+
+def _ids(campaign: Campaign, run: Run, meta: dict[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"run": run.key, "seed": run.seed}
+    for a, i in zip(campaign.axes, run.point):
+        row[a.column] = a.typed[i]
+    row.update(scenario_hash=run.scenario_hash, aqmlab_version=meta["aqmlab_version"], core_hash=meta["core_hash"])
+    return row
+
+
+def run_row(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
+    """The run's row: identifiers, swept values and the kept run metrics."""
+    summary = json.loads((directory / "summary.json").read_text())
+    row = _ids(campaign, run, meta)
+    q = studied_queue(summary, campaign.queue)
+    row["queue"] = q
+    row["queue_qdisc"] = summary["queues"][q]["qdisc"] if q else ""
+    metrics: dict[str, Any] = {m: summary["aggregate"].get("flows" if m == "n_flows" else m) for m in AGGREGATE_METRICS}
+    for m in QUEUE_METRICS:
+        metrics[f"queue_{m}"] = summary["queues"].get(q, {}).get(m)
+    for m in LINK_METRICS:
+        metrics[f"link_{m}"] = summary.get("links", {}).get(q, {}).get(m)
+    metrics["events"] = summary["simulation"]["events"]
+    row.update({k: v for k, v in metrics.items() if _keep(campaign.metrics, k)})
+    return row
+
+
+def _arrow_type(v: Any):
+    import pyarrow as pa
+
+    if isinstance(v, bool):
+        return pa.bool_()
+    if isinstance(v, int):
+        return pa.int64()
+    if isinstance(v, float):
+        return pa.float64()
+    return pa.large_string()
+
+
+def _table_rows(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any], name: str, keep):
+    """A run's table (flows or queues) as an Arrow table: the run's identifiers and swept
+    values, its label columns as strings, then the kept metrics."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(directory / f"{name}.parquet")
+    names, cols = [], []
+    for k, v in _ids(campaign, run, meta).items():
+        names.append(k)
+        cols.append(pa.array([v] * t.num_rows, type=_arrow_type(v)))
+    for f, col in zip(t.schema, t.columns):
+        column = "queue_qdisc" if f.name == "qdisc" else f.name
+        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type):
+            col = col.cast(pa.large_string())
+        elif not keep(column):
+            continue
+        names.append(column)
+        cols.append(col)
+    return pa.table(cols, names=names)
+
+
+def build(campaign: Campaign, out: str | Path, runs: Sequence[Run]) -> dict[str, Path]:
+    """Writes the dataset from the runs stored in `out` that the current code produced (stale,
+    failed and missing runs are left out); returns the paths written."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from aqmlab.campaign.runner import DONE, run_dir, statuses
+    from aqmlab.results import write_atomic
+
+    out = Path(out)
+    rows, flows, queues = [], [], []
+    for r, s in statuses(campaign, out, runs):
+        if s != DONE:
+            continue
+        d = run_dir(out, r)
+        meta = json.loads((d / "run.json").read_text())
+        rows.append(run_row(campaign, r, d, meta))
+        flows.append(_table_rows(campaign, r, d, meta, "flows", lambda c: _keep(campaign.flow_metrics, c)))
+        queues.append(_table_rows(campaign, r, d, meta, "queues", lambda c: True))
+    target = out / DATASET
+    target.mkdir(parents=True, exist_ok=True)
+    tables = {"runs": pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False).replace_schema_metadata(None),
+              "flows": pa.concat_tables(flows) if flows else pa.table({}),
+              "queues": pa.concat_tables(queues) if queues else pa.table({})}
+    paths = {}
+    for name, table in tables.items():
+        p = target / f"{name}.parquet"
+        write_atomic(p, lambda tmp, t=table: pq.write_table(t, tmp))
+        paths[name] = p
+    write_atomic(out / "campaign.toml", lambda tmp: Path(tmp).write_text(campaign.text))
+    axes = [{"name": a.name, "column": a.column, "path": a.path, "labels": a.labels} for a in campaign.axes]
+    write_atomic(target / AXES, lambda tmp: Path(tmp).write_text(json.dumps(axes, indent=2) + "\n"))
+    paths[AXES] = target / AXES
+    return paths
+
+
+def axes(out: str | Path) -> list[dict[str, Any]]:
+    """The campaign's axes as recorded with its dataset (name, column, path, labels)."""
+    p = Path(out) / DATASET / AXES
+    return json.loads(p.read_text()) if p.exists() else []
+
+
+def load(out: str | Path, table: str = "runs") -> "pd.DataFrame":
+    """One table of a campaign's dataset as a pandas DataFrame."""
+    import pandas as pd
+
+    p = Path(out) / DATASET / f"{table}.parquet"
+    if not p.exists():
+        raise FileNotFoundError(f"{p} does not exist; run the campaign first (aqmlab campaign run)")
+    return pd.read_parquet(p)

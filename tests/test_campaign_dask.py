@@ -1,0 +1,80 @@
+"""The acceptance campaign (4 disciplines x 3 flow counts x 2 delays x 5 seeds = 120 runs,
+shortened to 1-s runs) on a real Dask cluster on loopback (a `dask scheduler` and two
+`dask worker` processes), with one worker killed mid-campaign: every run completes and the
+dataset is byte-for-byte the one a local run writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from aqmlab.campaign import runner
+from aqmlab.campaign.spec import load_campaign
+
+distributed = pytest.importorskip("distributed", reason="Dask is in the dev extra: pip install -e '.[dev]'")
+
+SHORT = ["simulation.duration=1s", "simulation.warmup=0.2s"]
+
+
+def files(d: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def test_loopback_cluster_survives_a_killed_worker_and_matches_local(tmp_path, root):
+    c = load_campaign(root / "scenarios/campaigns/aqm_comparison.toml", SHORT)
+    local = tmp_path / "local"
+    assert runner.run_campaign(c, local, workers=2).ran == 120
+
+    sched_file = tmp_path / "scheduler.json"
+    procs: list[subprocess.Popen] = []
+    try:
+        procs.append(_start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)],
+                            tmp_path / "scheduler.log"))
+        deadline = time.time() + 60
+        while not sched_file.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        assert sched_file.exists(), (tmp_path / "scheduler.log").read_text()
+        address = json.loads(sched_file.read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:")
+        for i in range(2):
+            procs.append(_start(["worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
+                                 "--no-dashboard", "--name", f"w{i}", "--local-directory", str(tmp_path / f"w{i}")], tmp_path / f"w{i}.log"))
+        with distributed.Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+            by_name = {w["name"]: addr for addr, w in client.scheduler_info()["workers"].items()}
+        victim = procs[1]
+        seen: list[str] = []
+        killed_at: list[int] = []
+
+        def on_result(run, status):
+            seen.append(status)
+            if len(seen) == 30:
+                os.kill(victim.pid, signal.SIGKILL)   # worker w0, mid-campaign
+                killed_at.append(len(seen))
+
+        out = tmp_path / "dask"
+        o = runner.run_campaign(c, out, dask=address, on_result=on_result)
+        assert killed_at == [30] and victim.wait(10) == -signal.SIGKILL
+        assert (o.total, o.ran, o.failed) == (120, 120, 0)
+        with distributed.Client(address, timeout="30s") as client:
+            assert by_name["w0"] not in client.scheduler_info()["workers"]   # the run finished on the survivor
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.kill()
+            p.wait(10)
+
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(p.name for p in (local / "runs").iterdir())
+    assert files(out / "runs") == files(local / "runs")
+    assert files(out / "dataset") == files(local / "dataset")   # byte-for-byte the local dataset

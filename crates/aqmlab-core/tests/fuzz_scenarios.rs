@@ -8,9 +8,11 @@
 //! bound. Runs that validate are simulated for at most ~40 000 events through the interrupt
 //! poll, so event handlers see the mutated parameters too.
 //!
-//! Default: 1500 cases (a few seconds). Long runs: `AQMLAB_FUZZ_CASES=1000000 cargo test
-//! --release -p aqmlab-core --test fuzz_scenarios -- --nocapture` (`AQMLAB_FUZZ_SEED` picks
-//! the stream). Failing inputs are written to `target/fuzz-failures/`.
+//! Default: 1500 cases (a few seconds). Long runs, optimized but with overflow checks kept:
+//! `AQMLAB_FUZZ_CASES=1000000 CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true cargo test --release
+//! -p aqmlab-core --test fuzz_scenarios -- --nocapture` (`AQMLAB_FUZZ_SEED` picks the stream).
+//! Failing inputs are written to `target/fuzz-failures/` as they are found;
+//! `AQMLAB_FUZZ_FIRST=n` replays a stream from case n (earlier cases are generated, not run).
 
 use aqmlab_core::rng::Rng;
 use aqmlab_core::scenario::BuildOptions;
@@ -370,6 +372,11 @@ fn mutated_scenarios_never_panic_or_hang() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
+    // AQMLAB_FUZZ_FIRST=n generates but does not run cases before n (to replay one quickly)
+    let first: u64 = std::env::var("AQMLAB_FUZZ_FIRST")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let corpus = corpus();
     let mut rng = Rng::stream(seed, "fuzz");
     let quiet_panics = std::panic::take_hook();
@@ -387,17 +394,32 @@ fn mutated_scenarios_never_panic_or_hang() {
                 text = toml::to_string(&doc).unwrap_or(text);
             }
         }
+        if case < first {
+            continue;
+        }
         let text = with_fuzz_limits(&text);
         let t0 = Instant::now();
         let result = one_case(&text);
         let took = t0.elapsed();
         slowest = slowest.max(took);
-        match result {
-            Ok(ok) => accepted += u64::from(ok),
-            Err(msg) => failures.push((case, msg, text.clone())),
-        }
-        if took > HANG {
-            failures.push((case, format!("took {took:?}"), text.clone()));
+        let failed = match result {
+            Ok(ok) => {
+                accepted += u64::from(ok);
+                None
+            }
+            Err(msg) => Some(msg),
+        };
+        for msg in failed
+            .into_iter()
+            .chain((took > HANG).then(|| format!("took {took:?}")))
+        {
+            // written at once, so a long run's findings survive an interruption
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fuzz-failures");
+            let _ = std::fs::create_dir_all(&dir);
+            let file = dir.join(format!("seed{seed}-case{case}.toml"));
+            let _ = std::fs::write(&file, format!("# {msg}\n{text}"));
+            eprintln!("fuzz: case {case} failed: {msg} ({file:?})");
+            failures.push((case, msg));
         }
         if cases >= 10_000 && case % 10_000 == 0 {
             eprintln!(
@@ -414,16 +436,8 @@ fn mutated_scenarios_never_panic_or_hang() {
         started.elapsed()
     );
     if !failures.is_empty() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fuzz-failures");
-        let _ = std::fs::create_dir_all(&dir);
-        for (case, msg, text) in &failures {
-            let _ = std::fs::write(
-                dir.join(format!("seed{seed}-case{case}.toml")),
-                format!("# {msg}\n{text}"),
-            );
-        }
         panic!(
-            "{} of {cases} cases failed; first: case {}: {} (inputs in {dir:?})",
+            "{} of {cases} cases failed; first: case {}: {} (inputs in target/fuzz-failures/)",
             failures.len(),
             failures[0].0,
             failures[0].1

@@ -211,7 +211,7 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
         return
-    dirs = run_jobs(jobs, out, workers=workers, label=f"{scenario.name}")
+    dirs = run_jobs(jobs, out, workers=workers, label=escape(clean(scenario.name)))
     table = collect(dirs)
     out.mkdir(parents=True, exist_ok=True)
     from aqmlab.results import write_atomic

@@ -223,3 +223,10 @@ def test_long_names_in_graph_files_are_not_echoed(tmp_path):
     with pytest.raises(aqmlab.ScenarioError, match="longer than 200") as err:
         aqmlab.validate(tmp_path / "s.toml")
     assert len(str(err.value)) < 300
+
+
+def test_the_fuzz_finding_runs_one_frame_and_stops():
+    # one frame of 6554 B in packets of at most 1500 B (mtu default): 5 packets, then nothing
+    res = aqmlab.run(DATA / "fuzz_video_fps_tiny.toml")
+    f = res.summary["flows"]["f1"]
+    assert f["sent_pkts"] == 5

@@ -37,8 +37,9 @@ SCHEMES = {
     "VQ": f'{{ kind = "avq", limit = {LIMIT} }}',
     "FQ": f'{{ kind = "fq", limit = {LIMIT} }}',
     # SFQ as the paper describes it (1024 sub-streams hashed on addresses and ports, a shared
-    # limit: Linux's SFQ, the project's quantum mode); DRR by flow (ns-2 hashes the source into 10
-    # buckets, which here puts two of the four flows in one bucket; the paper shows no sharing)
+    # limit: Linux's SFQ, the project's quantum mode); DRR by flow (ns-2 hashes the source node into
+    # 10 buckets with a hash that is the identity on small node ids: four sources, four buckets;
+    # aqmlab's salted "src" hash could merge two of them)
     "SFQ": f'{{ kind = "sfq", mode = "quantum", buckets = 1024, classify = "hash", limit = {LIMIT} }}',
     "DRR": f'{{ kind = "drr", classify = "flow", limit = "{LIMIT * 1000}B" }}',
     "REM": f'{{ kind = "rem", limit = {LIMIT} }}',

@@ -59,7 +59,7 @@ def _flows(pairs, start: float, jitter: float) -> str:
 _RED_NS2 = (
     "bw=100Mb", "delay=10ms", "abw=1000Mb", "adelay=1ms", "qdisc=RED", "limit=500", "olimit=10000",
     "qclass=bytes_ false queue_in_bytes_ false mean_pktsize_ 1040 thresh_ 30 maxthresh_ 90 linterm_ 10 "
-    "q_weight_ 0.002 gentle_ false wait_ true",
+    "q_weight_ 0.002 gentle_ false use_mark_p_ false wait_ true",
     "tcp=Newreno", "sink=TCPSink/DelAck", "delack=0.2",
     "tcpvars=window_ 2097 windowInit_ 10 minrto_ 1 rtxcur_init_ 1 maxrto_ 60 tcpTick_ 0.001",
 )
@@ -68,14 +68,13 @@ _RED_AQMLAB = (
     'topology.bottleneck.rate="100Mbps"',
     'flows[0].recovery="newreno"',
     "flows[0].cwnd_whole_bytes=false",
-    "flows[0].window_pkts=2097",
 )
 
 # ---- Kato et al.'s dumbbell (scenarios/kato/kato.toml), gamma = 0 = RED ----------------------
 _KATO_NS2 = (
     "bw=100Mb", "delay=10ms", "abw=1000Mb", "adelay=1ms", "qdisc=RED", "limit=500", "olimit=500",
     "qclass=bytes_ false queue_in_bytes_ false mean_pktsize_ 1040 thresh_ 30 maxthresh_ 90 linterm_ 50 "
-    "q_weight_ 8.32e-5 gentle_ false wait_ true",
+    "q_weight_ 8.32e-5 gentle_ false use_mark_p_ false wait_ true",
     "tcp=Reno", "sink=TCPSink", "tcpvars=window_ 10000 tcpTick_ 0.001",
 )
 _KATO_AQMLAB = (
@@ -95,7 +94,7 @@ _DQ_NS2 = (
 DQRED_SCHEMES = {
     "DT": (("qdisc=DropTail",), '{ kind = "pfifo", limit = 100 }'),
     "RED": (("qdisc=RED", "qclass=bytes_ false queue_in_bytes_ false mean_pktsize_ 1000 thresh_ 5 maxthresh_ 15 "
-             "linterm_ 10 q_weight_ 0.002 gentle_ false"),
+             "linterm_ 10 q_weight_ 0.002 gentle_ false use_mark_p_ false"),
             '{ kind = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, limit = 100 }'),
     "VQ": (("qdisc=Vq",), '{ kind = "avq", limit = 100 }'),
     "REM": (("qdisc=REM",), '{ kind = "rem", limit = 100 }'),
@@ -119,7 +118,7 @@ _LT_NS2 = (
 )
 LTRED_SCHEMES = {
     "RED": (("qdisc=RED", "qclass=bytes_ false queue_in_bytes_ false mean_pktsize_ 500 thresh_ 9 maxthresh_ 27 "
-             "linterm_ 10 q_weight_ 0.002 gentle_ false"),
+             "linterm_ 10 q_weight_ 0.002 gentle_ false use_mark_p_ false"),
             '{ kind = "red", min_th = 9, max_th = 27, max_p = 0.1, w_q = 0.002, limit = 60, mean_pktsize = "500B" }'),
     "AVQ": (("qdisc=Vq",), '{ kind = "avq", limit = 60 }'),
 }

@@ -343,7 +343,8 @@ def _compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]])
         nn = dict(n) if n else None
         if nn:
             nn["mean_queue_pkts"] = nn.get("mean_waiting_pkts", nn.get("mean_queue_pkts"))
-        for sim, d in (("ns-3 (ref CSV)" if nn and nn.get("source") else "ns-3", nn), ("aqmlab", aa)):
+        label = {"reference CSV": "ns-3 (ref CSV)", "recorded": "ns-3 (recorded)"}.get(nn.get("source") if nn else None, "ns-3")
+        for sim, d in ((label, nn), ("aqmlab", aa)):
             rows.append([s.name, str(run), sim] + [fmt(d.get(key)) if d else "-" for key, _ in metrics])
     out.append(
         "Results side by side (ns-3 queue = discipline + 1-packet device queue, i.e. every packet waiting "

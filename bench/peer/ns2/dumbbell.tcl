@@ -176,6 +176,10 @@ proc snap {} {
     return $d
 }
 
+# ns-2's byte counters are 32-bit ints: differences are taken modulo 2^32, which is exact while
+# less than 4 GiB pass in the window (34 Gb: 340 s at 100 Mb/s).
+proc delta {a b} { return [expr {($b - $a) % 4294967296}] }
+
 proc num {x} {
     if {$x == "null"} { return null }
     return [format %.10g $x]
@@ -186,7 +190,7 @@ proc finish {} {
     set w1 [snap]
     set win [expr [dict get $w1 t] - [dict get $w0 t]]
     set bw [bw_parse $opt(bw)]
-    set dep [expr [dict get $w1 bdep] - [dict get $w0 bdep]]
+    set dep [delta [dict get $w0 bdep] [dict get $w1 bdep]]
     set util [expr 100.0 * $dep * 8 / ($bw * $win)]
     set arr [expr [dict get $w1 parr] - [dict get $w0 parr]]
     set drops [expr [dict get $w1 pdrops] - [dict get $w0 pdrops]]
@@ -195,11 +199,11 @@ proc finish {} {
     set mss [Agent/TCP set packetSize_]
     set good {}
     foreach a [dict get $w0 sinkbytes] b [dict get $w1 sinkbytes] {
-        lappend good [expr ($b - $a) * 8.0 * $mss / ($mss + $opt(header)) / $win / 1e6]
+        lappend good [expr [delta $a $b] * 8.0 * $mss / ($mss + $opt(header)) / $win / 1e6]
     }
     set udp {}
     foreach a [dict get $w0 udpbytes] b [dict get $w1 udpbytes] {
-        lappend udp [expr ($b - $a) * 8.0 / $win / 1e6]
+        lappend udp [expr [delta $a $b] * 8.0 / $win / 1e6]
     }
     set n [llength $good]
     set gm null; set gmin null; set gmax null; set jain null

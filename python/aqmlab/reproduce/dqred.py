@@ -47,6 +47,17 @@ SCHEMES = {
 }
 FLOWS = ("flow1", "flow2", "flow3", "flow4")  # TCP, TCP, video UDP, CBR UDP
 
+#: Part 1 setups. "stated": the paper's stated rates on a 1 Mb/s bottleneck (our choice).
+#: "derived": the rates the paper's own Table II implies (docs/reproductions/dqred.md, "Part 1
+#: derived from Table II"): the CBR flow's throughput / (1 - its loss) is 17.82 KB/s in all six
+#: schemes where it loses packets, so it offered 142.56 kb/s; the fair schedulers' four shares
+#: add up to 87.33-87.35 KB/s = 698.8 kb/s, the bottleneck; the video flow's throughput / (1 -
+#: loss) is 36.76-37.0 KB/s under RED, VQ and DRR, i.e. 294 kb/s offered.
+SETUPS = {
+    "stated": [],
+    "derived": ['topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"', 'flows[3].rate="142.56kbps"'],
+}
+
 # The paper's Table II (per flow 1..4) and Table I (global power)
 PAPER_THR_KBps = {"DT": (5.89, 4.33, 63.86, 11.94), "RED": (16.06, 19.74, 32.76, 15.98), "VQ": (4.14, 26.44, 35.36, 17.08),
                   "FQ": (23.26, 23.23, 23.02, 17.82), "SFQ": (23.88, 23.4, 22.22, 17.82), "DRR": (23.59, 23.09, 22.84, 17.82),
@@ -172,8 +183,10 @@ def available_algorithms() -> dict[str, str]:
 def configurations(quick: bool) -> list[Config]:
     configs = []
     short = ['simulation.duration="20s"', 'simulation.warmup="5s"'] if quick else []
-    for scheme, q in SCHEMES.items():
-        configs.append(Config({"part": 1, "scheme": scheme}, SMALL, [f"topology.bottleneck.qdisc={q}", *short]))
+    for setup, extra in SETUPS.items():
+        for scheme, q in SCHEMES.items():
+            configs.append(Config({"part": 1, "setup": setup, "scheme": scheme}, SMALL,
+                                  [f"topology.bottleneck.qdisc={q}", *extra, *short]))
     for n in ((60, 150) if quick else NS):
         for alg, q in available_algorithms().items():
             configs.append(Config({"part": 2, "scheme": alg, "N": n}, att_path(n), [f"topology.default_qdisc={q}", *short]))
@@ -181,8 +194,9 @@ def configurations(quick: bool) -> list[Config]:
 
 
 # ---------------------------------------------------------------- analysis
-def part1(results: PackResults) -> pd.DataFrame:
-    t = results.table[results.table["part"] == 1].copy()
+def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
+    """Part 1 per scheme for one setup ("stated" or "derived")."""
+    t = results.table[(results.table["part"] == 1) & (results.table["setup"] == setup)].copy()
     metrics = {}
     for i, f in enumerate(FLOWS, start=1):
         t[f"thr{i}"] = t[f"flows.{f}.throughput_bps"] / 8e3  # KB/s
@@ -223,6 +237,68 @@ def part2(results: PackResults) -> pd.DataFrame:
     return summarize(t, ["N", "scheme"], metrics)
 
 
+def _part1_report(results: PackResults, setup: str, suffix: str, plt) -> str:
+    """Tables (paper beside ours) and a figure for one part-1 setup."""
+    out = []
+    p1 = part1(results, setup)
+    if not len(p1):
+        return ""
+    order = [s for s in SCHEMES if s in set(p1["scheme"])]
+    p1 = p1.set_index("scheme").loc[order].reset_index()
+    rows = []
+    for _, r in p1.iterrows():
+        s = r["scheme"]
+        for i in range(4):
+            rows.append({"scheme": s, "flow": FLOWS[i], "throughput [KB/s]": r[f"thr{i + 1}"], "paper": PAPER_THR_KBps[s][i],
+                         "delay [s]": r[f"delay{i + 1}"], "paper ": PAPER_DELAY_S[s][i],
+                         "loss [%]": r[f"loss{i + 1}"], "paper  ": PAPER_LOSS_PCT[s][i]})
+    out.append("### Table II: per-flow average throughput, delay and loss (paper beside each)\n")
+    out.append(results.write_table(f"part1{suffix}_table2_per_flow", pd.DataFrame(rows), ".3g") + "\n")
+    sysrows = [{"scheme": r["scheme"], "system throughput [kb/s]": r["sys_kbps"], "paper": PAPER_SYS_KBPS[r["scheme"]],
+                "total loss [%]": r["total_loss"], "paper ": PAPER_TOTAL_LOSS[r["scheme"]],
+                "Jain index": r["jain"], "paper  ": PAPER_FAIRNESS[r["scheme"]]} for _, r in p1.iterrows()]
+    out.append("### Table II (bottom): system throughput, total loss, fairness\n")
+    out.append(results.write_table(f"part1{suffix}_table2_system", pd.DataFrame(sysrows), ".4g") + "\n")
+    prow = []
+    for _, r in p1.iterrows():
+        row = {"scheme": r["scheme"]}
+        for i in range(4):
+            row[f"{FLOWS[i]}"] = r[f"power{i + 1}"]
+            row[f"{FLOWS[i]} paper"] = PAPER_POWER[r["scheme"]][i]
+        prow.append(row)
+    out.append("### Table I: global power = throughput [KB/s] / delay [s]\n")
+    out.append(results.write_table(f"part1{suffix}_table1_power", pd.DataFrame(prow), ".4g") + "\n")
+
+    paper = {"thr": PAPER_THR_KBps, "delay": PAPER_DELAY_S, "loss": PAPER_LOSS_PCT, "power": PAPER_POWER}
+    fig, axes = plt.subplots(1, 5, figsize=(18, 3.4))
+    width = 0.2
+    x = range(len(order))
+    panels = (("thr", "throughput [KB/s]"), ("delay", "delay [s]"), ("loss", "loss [%]"), ("power", "power [KB/s / s]"))
+    for ax, (key, title) in zip(axes, panels):
+        for i in range(4):
+            xs = [v + (i - 1.5) * width for v in x]
+            ax.bar(xs, p1[f"{key}{i + 1}"], width, label=FLOWS[i])
+            ax.plot(xs, [paper[key][s][i] for s in order], "k_", markersize=8, label="paper" if i == 0 else None)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(order, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[3].set_yscale("log")
+    axes[4].bar(list(x), p1["jain"], 0.6, label="aqmlab")
+    axes[4].plot(list(x), [PAPER_FAIRNESS[s] for s in order], "k_", markersize=12, label="paper")
+    axes[4].set_xticks(list(x))
+    axes[4].set_xticklabels(order, fontsize=8)
+    axes[4].set_title("Jain's fairness index", fontsize=9)
+    axes[4].set_ylim(0, 1.05)
+    axes[4].grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(results.figure_path(f"part1{suffix}_per_flow"), dpi=80)
+    plt.close(fig)
+    out.append(f"![per-flow bars; black ticks: the paper](figures/part1{suffix}_per_flow.png)\n")
+    return "\n".join(out)
+
+
 def analyze(results: PackResults) -> str:
     import matplotlib
 
@@ -230,9 +306,6 @@ def analyze(results: PackResults) -> str:
     import matplotlib.pyplot as plt
 
     out = []
-    p1 = part1(results)
-    order = [s for s in SCHEMES if s in set(p1["scheme"])]
-    p1 = p1.set_index("scheme").loc[order].reset_index()
     out.append("## Part 1: eight schemes on the small topology\n")
     out.append(
         "Dumbbell with four sources (10 Mb/s, 2 ms access links) and a **1 Mb/s**, 10 ms bottleneck (the paper "
@@ -243,45 +316,15 @@ def analyze(results: PackResults) -> str:
         + ("Quick mode: 20 s runs, statistics over 5-20 s." if results.quick else "60 s runs, statistics over 5-60 s.")
         + "\n"
     )
-    rows = []
-    for _, r in p1.iterrows():
-        s = r["scheme"]
-        for i in range(4):
-            rows.append({"scheme": s, "flow": FLOWS[i], "throughput [KB/s]": r[f"thr{i + 1}"], "paper": PAPER_THR_KBps[s][i],
-                         "delay [s]": r[f"delay{i + 1}"], "paper ": PAPER_DELAY_S[s][i],
-                         "loss [%]": r[f"loss{i + 1}"], "paper  ": PAPER_LOSS_PCT[s][i]})
-    out.append("### Table II: per-flow average throughput, delay and loss (paper beside each)\n")
-    out.append(results.write_table("part1_table2_per_flow", pd.DataFrame(rows), ".3g") + "\n")
-    sysrows = [{"scheme": r["scheme"], "system throughput [kb/s]": r["sys_kbps"], "paper": PAPER_SYS_KBPS[r["scheme"]],
-                "total loss [%]": r["total_loss"], "paper ": PAPER_TOTAL_LOSS[r["scheme"]],
-                "Jain index": r["jain"], "paper  ": PAPER_FAIRNESS[r["scheme"]]} for _, r in p1.iterrows()]
-    out.append("### Table II (bottom): system throughput, total loss, fairness\n")
-    out.append(results.write_table("part1_table2_system", pd.DataFrame(sysrows), ".4g") + "\n")
-    prow = []
-    for _, r in p1.iterrows():
-        row = {"scheme": r["scheme"]}
-        for i in range(4):
-            row[f"{FLOWS[i]}"] = r[f"power{i + 1}"]
-            row[f"{FLOWS[i]} paper"] = PAPER_POWER[r["scheme"]][i]
-        prow.append(row)
-    out.append("### Table I: global power = throughput [KB/s] / delay [s]\n")
-    out.append(results.write_table("part1_table1_power", pd.DataFrame(prow), ".4g") + "\n")
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-    width = 0.2
-    x = range(len(order))
-    for ax, (key, title) in zip(axes, (("thr", "throughput [KB/s]"), ("delay", "delay [s]"), ("loss", "loss [%]"))):
-        for i in range(4):
-            ax.bar([v + (i - 1.5) * width for v in x], p1[f"{key}{i + 1}"], width, label=FLOWS[i])
-        ax.set_xticks(list(x))
-        ax.set_xticklabels(order, fontsize=8)
-        ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(results.figure_path("part1_per_flow"), dpi=80)
-    plt.close(fig)
-    out.append("![per-flow bars](figures/part1_per_flow.png)\n")
+    out.append(_part1_report(results, "stated", "", plt))
+    out.append("## Part 1, derived setup: the rates the paper's Table II implies\n")
+    out.append(
+        "Same topology with the bottleneck at **698.8 kb/s** (the sum of the four shares under FQ, SFQ and DRR), "
+        "the CBR flow at **142.56 kb/s** (its throughput / (1 - loss) is 17.82 KB/s in every scheme where it loses "
+        "packets) and the video flow at **294 kb/s** (throughput / (1 - loss) = 36.8-37.0 KB/s under RED, VQ and "
+        "DRR). The paper's values are beside ours.\n"
+    )
+    out.append(_part1_report(results, "derived", "_derived", plt))
 
     # ---- part 2
     p2 = part2(results)

@@ -11,10 +11,15 @@ from aqmlab.reproduce import reproduce
 
 
 @pytest.fixture(scope="module")
-def summary(tmp_path_factory):
+def quick_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("dsred_quick")
     reproduce("dsred", out, workers=2, quick=True, progress=False)
-    return pd.read_csv(out / "tables" / "summary.csv").set_index(["egress", "contract", "aqm"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def summary(quick_dir):
+    return pd.read_csv(quick_dir / "tables" / "summary.csv").set_index(["egress", "contract", "aqm"])
 
 
 @pytest.mark.parametrize("contract", ["CBR", "rt-VBR"])
@@ -36,3 +41,25 @@ def test_line_rate_delays_are_milliseconds_for_both(summary, contract):
     for r in (red, ds):
         assert r["queueing delay [s]"] < 0.005
     assert ds["queueing delay [s]"] == pytest.approx(red["queueing delay [s]"], rel=0.25)
+
+
+def test_normalized_throughput_over_time_agrees_with_the_run_total(quick_dir, summary):
+    # The figure's series (delivered / (delivered + dropped) per 10-s window) must average, after
+    # the warm-up, to the run's normalized throughput (1 - drop fraction at the gateway): the
+    # gateway is the only place packets are lost.
+    import json
+
+    from aqmlab.reproduce import dsred
+
+    for run in sorted((quick_dir / "runs").iterdir()):
+        labels = json.loads((run / "job.json").read_text())["labels"]
+        if labels["egress"] != "contract 0.3 Mb/s":
+            continue
+        s = dsred._series(run)
+        tail = s[s.index > 10]
+        drops = (tail["drops_per_s"] * 1.0).sum()
+        series_total = tail["delivered_pkts"].sum() / (tail["delivered_pkts"].sum() + drops)
+        expected = summary.loc[(labels["egress"], labels["contract"], labels["aqm"]), "normalized throughput"]
+        assert series_total == pytest.approx(expected, abs=0.01), labels
+        ns = dsred.normalized_series(s)
+        assert ns[ns.index > 10].between(0.5, 1.0).all()

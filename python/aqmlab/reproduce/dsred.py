@@ -73,7 +73,19 @@ def _series(run: Path) -> pd.DataFrame:
     out["len_pkts"] = q["len_pkts"].astype(float)
     f = pd.read_parquet(run / "flow_series.parquet")
     out["throughput_bps"] = f.groupby("time_s")["throughput_bps"].sum().reindex(out.index)
+    out["delivered_pkts"] = f.groupby("time_s")["delivered_pkts"].sum().reindex(out.index).fillna(0.0)
     return out
+
+
+def normalized_series(s: pd.DataFrame, window: int = 10) -> pd.Series:
+    """Normalized throughput over time (the paper's figures): packets delivered / (delivered +
+    dropped) over `window`-sample windows. The gateway is the only place packets are lost, so
+    delivered + dropped is the gateway's arrivals up to the change of its queue (at most the
+    100-packet buffer per window)."""
+    drops = s["drops_per_s"] * np.diff(np.concatenate([[0.0], s.index.to_numpy()]))
+    d = s["delivered_pkts"].rolling(window, min_periods=1).sum()
+    x = drops.rolling(window, min_periods=1).sum()
+    return d / (d + x).replace(0, np.nan)
 
 
 def metrics(results: PackResults) -> pd.DataFrame:
@@ -113,7 +125,7 @@ def _figures(results: PackResults) -> list[str]:
     t = results.table[results.table["seed"] == results.table["seed"].min()]
     names = []
     for egress in EGRESS:
-        fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+        fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
         for _, r in t[t["egress"] == egress].iterrows():
             s = _series(results.runs[r["run"]])
             lab = f"{r['aqm']} {r['contract']}"
@@ -122,7 +134,12 @@ def _figures(results: PackResults) -> list[str]:
             axes[0].plot(s.index, arr.to_numpy(), ls=ls, label=lab)
             axes[1].plot(s.index, s["delay_s"].rolling(10, min_periods=1).mean().to_numpy(), ls=ls, label=lab)
             axes[2].plot(s.index, s["avg_pkts"].rolling(10, min_periods=1).mean().to_numpy(), ls=ls, label=lab)
-        for ax, title in zip(axes, ("drops [pkts/s]", "queueing delay [s]", "average queue [pkts]")):
+            axes[3].plot(s.index, normalized_series(s).to_numpy(), ls=ls, label=lab)
+        for aqm, v in (("RED", 0.65), ("DSRED", 0.98)):
+            axes[3].axhline(v, color="k", lw=0.8, ls=":")
+            axes[3].text(0.01, v, f" paper {aqm}", transform=axes[3].get_yaxis_transform(), fontsize=7, va="bottom")
+        for ax, title in zip(axes, ("drops [pkts/s]", "queueing delay [s]", "average queue [pkts]",
+                                    "normalized throughput (delivered / arrived)")):
             ax.set_title(title, fontsize=9)
             ax.set_xlabel("time [s]", fontsize=8)
             ax.tick_params(labelsize=8)

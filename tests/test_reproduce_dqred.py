@@ -110,3 +110,31 @@ def test_derived_setup_gives_the_max_min_shares_the_papers_table_ii_implies(pack
     assert 12 < red["thr1"] < 24 and 12 < red["thr2"] < 24
     losses = [red[f"loss{i}"] for i in range(1, 5)]
     assert max(losses) - min(losses) < 5, losses
+
+
+def test_part2_alternatives_at_n150(pack):
+    # Issue 10's alternatives at N = 150: with a lighter video (64 kb/s) *and* 1000-B audio
+    # packets the real-time classes no longer overload the link and DQRED's quotas favour them:
+    # lower audio and video loss than RED (the paper's headline); as run, both lose more.
+    import pandas as pd
+
+    report = pack[0]
+    t = pd.read_csv(report.parent / "tables" / "part2_variants.csv").set_index("variant")
+    assert t.loc["as run", "real-time loss lower with DQRED"] == "no"
+    both = t.loc["both (64-kb/s video, 1000-B audio)"]
+    assert both["real-time loss lower with DQRED"] == "yes"
+    assert both["audio loss DQRED %"] < 1 and both["audio loss RED %"] > 5
+    # Each change alone helps one class and hurts the other (quotas count packets, not bytes).
+    light = t.loc["lighter video (64 kb/s)"]
+    assert light["video loss DQRED %"] < light["video loss RED %"] < light["audio loss DQRED %"]
+    big = t.loc["audio in 1000-B packets"]
+    assert big["audio loss DQRED %"] < big["audio loss RED %"] < big["video loss DQRED %"]
+
+
+def test_random_placement_scenario_keeps_the_mix_and_spreads_the_endpoints():
+    text = dqred.att_scenario_text(150, "random")
+    ends = re.findall(r'from = "(s[\d.]+)", to = "(s[\d.]+)"', text)
+    assert len(ends) == sum(dqred.MIX[150])
+    assert all(a != b for a, b in ends)
+    # sources no longer all in transit domain 1 (stubs 1..12 hang off domain 1's transit nodes)
+    assert any(int(a[1:].split(".")[0]) > 12 for a, _ in ends)

@@ -127,7 +127,9 @@ default_qdisc = {{ kind = "gred", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.
 """
 
 
-def att_scenario_text(n: int) -> str:
+def att_scenario_text(n: int, placement: str = "split") -> str:
+    """Part 2's scenario for N = n. `placement = "split"` (the pack's): sources in transit domain
+    1, sinks in domain 2; `"random"`: both drawn from every stub node (issue 10's alternative)."""
     ftp, audio, video = MIX[n]
     head = [
         f"# DQRED paper (002), part 2: N = {n} sources ({ftp} FTP, {audio} audio, {video} video; Table III)",
@@ -152,6 +154,8 @@ def att_scenario_text(n: int) -> str:
     ]
     text = "\n".join(head)
     d1, d2 = _stub_nodes(text)
+    if placement == "random":
+        d1 = d2 = d1 + d2
     rng = random.Random(PLACEMENT_SEED)
     flows = ["flows = ["]
     k = 0
@@ -159,6 +163,8 @@ def att_scenario_text(n: int) -> str:
         for i in range(1, count + 1):
             k += 1
             src, dst = rng.choice(d1), rng.choice(d2)
+            while dst == src:
+                dst = rng.choice(d2)
             if kind == "ftp":
                 flows.append(f'  {{ kind = "tcp", name = "ftp{i}", from = "{src}", to = "{dst}", cc = "reno", window_pkts = 20, start_jitter = "1s" }},')
             elif kind == "audio":
@@ -170,6 +176,24 @@ def att_scenario_text(n: int) -> str:
     flows.append("]")
     # `flows` is a top-level key: it must come before the first table header
     return "\n".join(head[:11] + flows + [""] + head[11:])
+
+
+#: Part 2 alternatives at N = 150 (issue 10): the readings of the unstated setup the docs named
+#: but had not run. Each maps to the scenario text's transformation.
+VARIANTS = {
+    "lighter video (64 kb/s)": lambda t: t.replace('rate = "128kbps", size = "1000B"', 'rate = "64kbps", size = "1000B"'),
+    "audio in 1000-B packets": lambda t: t.replace('rate = "80kbps", size = "200B"', 'rate = "80kbps", size = "1000B"'),
+    "both (64-kb/s video, 1000-B audio)": lambda t: VARIANTS["audio in 1000-B packets"](VARIANTS["lighter video (64 kb/s)"](t)),
+    "random placement": None,  # att_scenario_text(150, "random")
+}
+
+
+def variant_text(name: str, n: int = 150) -> str:
+    if VARIANTS[name] is None:
+        return att_scenario_text(n, "random")
+    out = VARIANTS[name](att_path(n).read_text())
+    assert out != att_path(n).read_text(), name
+    return out
 
 
 def available_algorithms() -> dict[str, str]:
@@ -189,7 +213,13 @@ def configurations(quick: bool) -> list[Config]:
                                   [f"topology.bottleneck.qdisc={q}", *extra, *short]))
     for n in ((60, 150) if quick else NS):
         for alg, q in available_algorithms().items():
-            configs.append(Config({"part": 2, "scheme": alg, "N": n}, att_path(n), [f"topology.default_qdisc={q}", *short]))
+            configs.append(Config({"part": 2, "variant": "as run", "scheme": alg, "N": n}, att_path(n),
+                                  [f"topology.default_qdisc={q}", *short]))
+    for v in VARIANTS:
+        text = variant_text(v)
+        for alg, q in available_algorithms().items():
+            configs.append(Config({"part": 2, "variant": v, "scheme": alg, "N": 150}, text,
+                                  [f"topology.default_qdisc={q}", *short]))
     return configs
 
 
@@ -216,8 +246,9 @@ def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
 CLASSES = ("ftp", "audio", "video")
 
 
-def part2(results: PackResults) -> pd.DataFrame:
-    t = results.table[results.table["part"] == 2].copy()
+def part2(results: PackResults, variant: str = "as run") -> pd.DataFrame:
+    """Part 2 per N and scheme for one setup variant ("as run" or a key of VARIANTS)."""
+    t = results.table[(results.table["part"] == 2) & (results.table["variant"] == variant)].copy()
     metrics = {}
     for c in CLASSES:
         def cols(metric):
@@ -232,7 +263,8 @@ def part2(results: PackResults) -> pd.DataFrame:
         t[f"{c}_loss_pct"] = 100 * dropped / sent
         t[f"{c}_delay_ms"] = 1e3 * dsum / delivered
         metrics.update({f"{c}_thr_kbps": f"{c}_thr_kbps", f"{c}_loss_pct": f"{c}_loss_pct", f"{c}_delay_ms": f"{c}_delay_ms"})
-    t["util_pct"] = 100 * t[f"links.{BOTTLENECK}.utilization_frac"]
+    col = f"links.{BOTTLENECK}.utilization_frac"
+    t["util_pct"] = 100 * t[col] if col in t else float("nan")
     metrics["util_pct"] = "util_pct"
     return summarize(t, ["N", "scheme"], metrics)
 
@@ -365,4 +397,28 @@ def analyze(results: PackResults) -> str:
                     red, dq = g.loc["RED", f"{c}_loss_pct"], g.loc["DQRED", f"{c}_loss_pct"]
                     rows.append({"N": int(n), "class": c, "RED loss %": red, "DQRED loss %": dq, "DQRED lower": "yes" if dq < red else "no"})
             out.append(results.write_table("part2_claims", pd.DataFrame(rows), ".3g") + "\n")
+        out.append(_variants_report(results))
     return "\n".join(out)
+
+
+def _variants_report(results: PackResults) -> str:
+    """N = 150 under the alternatives of VARIANTS: does DQRED give real-time traffic lower loss?"""
+    rows = []
+    for v in ["as run", *VARIANTS]:
+        p = part2(results, v)
+        p = p[p["N"] == 150].set_index("scheme") if len(p) else p
+        if not len(p) or not {"RED", "DQRED"} <= set(p.index):
+            continue
+        row = {"variant": v}
+        for c in ("audio", "video"):
+            row[f"{c} loss RED %"] = p.loc["RED", f"{c}_loss_pct"]
+            row[f"{c} loss DQRED %"] = p.loc["DQRED", f"{c}_loss_pct"]
+        row["FTP RED [kb/s]"] = p.loc["RED", "ftp_thr_kbps"]
+        row["FTP DQRED [kb/s]"] = p.loc["DQRED", "ftp_thr_kbps"]
+        row["real-time loss lower with DQRED"] = "yes" if all(
+            row[f"{c} loss DQRED %"] < row[f"{c} loss RED %"] for c in ("audio", "video")) else "no"
+        rows.append(row)
+    if not rows:
+        return ""
+    return ("### N = 150 under the setup's alternatives (issue 10)\n\n"
+            + results.write_table("part2_variants", pd.DataFrame(rows), ".3g") + "\n")

@@ -30,7 +30,8 @@ def order(quick):
 
 def test_pack_has_the_papers_grid():
     cfgs = pack.configurations(quick=True)
-    assert len(cfgs) == 3 * (1 + 6 + 4 + 2) + len(pack.WAIT_LABELS)  # + the spread = "wait" sensitivity
+    # the paper's grid, + scenario 3 variants (GRED, 6 NLGRED_1, NLGRED_2(0.6)) + the "wait" sensitivity
+    assert len(cfgs) == 3 * (1 + 6 + 4 + 2) + 8 * len(pack.S3_VARIANTS) + len(pack.WAIT_LABELS)
     labels = {c.labels["label"] for c in cfgs}
     assert {"GRED", "NLGRED_1(k=1.5)", "NLGRED_2(m=1.2)", "RNLGRED(auto)", "RNLGRED(manual)"} <= labels
 
@@ -116,3 +117,21 @@ def test_red_count_spreading_loses_the_200_percent_ordering(quick):
     waits = [e[f"{lab} [wait]"] for lab in ("GRED", "NLGRED_1(k=5)", "NLGRED_2(m=0.6)")]
     assert max(waits) - min(waits) < 0.05 * max(waits)
     assert e["NLGRED_1(k=5)"] < 0.8 * e["NLGRED_1(k=5) [wait]"]
+
+
+def test_scenario3_receive_window_cap_keeps_the_queue_below_min_th(quick):
+    # Theory: five flows with an 8760-B window (6 segments of 1460 B) can have at most 30 packets
+    # queued, far below min_th = 100: the AQM never acts, every curve gives the same delay, and
+    # the delay stays below 30 packets' transmission time at 1.544 Mb/s (0.23 s). So the cap
+    # cannot produce the paper's k-trend either.
+    import pandas as pd
+
+    d = pd.read_csv(quick / "tables" / "scenario3_delay.csv").set_index("label")
+    capped = d[d.index.str.endswith("[rwnd 8760 B]")]
+    assert len(capped) == 8
+    for region in ("B", "C", "D", "E"):
+        col = capped[region]
+        assert col.max() - col.min() < 1e-9, region
+        assert col.max() < 30 * 1500 * 8 / 1.544e6
+    t = pd.read_csv(quick / "tables" / "scenario3_k_trend.csv").set_index("traffic")
+    assert {"bulk, unlimited window (as run)", "finite", "rwnd"} <= set(t.index)

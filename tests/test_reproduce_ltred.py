@@ -99,3 +99,10 @@ def test_per_decision_reading_of_step_2_gives_the_papers_ordering(pack):
             assert _get(m, bw, mm, "LTRED-decision", "queue delay [s]") > _get(m, bw, mm, "RED", "queue delay [s]"), (bw, mm)
             # and the persistent reading's queue is the shorter one
             assert _get(m, bw, mm, "LTRED", "queue delay [s]") < _get(m, bw, mm, "LTRED-decision", "queue delay [s]"), (bw, mm)
+
+
+def test_table1_rtt_column_is_60ms_plus_one_1500B_transmission():
+    # The paper's Table 1 (75, 70.9, 68.3, 66.7 ms at 0.8, 1.1, 1.45, 1.8 Mb/s) equals
+    # 2 * (10 + 20) ms + 1500 B / rate to the paper's 0.1-ms rounding.
+    for rate, paper in ltred.PAPER_RTT_MS.items():
+        assert ltred.table1_rtt_ms(rate) == pytest.approx(paper, abs=0.05), rate

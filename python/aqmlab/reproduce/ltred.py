@@ -194,6 +194,19 @@ for _line in _P.strip().splitlines():
 PAPER_COLS = ("delivered %", "lost %", "goodput %", "retransmitted/lost %", "queue delay [s]", "utilization %")
 
 
+#: The paper's Table 1 RTT column [ms] per bottleneck rate.
+PAPER_RTT_MS = {"0.8Mbps": 75.0, "1.1Mbps": 70.9, "1.45Mbps": 68.3, "1.8Mbps": 66.7}
+
+
+def table1_rtt_ms(rate: str) -> float:
+    """The reading that reproduces the paper's Table 1 RTT column (issue 10): twice S1's 10-ms
+    access link and the 20-ms bottleneck, plus one 1500-B transmission at the bottleneck rate
+    (60 ms + 12 kb / rate). The receiver-side access link and the 540-B packets of the
+    simulation do not enter it: the column is a nominal figure, not a measured RTT."""
+    bps = float(rate.replace("Mbps", "")) * 1e6
+    return 2 * (10 + 20) + 1500 * 8 / bps * 1e3
+
+
 def measured(results: PackResults) -> pd.DataFrame:
     t = _with_metrics(results.table)
     return summarize(t, ["bandwidth", "buffer", "m", "aqm"], {**METRICS, "avg queue [pkts]": "avg_queue_pkts", "timeouts": "timeouts",
@@ -271,6 +284,14 @@ def analyze(results: PackResults) -> str:
     out.append(results.write_table("claims", claims, ".3g") + "\n")
 
     out.append(readings_report(results, m))
+    out.append("## Table 1's RTT column\n")
+    rtt = pd.DataFrame([{"bandwidth": r.replace("Mbps", " Mb/s"), "paper RTT [ms]": PAPER_RTT_MS[r],
+                         "2·(10 + 20) ms + 1500 B / rate [ms]": table1_rtt_ms(r),
+                         "base RTT of S1's path [ms]": 2 * (10 + 20 + 10),
+                         "base RTT of S3..Sn's paths [ms]": "96-100"} for r, _ in CASES])
+    out.append("The paper's RTTs are 60 ms plus one 1500-B transmission at the bottleneck rate (S1's access "
+               "link and the bottleneck, both ways), not a path's measured RTT:\n")
+    out.append(results.write_table("table1_rtt", rtt, ".4g") + "\n")
 
     # Figures: lost % and utilization vs m per AQM, one column per case
     cases = [c for c in CASES if (m["bandwidth"] == c[0].replace("Mbps", " Mb/s")).any()]

@@ -63,3 +63,16 @@ def test_normalized_throughput_over_time_agrees_with_the_run_total(quick_dir, su
         assert series_total == pytest.approx(expected, abs=0.01), labels
         ns = dsred.normalized_series(s)
         assert ns[ns.index > 10].between(0.5, 1.0).all()
+
+
+def test_unresponsive_traffic_drops_the_excess_whatever_the_aqm(summary):
+    # Issue 10's UDP reading of the traffic: 110% of the 0.3 Mb/s contract in 1500-B packets.
+    # Theory: the long-run drop rate is the excess, 0.03 Mb/s / 12 kb = 2.5 packets/s, and the
+    # normalized throughput 1/1.1 = 0.909 for both AQMs; only the queue (delay) differs, and
+    # DSRED's is the shorter one. So no reading of the traffic gives DSRED fewer drops.
+    red = summary.loc[("contract 0.3 Mb/s, UDP 110%", "CBR", "RED")]
+    ds = summary.loc[("contract 0.3 Mb/s, UDP 110%", "CBR", "DSRED")]
+    for r in (red, ds):
+        assert r["drop rate [pkt/s]"] == pytest.approx(2.5, rel=0.05)
+        assert r["normalized throughput"] == pytest.approx(1 / 1.1, abs=0.005)
+    assert ds["queueing delay [s]"] < 0.85 * red["queueing delay [s]"]

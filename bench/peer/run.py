@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side by side with ns-3: runs the reference dumbbell scenarios in ns-3 (build/dumbbell, see
+"""Side by side with ns-3 (and, with --peer ns2, ns-2.35): runs the reference dumbbell scenarios in ns-3 (build/dumbbell, see
 build.sh) and in aqmlab (scenarios/*.toml), and prints one table per metric group with the
 agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
 
@@ -9,6 +9,8 @@ agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
     python bench/peer/run.py --ns3-only           # skip aqmlab
     python bench/peer/run.py --check-reference    # also compare ns-3 rows with the reference CSV
     python bench/peer/run.py --ns3-from-reference # ns-3 side from the reference CSV where not cached
+    python bench/peer/run.py --peer ns2           # the ns-2.35 scenarios (ns2peer.py), both simulators
+    python bench/peer/run.py --peer ns2 --cached  # ns-2 side from the recorded runs in measured/
 
 ns-3 is optional equipment (README.md says how to install and build it); without it the driver
 runs the aqmlab side alone. If aqmlab cannot run a scenario yet (no TCP, or a discipline that is

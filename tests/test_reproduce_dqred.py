@@ -129,6 +129,11 @@ def test_part2_alternatives_at_n150(pack):
     assert light["video loss DQRED %"] < light["video loss RED %"] < light["audio loss DQRED %"]
     big = t.loc["audio in 1000-B packets"]
     assert big["audio loss DQRED %"] < big["audio loss RED %"] < big["video loss DQRED %"]
+    # Byte-counted quotas (dqred quota_unit = "bytes") protect the 200-B audio packets too, but
+    # the 128-kb/s video class alone still exceeds the link and loses more than under RED.
+    byte = t.loc["byte quotas"]
+    assert byte["audio loss DQRED %"] < 1 < byte["audio loss RED %"]
+    assert byte["video loss DQRED %"] > byte["video loss RED %"]
 
 
 def test_random_placement_scenario_keeps_the_mix_and_spreads_the_endpoints():

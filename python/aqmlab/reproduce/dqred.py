@@ -185,12 +185,19 @@ VARIANTS = {
     "audio in 1000-B packets": lambda t: t.replace('rate = "80kbps", size = "200B"', 'rate = "80kbps", size = "1000B"'),
     "both (64-kb/s video, 1000-B audio)": lambda t: VARIANTS["audio in 1000-B packets"](VARIANTS["lighter video (64 kb/s)"](t)),
     "random placement": None,  # att_scenario_text(150, "random")
+    "byte quotas": "same",  # the scenario as run; DQRED with quota_unit = "bytes" (VARIANT_ALGORITHMS)
+}
+#: Per-variant replacements of ALGORITHMS entries.
+VARIANT_ALGORITHMS = {
+    "byte quotas": {"DQRED": f'{{ kind = "dqred", limit = {LIMIT}, quota_unit = "bytes" }}'},
 }
 
 
 def variant_text(name: str, n: int = 150) -> str:
     if VARIANTS[name] is None:
         return att_scenario_text(n, "random")
+    if VARIANTS[name] == "same":
+        return att_path(n).read_text()
     out = VARIANTS[name](att_path(n).read_text())
     assert out != att_path(n).read_text(), name
     return out
@@ -218,6 +225,9 @@ def configurations(quick: bool) -> list[Config]:
     for v in VARIANTS:
         text = variant_text(v)
         for alg, q in available_algorithms().items():
+            if VARIANTS[v] == "same" and alg not in VARIANT_ALGORITHMS.get(v, {}):
+                continue  # identical to the run "as run" (same scenario, same hash): reuse that row
+            q = VARIANT_ALGORITHMS.get(v, {}).get(alg, q)
             configs.append(Config({"part": 2, "variant": v, "scheme": alg, "N": 150}, text,
                                   [f"topology.default_qdisc={q}", *short]))
     return configs
@@ -404,9 +414,13 @@ def analyze(results: PackResults) -> str:
 def _variants_report(results: PackResults) -> str:
     """N = 150 under the alternatives of VARIANTS: does DQRED give real-time traffic lower loss?"""
     rows = []
+    base = part2(results, "as run")
+    base = base[base["N"] == 150].set_index("scheme") if len(base) else base
     for v in ["as run", *VARIANTS]:
         p = part2(results, v)
         p = p[p["N"] == 150].set_index("scheme") if len(p) else p
+        if len(p) and "RED" not in p.index and "RED" in base.index:
+            p = pd.concat([p, base.loc[["RED"]]])  # the variant's RED run is the "as run" one
         if not len(p) or not {"RED", "DQRED"} <= set(p.index):
             continue
         row = {"variant": v}

@@ -262,13 +262,13 @@ def part2(results: PackResults, variant: str = "as run") -> pd.DataFrame:
     metrics = {}
     for c in CLASSES:
         def cols(metric):
-            return [x for x in t.columns if re.fullmatch(rf"flows\.{c}\d+\.{metric}", x)]
+            return sorted(x for x in t.columns if re.fullmatch(rf"flows\.{c}\d+\.{metric}", x))
         sent = t[cols("sent_pkts")].fillna(0).sum(axis=1)
         dropped = t[cols("dropped_pkts")].fillna(0).sum(axis=1)
         delivered = t[cols("delivered_pkts")].fillna(0).sum(axis=1)
         # packet-weighted mean one-way delay over the class
         dsum = sum(t[f"flows.{f}.delay_mean_s"].fillna(0) * t[f"flows.{f}.delivered_pkts"].fillna(0)
-                   for f in {x.rsplit(".", 1)[0].split(".", 1)[1] for x in cols("delivered_pkts")})
+                   for f in sorted({x.rsplit(".", 1)[0].split(".", 1)[1] for x in cols("delivered_pkts")}))
         t[f"{c}_thr_kbps"] = t[cols("goodput_bps" if c == "ftp" else "throughput_bps")].fillna(0).sum(axis=1) / 1e3
         t[f"{c}_loss_pct"] = 100 * dropped / sent
         t[f"{c}_delay_ms"] = 1e3 * dsum / delivered

@@ -21,7 +21,7 @@ pub enum ClassifyBy {
     Hash,
     /// A hash of (source, destination) only and a salt: ns-2 `Queue/SFQ`.
     Addr,
-    /// A hash of the source address only and a salt: ns-2 `Queue/DRR` (`mask_ 1`).
+    /// A hash of the source address only and a salt: ns-2 `Queue/DRR` (default `mask_ 0`).
     Src,
     /// The packet's priority / DSCP value modulo the number of buckets.
     Priority,

@@ -73,6 +73,17 @@ pub enum Rounding {
     Nearest,
 }
 
+/// What a class's per-round quota counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuotaUnit {
+    /// Packets (the paper's pseudo-code).
+    Packets,
+    /// Bytes: a quota of K lets a class send while it has sent less than K · `mean_pktsize`
+    /// bytes in its turn (the last packet may overshoot), so small packets get the same byte share.
+    Bytes,
+}
+
 /// RED parameters of one class.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -117,6 +128,8 @@ pub struct DqredParams {
     pub rounding: Rounding,
     /// Quota of a class with count 0 while another count is not. Default 1.
     pub idle_weight: u64,
+    /// "packets" (default, the paper) or "bytes" (quota × mean_pktsize bytes per turn).
+    pub quota_unit: QuotaUnit,
     /// Spreading of early decisions (all classes). Default "wait" (ns-2).
     pub spread: Spread,
     /// Mean packet size S (idle decay, "auto" w_q). Default 1000B.
@@ -144,6 +157,7 @@ impl Default for DqredParams {
             interval: Duration(1_000_000_000),
             rounding: Rounding::Floor,
             idle_weight: 1,
+            quota_unit: QuotaUnit::Packets,
             spread: Spread::Wait,
             mean_pktsize: Bytes(1000),
             ecn: EcnMode::Off,
@@ -185,6 +199,8 @@ pub struct Dqred {
     period: SimTime,
     rounding: Rounding,
     idle_weight: u64,
+    /// Bytes per quota unit (1 packet = 1 in packet mode; mean_pktsize in byte mode).
+    quota_bytes: Option<u64>,
     cnt: [u64; CLASSES],
     weight: [u64; CLASSES],
     turn: usize,
@@ -285,6 +301,7 @@ impl Configure for Dqred {
             period: p.interval.0,
             rounding: p.rounding,
             idle_weight: p.idle_weight,
+            quota_bytes: (p.quota_unit == QuotaUnit::Bytes).then_some(p.mean_pktsize.0),
             cnt: [0; CLASSES],
             weight: [1; CLASSES],
             turn: 0,
@@ -420,9 +437,14 @@ impl QueueDisc for Dqred {
         // At most: finish the current turn, the two others, and the current class afresh.
         for _ in 0..=CLASSES {
             let c = self.turn;
-            if self.served < self.weight[c] && !self.queues[c].is_empty() {
-                self.served += 1;
-                return Some(self.pop(c, ctx));
+            let quota = self.weight[c].saturating_mul(self.quota_bytes.unwrap_or(1));
+            if self.served < quota && !self.queues[c].is_empty() {
+                let pkt = self.pop(c, ctx);
+                self.served += match self.quota_bytes {
+                    Some(_) => ctx.pool.get(pkt).size as u64,
+                    None => 1,
+                };
+                return Some(pkt);
             }
             self.turn = (c + 1) % CLASSES;
             self.served = 0;
@@ -537,6 +559,29 @@ mod tests {
         let ev = q.take_events();
         assert_eq!(ev[0].what, "weights");
         assert_eq!(ev[0].detail, "2:1:3");
+    }
+
+    #[test]
+    fn byte_quotas_give_small_packets_the_same_byte_share() {
+        // quota_unit = "bytes", mean_pktsize 1000 B, equal quotas 1:1:1: a turn lasts while the
+        // class has sent less than 1000 B. Video (1000-B packets) sends 1 per turn, audio
+        // (200-B packets) 5, TCP (400-B packets) 3 (1200 B: the last packet overshoots).
+        let mut h = Harness::new();
+        let mut q = dq(&h, |p| p.quota_unit = QuotaUnit::Bytes);
+        for _ in 0..20 {
+            offer(&mut h, &mut q, 15, 1000);
+            offer(&mut h, &mut q, 10, 200);
+            offer(&mut h, &mut q, 0, 400);
+        }
+        assert_eq!(order(&mut h, &mut q, 18), "VAAAAATTTVAAAAATTT");
+        // In packet mode the same quotas are a packet round robin.
+        let mut q = dq(&h, |_| {});
+        for _ in 0..4 {
+            offer(&mut h, &mut q, 15, 1000);
+            offer(&mut h, &mut q, 10, 200);
+            offer(&mut h, &mut q, 0, 400);
+        }
+        assert_eq!(order(&mut h, &mut q, 6), "VATVAT");
     }
 
     #[test]

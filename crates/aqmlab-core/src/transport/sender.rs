@@ -51,6 +51,9 @@ pub struct TcpSender {
     /// One past the highest segment ever sent.
     pub snd_max: u64,
     dupacks: u32,
+    /// `snd_max` at the first duplicate ACK: FlightSize for ssthresh leaves out what limited
+    /// transmit sent after it (RFC 3042 section 2, RFC 5681 section 3.2 step 2).
+    dup_mark: u64,
     in_recovery: bool,
     recover: Option<u64>,
     partial_seen: bool,
@@ -95,6 +98,7 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             dupacks: 0,
+            dup_mark: 0,
             in_recovery: false,
             recover: None,
             partial_seen: false,
@@ -318,6 +322,9 @@ impl TcpSender {
 
     fn dup_ack(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
         self.dupacks += 1;
+        if self.dupacks == 1 {
+            self.dup_mark = self.snd_max;
+        }
         self.cc.on_dupack(&mut self.w, now);
         if self.in_recovery {
             if self.prr.is_some() {
@@ -343,7 +350,7 @@ impl TcpSender {
         stats.total.fast_retransmits += 1;
         let l = LossInfo {
             now,
-            flight: self.snd_max - self.snd_una,
+            flight: self.dup_mark.min(self.snd_max) - self.snd_una,
             repeated_timeout: false,
         };
         self.recover = Some(self.snd_max);
@@ -616,6 +623,33 @@ mod tests {
         assert_eq!(d.stats.total.timeouts, 0);
         assert_eq!(d.stats.total.retransmits, 3);
         assert_eq!(d.stats.total.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn limited_transmit_segments_do_not_count_in_the_ssthresh_flight() {
+        // RFC 3042 section 2 and RFC 5681 section 3.2 step 2: the segments sent by limited
+        // transmit on the first two duplicate ACKs are left out of FlightSize when ssthresh is
+        // set at the third (ns-2 uses cwnd/2 = 5 here as well).
+        let p: TcpParams = toml::from_str(
+            "syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"",
+        )
+        .unwrap();
+        let cfg = p.validate().unwrap();
+        let mut d = Drive {
+            s: TcpSender::new(&cfg, 0, SimTime::MAX),
+            out: Outbox::default(),
+            stats: FlowStats::new(0),
+            now: 1000 * MS,
+        };
+        d.s.start(0, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+        // Segment 0 lost: the first two duplicate ACKs each release one new segment.
+        assert_eq!(d.ack(0), vec![10]);
+        assert_eq!(d.ack(0), vec![11]);
+        // Third: FlightSize = 10 (not 12): ssthresh 5, cwnd 5 + 3.
+        assert_eq!(d.ack(0), vec![0]);
+        assert_eq!(d.s.w.ssthresh, 5.0);
+        assert_eq!(d.s.w.cwnd, 8.0);
     }
 
     #[test]

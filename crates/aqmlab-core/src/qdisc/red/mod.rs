@@ -278,6 +278,7 @@ impl RedDisc {
         let d = self
             .red
             .decide(q, size, ect, &self.curve, force, || draw.draw(rng));
+        self.control.after_decide(&mut self.red);
         match d {
             Decision::Accept => {
                 self.fifo.push(pkt, size);
@@ -757,6 +758,9 @@ red_params! {
     LtredParams (limit = 50, w_q = AutoF64::Value(0.002), spread = Spread::Wait) {
         /// P_m (RED's max_p between Min_T and Max_T). Default 0.1.
         max_p: f64 = 0.1,
+        /// Step 2's `avg += 0.05·q` stays in the average (true, papers.md) or counts for this
+        /// arrival's decision only (false). Default true.
+        bump_persists: bool = true,
     }
 }
 
@@ -765,7 +769,13 @@ red_member! {
     Ltred, LtredParams, |p, link| {
         let cfg = red_config(&p.common(), link)?;
         let b = p.limit as f64;
-        let ctl = LtredCtl { b, s: cfg.mean_pktsize, byte_mode: cfg.byte_mode };
+        let ctl = LtredCtl {
+            b,
+            s: cfg.mean_pktsize,
+            byte_mode: cfg.byte_mode,
+            persist: p.bump_persists,
+            pending: 0.0,
+        };
         RedDisc::new(cfg, Curve::Red { min: 0.4 * b, max: 0.7 * b, max_p: p.max_p }, Control::Ltred(ctl))
     }
 }

@@ -212,6 +212,36 @@ fn ltred_rules() {
 }
 
 #[test]
+fn ltred_bump_per_decision_counts_once_and_is_taken_back() {
+    // bump_persists = false: the arrival at q = 31 > 0.75B decides with avg + 0.05q (so the
+    // forced rule at q > 34 sees it too), and the stored average is the plain EWMA afterwards.
+    let mut d = build(
+        "ltred",
+        "limit = 40
+bump_persists = false",
+        10_000_000,
+    )
+    .unwrap();
+    d.red.st.idle = false;
+    d.red.st.avg = 10.0;
+    let (mut r, mut c) = (d.red.clone(), d.curve.clone());
+    d.control.after_avg(0, &mut r, &mut c, 31.0, 0);
+    assert!(close(r.st.avg, 10.0 + 0.05 * 31.0, 1e-12));
+    d.control.after_decide(&mut r);
+    assert!(close(r.st.avg, 10.0, 1e-12));
+    // 23 + 0.05·35 = 24.75 > 0.6B = 24 during the decision: forced.
+    r.st.avg = 23.0;
+    d.control.after_avg(0, &mut r, &mut c, 35.0, 0);
+    assert!(d.control.force(&r, 35.0));
+    d.control.after_decide(&mut r);
+    assert!(close(r.st.avg, 23.0, 1e-12));
+    // Below 0.75B there is no bump to take back.
+    d.control.after_avg(0, &mut r, &mut c, 20.0, 0);
+    d.control.after_decide(&mut r);
+    assert!(close(r.st.avg, 23.0, 1e-12));
+}
+
+#[test]
 fn rnlgred_manual_mode_switches_on_the_threshold_and_logs() {
     let mut d = build(
         "rnlgred",

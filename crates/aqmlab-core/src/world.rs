@@ -442,7 +442,11 @@ impl World {
                         flow.stats.total.goodput_bytes += cfg.payload(s) as u64;
                     }
                 }
-                PacketKind::Ack => t.sender.on_ack(ack, fl, ts, now, out, &mut flow.stats),
+                PacketKind::Ack => {
+                    let sack = t.sink.sack_for(seq);
+                    t.sender
+                        .on_ack(ack, fl, ts, sack.as_ref(), now, out, &mut flow.stats)
+                }
             }
             self.flush_tcp(f, now);
             return;

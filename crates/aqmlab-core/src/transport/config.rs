@@ -101,6 +101,12 @@ pub struct TcpParams {
     /// CUBIC: Reno-friendly region. Default true (cc = "cubic" only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reno_friendly: Option<bool>,
+    /// Selective acknowledgements (RFC 2018 blocks, RFC 6675 recovery). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// TCP timestamps (RFC 7323): RTT from TSecr, 12 option bytes per segment. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
 }
 
 fn d_cc() -> String {
@@ -193,6 +199,17 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: SimTime,
     /// ECN-capable.
     pub ecn: bool,
+    /// SACK (RFC 2018 / RFC 6675).
+    pub sack: bool,
+    /// Timestamps (RFC 7323).
+    pub timestamps: bool,
+    /// Option bytes on every data segment and ACK (12 with timestamps: 10 + 2 NOPs).
+    pub ts_opt: u32,
+    /// Option bytes of the SYN: timestamps and SACK-permitted share 12 bytes (as Linux packs
+    /// them); SACK-permitted alone takes 4 (2 + 2 NOPs).
+    pub syn_opt: u32,
+    /// SACK blocks that fit one ACK: 4 (36 option bytes), 3 with timestamps (12 + 28 = 40).
+    pub max_sack_blocks: usize,
 }
 
 impl TcpConfig {
@@ -322,6 +339,20 @@ impl TcpParams {
                 ))
             }
         };
+        let sack = self.sack.unwrap_or(false);
+        let timestamps = self.timestamps.unwrap_or(false);
+        if sack && cc.recovery() != Recovery::NewReno {
+            return Err(format!(
+                "sack: needs a congestion control whose recovery runs until the recovery point \
+                 (cc = \"newreno\" or \"cubic\"); RFC 6675 loss recovery would replace the \
+                 {:?} recovery of this flow",
+                self.cc
+            ));
+        }
+        let ts_opt = if timestamps { 12 } else { 0 };
+        if self.header.0 as u32 + ts_opt + if sack { 36 } else { 0 } > 1000 {
+            return Err("header: header plus TCP options must not exceed 1000B".into());
+        }
         let prr = match self.recovery.as_str() {
             "newreno" => false,
             "prr" => {
@@ -363,6 +394,17 @@ impl TcpParams {
             delayed_ack: self.delayed_ack,
             delayed_ack_timeout: self.delayed_ack_timeout.0,
             ecn: self.ecn,
+            sack,
+            timestamps,
+            ts_opt,
+            syn_opt: if timestamps {
+                12
+            } else if sack {
+                4
+            } else {
+                0
+            },
+            max_sack_blocks: if timestamps { 3 } else { 4 },
         })
     }
 

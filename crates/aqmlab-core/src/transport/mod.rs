@@ -9,10 +9,13 @@
 pub mod cc;
 pub mod config;
 pub mod cubic;
+#[cfg(test)]
+mod loopback;
 pub mod newreno;
 pub mod prr;
 pub mod reno;
 pub mod rto;
+pub mod sack;
 pub mod sender;
 pub mod sink;
 pub mod tahoe;

@@ -1,8 +1,15 @@
 //! The TCP sink: cumulative ACKs (one per data segment, or per two in-order segments with
 //! delayed ACKs), immediate ACKs for out-of-order, duplicate and gap-filling segments, and
 //! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives).
+//! With `sack`, every ACK carries RFC 2018 blocks (`sack.rs`); they travel beside the packet
+//! in a per-flow log keyed by an ACK number carried in the ACK's `seq`, so packets stay small.
+//! With `timestamps`, the echoed TSval follows RFC 7323 section 4.3: TS.Recent is taken
+//! from a segment only if it starts at or below the last ACK sent (Last.ACK.sent), so a
+//! delayed ACK echoes the earlier segment and an ACK for out-of-order data echoes the last
+//! in-sequence segment; a retransmission that fills the hole is echoed itself.
 
 use super::config::TcpConfig;
+use super::sack::{SackBlocks, SackReceiver};
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
 use crate::time::SimTime;
@@ -22,6 +29,18 @@ pub struct TcpSink {
     /// The in-order segment whose ACK is being delayed: (its timestamp, its RETX flag).
     held: Option<(SimTime, u8)>,
     timer: Timer,
+    /// SACK block state (None: SACK off).
+    sack: Option<SackReceiver>,
+    max_blocks: usize,
+    /// ACKs sent with SACK on (their number travels in the ACK's `seq`).
+    acks_sent: u64,
+    /// Blocks of the ACKs in flight: (ACK number, blocks).
+    sack_log: VecDeque<(u64, SackBlocks)>,
+    /// Timestamps on: option bytes per ACK, TS.Recent and Last.ACK.sent (RFC 7323).
+    ts_opt: u32,
+    timestamps: bool,
+    ts_recent: SimTime,
+    last_ack_sent: u64,
 }
 
 impl TcpSink {
@@ -36,20 +55,52 @@ impl TcpSink {
             header: cfg.header,
             held: None,
             timer: Timer::default(),
+            sack: cfg.sack.then(SackReceiver::default),
+            max_blocks: cfg.max_sack_blocks,
+            acks_sent: 0,
+            sack_log: VecDeque::new(),
+            ts_opt: cfg.ts_opt,
+            timestamps: cfg.timestamps,
+            ts_recent: 0,
+            last_ack_sent: 0,
         }
     }
 
-    fn ack(&self, ts: SimTime, retx: u8, out: &mut Outbox) {
+    fn ack(&mut self, ts: SimTime, retx: u8, blocks: SackBlocks, out: &mut Outbox) {
         let fl = retx | if self.ece { flags::ECE } else { 0 };
+        let mut seq = 0;
+        if self.sack.is_some() {
+            self.acks_sent += 1;
+            seq = self.acks_sent;
+            self.sack_log.push_back((seq, blocks));
+        }
+        let ts = if self.timestamps { self.ts_recent } else { ts };
+        self.last_ack_sent = self.rcv_nxt;
         out.segs.push(OutSeg {
             kind: PacketKind::Ack,
-            seq: 0,
+            seq,
             ack: self.rcv_nxt,
             flags: fl,
-            size: self.header,
+            size: self.header + self.ts_opt + blocks.option_bytes(),
             ts,
             ecn: Ecn::NotEct,
         });
+    }
+
+    /// The SACK blocks of ACK number `id` as it reaches the sender (None with SACK off or
+    /// for an ACK the log no longer holds). Entries of older ACKs (lost ones) are dropped.
+    pub fn sack_for(&mut self, id: u64) -> Option<SackBlocks> {
+        self.sack.as_ref()?;
+        while let Some(&(k, b)) = self.sack_log.front() {
+            if k > id {
+                return None; // reordered: already forgotten
+            }
+            self.sack_log.pop_front();
+            if k == id {
+                return Some(b);
+            }
+        }
+        None
     }
 
     /// A data segment arrived. Returns the range of segments newly delivered in order.
@@ -70,7 +121,7 @@ impl TcpSink {
                 seq: 0,
                 ack: 0,
                 flags: flags::SYN | retx,
-                size: self.header,
+                size: self.header + self.ts_opt,
                 ts,
                 ecn: Ecn::NotEct,
             });
@@ -95,15 +146,24 @@ impl TcpSink {
                 self.rcv_nxt += 1;
             }
         }
+        // RFC 7323 4.3: TS.Recent from segments at or below Last.ACK.sent only.
+        if self.timestamps && seq <= self.last_ack_sent && ts >= self.ts_recent {
+            self.ts_recent = ts;
+        }
+        let (rcv_nxt, max) = (self.rcv_nxt, self.max_blocks);
+        let blocks = match self.sack.as_mut() {
+            Some(r) => r.on_segment(seq, rcv_nxt, max),
+            None => SackBlocks::default(),
+        };
         let in_order_no_gap = seq == before && !had_gap;
         if !self.delayed || !in_order_no_gap {
             self.held = None;
             self.timer.cancel();
-            self.ack(ts, retx, out);
+            self.ack(ts, retx, blocks, out);
         } else if let Some((hts, hretx)) = self.held.take() {
             // Second in-order segment: acknowledge both; echo the older timestamp.
             self.timer.cancel();
-            self.ack(hts, hretx, out);
+            self.ack(hts, hretx, blocks, out);
         } else {
             self.held = Some((ts, retx));
             self.timer.set(now + self.timeout, TimerKind::DelAck, out);
@@ -115,7 +175,7 @@ impl TcpSink {
     pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
         if self.timer.fire(gen, now, TimerKind::DelAck, out) {
             if let Some((ts, retx)) = self.held.take() {
-                self.ack(ts, retx, out);
+                self.ack(ts, retx, SackBlocks::default(), out);
             }
         }
     }

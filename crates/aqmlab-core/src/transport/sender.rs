@@ -1037,6 +1037,29 @@ mod tests {
     }
 
     #[test]
+    fn timestamps_give_rtt_samples_from_retransmissions_and_option_bytes() {
+        // RFC 7323 section 4: the echoed TSval identifies the transmission, so the ACK of a
+        // retransmitted segment is a valid sample (Karn's rule is not needed).
+        let mut d = Drive::new("initial_window = 2\ninitial_rto = \"1s\"\ntimestamps = true");
+        let segs: Vec<u32> = d.out.segs.iter().map(|s| s.size).collect();
+        assert_eq!(segs, vec![1052, 1052]); // 1000 + 40 + 12
+        d.sent();
+        let (t, _, g) = *d.out.timers.last().unwrap();
+        d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), vec![0]);
+        // The ACK of the retransmission (sent at 1 s) arrives at 1.08 s echoing its TSval.
+        d.now = 1080 * MS;
+        d.s.on_ack(1, flags::RETX, 1000 * MS, None, d.now, &mut d.out, &mut d.stats);
+        assert_eq!(d.s.last_rtt, Some(80 * MS));
+        assert_eq!(d.s.rtt.srtt(), Some(80 * MS));
+        assert_eq!(d.s.rtt.backoff(), 1);
+        // A duplicate ACK gives no sample (RFC 7323 4.2: only ACKs that advance SND.UNA).
+        d.now = 1200 * MS;
+        d.s.on_ack(1, 0, 1100 * MS, None, d.now, &mut d.out, &mut d.stats);
+        assert_eq!(d.s.last_rtt, Some(80 * MS));
+    }
+
+    #[test]
     fn ecn_echo_reduces_once_per_window_and_sets_cwr() {
         let mut d =
             Drive::new("initial_window = 10\ninitial_ssthresh = 10\necn = true\ncc = \"reno\"");

@@ -243,6 +243,63 @@ mod tests {
     }
 
     #[test]
+    fn timestamps_echo_follows_rfc7323_section_4_3() {
+        // TSval = send time here. RFC 7323 4.3 worked by hand, delayed ACKs on.
+        let mut s = sink("timestamps = true\ndelayed_ack = true");
+        let mut out = Outbox::default();
+        let echo = |out: &mut Outbox| {
+            let v: Vec<(u64, SimTime, u32)> =
+                out.segs.iter().map(|a| (a.ack, a.ts, a.size)).collect();
+            out.segs.clear();
+            v
+        };
+        // Segments 0 (TSval 10) and 1 (TSval 20): one ACK echoing the earlier TSval 10
+        // (segment 1 starts above Last.ACK.sent = 0, so it does not update TS.Recent).
+        s.on_data(0, 0, Ecn::NotEct, 10, 10, &mut out);
+        s.on_data(1, 0, Ecn::NotEct, 20, 20, &mut out);
+        // ACKs are header + 12 option bytes (10-byte option + 2 NOPs).
+        assert_eq!(echo(&mut out), vec![(2, 10, 52)]);
+        // Segment 3 (TSval 40) out of order: the immediate duplicate ACK echoes TS.Recent = 10,
+        // the last in-sequence segment's (an RTT sample from it is conservatively long).
+        s.on_data(3, 0, Ecn::NotEct, 40, 40, &mut out);
+        assert_eq!(echo(&mut out), vec![(2, 10, 52)]);
+        // The retransmitted 2 (TSval 90) fills the hole: 2 <= Last.ACK.sent = 2, so TS.Recent
+        // = 90 and the ACK echoes the retransmission (the sender may take its RTT sample).
+        s.on_data(2, flags::RETX, Ecn::NotEct, 90, 90, &mut out);
+        assert_eq!(echo(&mut out), vec![(4, 90, 52)]);
+        // Without timestamps the out-of-order ACK echoes its own segment's send time.
+        let mut plain = sink("");
+        plain.on_data(0, 0, Ecn::NotEct, 10, 10, &mut out);
+        plain.on_data(2, 0, Ecn::NotEct, 30, 30, &mut out);
+        assert_eq!(echo(&mut out), vec![(1, 10, 40), (1, 30, 40)]);
+    }
+
+    #[test]
+    fn sack_acks_carry_blocks_and_their_option_bytes() {
+        let mut s = sink("sack = true\ntimestamps = true");
+        let mut out = Outbox::default();
+        for seq in [0, 2, 4, 6, 8] {
+            s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        // 40 B header + 12 (timestamps) + SACK: 0, 1, 2, 3, 3 blocks (8·n + 4 bytes);
+        // with timestamps at most 3 blocks fit the 40 option bytes.
+        let sizes: Vec<u32> = out.segs.iter().map(|a| a.size).collect();
+        assert_eq!(sizes, vec![52, 64, 72, 80, 80]);
+        let ids: Vec<u64> = out.segs.iter().map(|a| a.seq).collect();
+        assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+        // The sender side looks the blocks up by ACK number; lost ACKs' entries are skipped.
+        assert_eq!(s.sack_for(2).unwrap().blocks(), &[(2, 3)]);
+        assert_eq!(s.sack_for(5).unwrap().blocks(), &[(8, 9), (6, 7), (4, 5)]);
+        assert_eq!(s.sack_for(3), None);
+        // Without timestamps four blocks fit (4·8 + 4 = 36 option bytes).
+        let mut s = sink("sack = true");
+        for seq in [0, 2, 4, 6, 8, 10] {
+            s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        assert_eq!(out.segs.last().unwrap().size, 40 + 36);
+    }
+
+    #[test]
     fn ece_is_echoed_until_cwr() {
         let mut s = sink("ecn = true");
         let mut out = Outbox::default();

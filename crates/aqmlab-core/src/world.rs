@@ -214,6 +214,10 @@ impl World {
                     .sender
                     .on_timer(gen, now, &mut self.tcp_out, &mut flow.stats),
                 TimerKind::DelAck => t.sink.on_timer(gen, now, &mut self.tcp_out),
+                TimerKind::Pace => {
+                    t.sender
+                        .on_pace_timer(gen, now, &mut self.tcp_out, &mut flow.stats)
+                }
             }
             self.flush_tcp(f, now);
         }

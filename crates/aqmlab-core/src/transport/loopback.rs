@@ -71,7 +71,11 @@ impl Loopback {
 
     fn flush(&mut self, out: &mut Outbox, from_sink: bool) {
         for (at, kind, gen) in out.timers.drain(..) {
-            let k = if kind == TimerKind::Rto { 0 } else { 1 };
+            let k = match kind {
+                TimerKind::Rto => 0,
+                TimerKind::DelAck => 1,
+                TimerKind::Pace => 2,
+            };
             self.push(at, Ev::Timer(k, gen));
         }
         let segs: Vec<OutSeg> = out.segs.drain(..).collect();
@@ -127,9 +131,13 @@ impl Loopback {
                     f.sender.on_timer(g, t, &mut out, &mut self.stats);
                     false
                 }
-                Ev::Timer(_, g) => {
+                Ev::Timer(1, g) => {
                     f.sink.on_timer(g, t, &mut out);
                     true
+                }
+                Ev::Timer(_, g) => {
+                    f.sender.on_pace_timer(g, t, &mut out, &mut self.stats);
+                    false
                 }
             };
             let inr = self.flow.sender.in_recovery();

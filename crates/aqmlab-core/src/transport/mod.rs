@@ -12,6 +12,8 @@ pub mod cubic;
 #[cfg(test)]
 mod loopback;
 pub mod newreno;
+pub mod pacing;
+pub mod profile;
 pub mod prr;
 pub mod reno;
 pub mod rto;
@@ -66,6 +68,8 @@ pub enum TimerKind {
     Rto,
     /// The sink's delayed-ACK timer.
     DelAck,
+    /// The sender's pacing timer (only with pacing on).
+    Pace,
 }
 
 /// What the transport asks the world to do.

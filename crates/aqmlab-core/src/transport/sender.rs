@@ -18,6 +18,7 @@
 use super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Recovery, Window};
 use super::config::TcpConfig;
 use super::newreno::{full_ack_cwnd, partial_ack_cwnd};
+use super::pacing::Pacer;
 use super::prr::Prr;
 use super::rto::RttEstimator;
 use super::sack::{SackBlocks, Scoreboard};
@@ -84,6 +85,8 @@ pub struct TcpSender {
     sb: Option<Scoreboard>,
     /// After a timeout with SACK: resending the segments marked lost until `recover` is ACKed.
     loss_state: bool,
+    /// The pacer (None: pacing off).
+    pacer: Option<Pacer>,
 }
 
 impl TcpSender {
@@ -129,6 +132,7 @@ impl TcpSender {
             ecn_reduction_times: Vec::new(),
             sb: cfg.sack.then(|| Scoreboard::new(cfg.dupack_threshold)),
             loss_state: false,
+            pacer: Pacer::new(cfg.pacing),
             cfg: cfg.clone(),
         }
     }
@@ -504,6 +508,9 @@ impl TcpSender {
         let cwnd = (self.w.cwnd.max(1.0).floor() as u64).saturating_add(extra);
         let wnd = cwnd.min(self.cfg.rwnd);
         while self.snd_nxt < self.snd_una + wnd {
+            if !self.pace_ready(now, out) {
+                break;
+            }
             if self.snd_nxt >= self.snd_max {
                 if now >= self.stop {
                     break;
@@ -549,6 +556,10 @@ impl TcpSender {
         });
         stats.total.sent_pkts += 1;
         stats.total.sent_bytes += size as u64;
+        if let Some(p) = self.pacer.as_mut() {
+            let rate = p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size);
+            p.on_send(now, size, rate);
+        }
         if retx {
             stats.total.retransmits += 1;
         }
@@ -698,7 +709,7 @@ impl TcpSender {
         };
         let cwnd = self.w.cwnd.max(1.0).floor() as u64;
         loop {
-            if sb.pipe(self.snd_max - self.snd_una) >= cwnd {
+            if sb.pipe(self.snd_max - self.snd_una) >= cwnd || !self.pace_ready(now, out) {
                 break;
             }
             if let Some(s) = sb.next_lost() {
@@ -718,6 +729,28 @@ impl TcpSender {
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
         self.sb = Some(sb);
+    }
+
+    /// True if pacing lets a segment leave now (always with pacing off).
+    #[inline]
+    fn pace_ready(&mut self, now: SimTime, out: &mut Outbox) -> bool {
+        match self.pacer.as_mut() {
+            None => true,
+            Some(p) => p.ready(now, out),
+        }
+    }
+
+    /// Handles a pacing timer event of generation `gen`.
+    pub fn on_pace_timer(
+        &mut self,
+        gen: u32,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        if self.pacer.as_mut().is_some_and(|p| p.fire(gen, now, out)) {
+            self.try_send(now, out, stats);
+        }
     }
 }
 
@@ -1049,7 +1082,15 @@ mod tests {
         assert_eq!(d.sent(), vec![0]);
         // The ACK of the retransmission (sent at 1 s) arrives at 1.08 s echoing its TSval.
         d.now = 1080 * MS;
-        d.s.on_ack(1, flags::RETX, 1000 * MS, None, d.now, &mut d.out, &mut d.stats);
+        d.s.on_ack(
+            1,
+            flags::RETX,
+            1000 * MS,
+            None,
+            d.now,
+            &mut d.out,
+            &mut d.stats,
+        );
         assert_eq!(d.s.last_rtt, Some(80 * MS));
         assert_eq!(d.s.rtt.srtt(), Some(80 * MS));
         assert_eq!(d.s.rtt.backoff(), 1);

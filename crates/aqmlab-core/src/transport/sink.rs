@@ -41,6 +41,8 @@ pub struct TcpSink {
     timestamps: bool,
     ts_recent: SimTime,
     last_ack_sent: u64,
+    /// Quick-ACK segments left (Linux: ACK at once at connection start).
+    quick_left: u32,
 }
 
 impl TcpSink {
@@ -63,6 +65,7 @@ impl TcpSink {
             timestamps: cfg.timestamps,
             ts_recent: 0,
             last_ack_sent: 0,
+            quick_left: cfg.quickack,
         }
     }
 
@@ -156,7 +159,11 @@ impl TcpSink {
             None => SackBlocks::default(),
         };
         let in_order_no_gap = seq == before && !had_gap;
-        if !self.delayed || !in_order_no_gap {
+        let quick = self.delayed && in_order_no_gap && self.quick_left > 0;
+        if quick {
+            self.quick_left -= 1;
+        }
+        if !self.delayed || !in_order_no_gap || quick {
             self.held = None;
             self.timer.cancel();
             self.ack(ts, retx, blocks, out);
@@ -297,6 +304,18 @@ mod tests {
             s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
         }
         assert_eq!(out.segs.last().unwrap().size, 40 + 36);
+    }
+
+    #[test]
+    fn quickack_acks_the_first_segments_at_once_then_every_second() {
+        let mut s = sink("delayed_ack = true\nquickack = 3");
+        let mut out = Outbox::default();
+        for seq in 0..7 {
+            s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        // 0, 1, 2 acknowledged one by one; then 3+4 and 5+6 together.
+        let a: Vec<u64> = out.segs.iter().map(|a| a.ack).collect();
+        assert_eq!(a, vec![1, 2, 3, 5, 7]);
     }
 
     #[test]

@@ -60,3 +60,74 @@ def test_bad_modern_tcp_parameters_name_the_field(extra, path, fragment):
         aqmlab.run(scen)
     assert e.value.path.startswith(path), e.value.path
     assert fragment in str(e.value)
+
+
+def one_flow(**kw):
+    scen = dumbbell(flows=[tcp(**kw)], duration="20s", warmup="5s")
+    return aqmlab.run(scen)
+
+
+def test_cc_table_and_flat_cubic_keys_give_identical_results():
+    flat = one_flow(cc="cubic", cubic_beta=0.8, fast_convergence=False)
+    table = one_flow(cc={"kind": "cubic", "beta": 0.8, "fast_convergence": False})
+    assert flat.flows.equals(table.flows)
+    assert flat.tables["flow_series"].equals(table.tables["flow_series"])
+    assert not flat.flows.equals(one_flow(cc="cubic").flows)  # beta 0.8 did change something
+
+
+def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
+    default = one_flow()
+    ns2 = one_flow(profile="ns2")
+    assert default.flows.equals(ns2.flows)
+    linux = one_flow(profile="linux")
+    f = linux.flows.iloc[0]
+    # Timestamps: 1000 + 40 + 12 B per data segment on the wire.
+    assert f["sent_bytes"] == f["sent_pkts"] * 1052
+    # The Linux profile's explicit keys give the same run as the profile.
+    explicit = one_flow(cc="cubic", initial_window=10, recovery="prr", cwnd_growth="per_segment", min_rto="200ms",
+                        initial_rto="1s", max_rto="120s", timer_granularity="200ms", delayed_ack=True,
+                        delayed_ack_timeout="40ms", quickack=16, sack=True, timestamps=True)
+    assert linux.flows.equals(explicit.flows)
+
+
+def test_pacing_removes_access_link_bursts_and_fixed_pacing_caps_the_rate():
+    # One flow in slow start: unpaced, each ACK releases back-to-back segments (two per ACK in
+    # slow start) that queue at the 100 Mb/s access link behind each other; paced at
+    # 2 x cwnd/SRTT (well below 100 Mb/s at this RTT) segments leave spaced out and never queue
+    # there. A fixed 5 Mb/s pace caps goodput at 5 Mb/s x 1000/1052 (payload share).
+    def run(**kw):
+        scen = dumbbell(limit=1000, flows=[tcp(sack=True, timestamps=True, **kw)], duration="6s", warmup="0s",
+                        sample="100ms")
+        return aqmlab.run(scen)
+
+    def access_queue(res):
+        return res.queues.set_index("queue").loc["s1->r1", "mean_len_pkts"]
+    off = run()
+    lin = run(pacing="linux")
+    assert access_queue(off) > 0.01
+    assert access_queue(lin) == 0.0
+    assert run(pacing="linux").flows.equals(lin.flows)  # deterministic
+    g = run(pacing="fixed", pacing_rate="5Mbps").flows.iloc[0]["goodput_bps"]
+    assert 5e6 * 1000 / 1052 * 0.9 <= g <= 5e6 * 1000 / 1052 * 1.001, g
+
+
+@pytest.mark.parametrize(
+    "extra,path,fragment",
+    [
+        ({"profile": "bsd"}, "flows[0].profile", "linux"),
+        ({"pacing": "fixed"}, "flows[0].pacing_rate", "required"),
+        ({"pacing_rate": "5Mbps"}, "flows[0].pacing_rate", "pacing is off"),
+        ({"pacing": "turbo"}, "flows[0].pacing", "linux"),
+        ({"cc": {"kind": "cubic", "betta": 0.7}}, "flows[0].cc.betta", "unknown key"),
+        ({"cc": {"kind": "newreno", "beta": 0.7}}, "flows[0].cc.beta", "only applies"),
+        ({"cc": {"kind": "cubic"}, "cubic_beta": 0.7}, "flows[0].cubic_beta", "not both"),
+        ({"cc": {"kind": "cubic", "beta": 1.5}}, "flows[0].cc.beta", "(0, 1)"),
+        ({"quickack": 4}, "flows[0].quickack", "delayed_ack"),
+    ],
+)
+def test_bad_profile_pacing_and_cc_table_name_the_field(extra, path, fragment):
+    scen = dumbbell(flows=[tcp(**extra)], duration="1s", warmup="0s")
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.run(scen)
+    assert e.value.path.startswith(path), e.value.path
+    assert fragment in str(e.value)

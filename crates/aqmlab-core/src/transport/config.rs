@@ -334,7 +334,12 @@ impl TcpParams {
     /// Checks every parameter; errors are "key: message".
     pub fn validate(&self) -> Result<TcpConfig, String> {
         let d = self.profile_defaults()?;
-        let (cct, _) = self.cc_spec(&d)?;
+        let (cct, is_table) = self.cc_spec(&d)?;
+        let (key_c, key_beta) = if is_table {
+            ("cc.c", "cc.beta")
+        } else {
+            ("cubic_c", "cubic_beta")
+        };
         let recovery = self.recovery.clone().unwrap_or_else(|| d.recovery.into());
         let initial_window = self.initial_window.unwrap_or(d.initial_window);
         let cwnd_growth = self
@@ -437,10 +442,10 @@ impl TcpParams {
                     reno_friendly: cct.reno_friendly.unwrap_or(d.reno_friendly),
                 };
                 if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
-                    return Err(format!("cubic_c: must be in (0, 100], got {}", p.c));
+                    return Err(format!("{key_c}: must be in (0, 100], got {}", p.c));
                 }
                 if !(p.beta.is_finite() && p.beta > 0.0 && p.beta < 1.0) {
-                    return Err(format!("cubic_beta: must be in (0, 1), got {}", p.beta));
+                    return Err(format!("{key_beta}: must be in (0, 1), got {}", p.beta));
                 }
                 Cc::Cubic(Cubic::new(p))
             }

@@ -203,6 +203,8 @@ pub struct TcpConfig {
     pub per_segment: bool,
     /// Congestion avoidance in whole bytes.
     pub cwnd_whole_bytes: bool,
+    /// Appropriate byte counting (RFC 3465) on acknowledged payload bytes.
+    pub abc: bool,
     /// Timers.
     pub min_rto: SimTime,
     /// RTO before any sample.
@@ -239,6 +241,16 @@ pub struct TcpConfig {
 }
 
 impl TcpConfig {
+    /// Payload bytes of the segments in `[from, to)`.
+    #[inline]
+    pub fn bytes_between(&self, from: u64, to: u64) -> u64 {
+        let at = |s: u64| match self.total_bytes {
+            Some(b) => (s * self.mss as u64).min(b),
+            None => s * self.mss as u64,
+        };
+        at(to) - at(from)
+    }
+
     /// Payload bytes of segment `seq` (the last segment of a file may be short).
     #[inline]
     pub fn payload(&self, seq: u64) -> u32 {
@@ -403,12 +415,13 @@ impl TcpParams {
         if self.dupack_threshold == 0 || self.dupack_threshold > 1000 {
             return Err("dupack_threshold: must be between 1 and 1000".into());
         }
-        let per_segment = match cwnd_growth.as_str() {
-            "per_ack" => false,
-            "per_segment" => true,
+        let (per_segment, abc) = match cwnd_growth.as_str() {
+            "per_ack" => (false, false),
+            "per_segment" => (true, false),
+            "bytes" => (true, true),
             other => {
                 return Err(format!(
-                    "cwnd_growth: unknown {other:?}; use \"per_ack\" or \"per_segment\""
+                    "cwnd_growth: unknown {other:?}; use \"per_ack\", \"per_segment\" or \"bytes\""
                 ))
             }
         };
@@ -429,9 +442,9 @@ impl TcpParams {
         }
         let cc_name = cct.kind.clone();
         let cc = match cct.kind.as_str() {
-            "tahoe" => Cc::Tahoe(Tahoe),
-            "reno" => Cc::Reno(Reno),
-            "newreno" => Cc::NewReno(NewReno),
+            "tahoe" => Cc::Tahoe(Tahoe::default()),
+            "reno" => Cc::Reno(Reno::default()),
+            "newreno" => Cc::NewReno(NewReno::default()),
             "cubic" => {
                 let d_cubic = CubicParams::default();
                 let d = &d_cubic;
@@ -506,6 +519,7 @@ impl TcpParams {
             dupack_threshold: self.dupack_threshold,
             limited_transmit: self.limited_transmit,
             per_segment,
+            abc,
             cwnd_whole_bytes,
             min_rto,
             initial_rto,

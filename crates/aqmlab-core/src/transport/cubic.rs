@@ -190,6 +190,7 @@ mod tests {
                 srtt: None,
                 per_segment: false,
                 whole_bytes_mss: None,
+                abc_bytes: None,
             },
         );
         assert!((c.k() - 4.2172).abs() < 1e-4, "K = {}", c.k());
@@ -271,6 +272,7 @@ mod tests {
                     srtt: Some(rtt),
                     per_segment: true,
                     whole_bytes_mss: None,
+                    abc_bytes: None,
                 },
             );
             at.push((now, w.cwnd));
@@ -321,6 +323,7 @@ mod tests {
                     srtt: Some(S / 10),
                     per_segment: true,
                     whole_bytes_mss: None,
+                    abc_bytes: None,
                 },
             );
         }

@@ -331,6 +331,10 @@ impl TcpSender {
                 srtt: self.rtt.srtt(),
                 per_segment: self.cfg.per_segment,
                 whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
+                abc_bytes: self
+                    .cfg
+                    .abc
+                    .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
             };
             self.cc.on_ack(&mut self.w, &info);
         }
@@ -639,6 +643,10 @@ impl TcpSender {
                     srtt: self.rtt.srtt(),
                     per_segment: self.cfg.per_segment,
                     whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
+                    abc_bytes: self
+                        .cfg
+                        .abc
+                        .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
                 };
                 self.cc.on_ack(&mut self.w, &info);
             }

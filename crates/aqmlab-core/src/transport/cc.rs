@@ -37,6 +37,12 @@ pub struct AckInfo {
     /// `Some((bytes, mss))` with `cwnd_growth = "bytes"`: appropriate byte counting (RFC 3465)
     /// on the payload bytes this ACK newly acknowledges.
     pub abc_bytes: Option<(u64, u32)>,
+    /// The RTT sample this ACK gave (None under Karn's rule).
+    pub rtt: Option<SimTime>,
+    /// The cumulative ACK (next segment expected).
+    pub ack: u64,
+    /// One past the highest segment sent, before this ACK's transmissions.
+    pub snd_max: u64,
 }
 
 impl AckInfo {

@@ -156,6 +156,9 @@ pub struct CcTable {
     /// CUBIC: Reno-friendly region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reno_friendly: Option<bool>,
+    /// CUBIC: HyStart++ (RFC 9406) in the initial slow start. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
 }
 
 fn d_mss() -> Bytes {
@@ -291,7 +294,7 @@ impl TcpParams {
                             let k = m[i + 15..].split('`').next().unwrap_or("?").to_string();
                             format!(
                                 "cc.{k}: unknown key; the cc table takes kind, c, beta, \
-                                 fast_convergence, reno_friendly"
+                                 fast_convergence, reno_friendly, hystart"
                             )
                         }
                         None => format!("cc: {}", m.trim()),
@@ -303,6 +306,7 @@ impl TcpParams {
                         ("beta", tab.beta.is_some()),
                         ("fast_convergence", tab.fast_convergence.is_some()),
                         ("reno_friendly", tab.reno_friendly.is_some()),
+                        ("hystart", tab.hystart.is_some()),
                     ];
                     if let Some((k, _)) = opts.iter().find(|(_, set)| *set) {
                         return Err(format!(
@@ -332,6 +336,7 @@ impl TcpParams {
                         beta: self.cubic_beta,
                         fast_convergence: self.fast_convergence,
                         reno_friendly: self.reno_friendly,
+                        hystart: None,
                     },
                     false,
                 ))
@@ -453,6 +458,7 @@ impl TcpParams {
                     beta: cct.beta.unwrap_or(d.beta),
                     fast_convergence: cct.fast_convergence.unwrap_or(d.fast_convergence),
                     reno_friendly: cct.reno_friendly.unwrap_or(d.reno_friendly),
+                    hystart: cct.hystart.unwrap_or(d.hystart),
                 };
                 if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
                     return Err(format!("{key_c}: must be in (0, 100], got {}", p.c));
@@ -615,6 +621,7 @@ impl TcpParams {
                 t.beta.get_or_insert(cubic.beta);
                 t.fast_convergence.get_or_insert(cubic.fast_convergence);
                 t.reno_friendly.get_or_insert(cubic.reno_friendly);
+                t.hystart.get_or_insert(cubic.hystart);
             }
             r.cc = toml::Value::try_from(&t).ok();
         } else {

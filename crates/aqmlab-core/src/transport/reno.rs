@@ -97,6 +97,9 @@ mod tests {
             per_segment,
             whole_bytes_mss: None,
             abc_bytes: None,
+            rtt: None,
+            ack: 0,
+            snd_max: 0,
         }
     }
 
@@ -183,6 +186,9 @@ mod tests {
         let a = AckInfo {
             whole_bytes_mss: Some(mss),
             abc_bytes: None,
+            rtt: None,
+            ack: 0,
+            snd_max: 0,
             ..ack(false, 2)
         };
         for _ in 0..200 {

@@ -87,6 +87,8 @@ pub struct TcpSender {
     loss_state: bool,
     /// The pacer (None: pacing off).
     pacer: Option<Pacer>,
+    /// The RTT sample taken from the ACK being processed, if any.
+    ack_sample: Option<SimTime>,
 }
 
 impl TcpSender {
@@ -133,6 +135,7 @@ impl TcpSender {
             sb: cfg.sack.then(|| Scoreboard::new(cfg.dupack_threshold)),
             loss_state: false,
             pacer: Pacer::new(cfg.pacing),
+            ack_sample: None,
             cfg: cfg.clone(),
         }
     }
@@ -212,6 +215,7 @@ impl TcpSender {
     }
 
     fn take_sample(&mut self, r: SimTime, stats: &mut FlowStats) {
+        self.ack_sample = Some(r);
         self.rtt.sample(r);
         self.last_rtt = Some(r);
         stats.rtt_sample(r);
@@ -247,7 +251,7 @@ impl TcpSender {
                 }
                 return;
             }
-            Phase::Open => {}
+            Phase::Open => self.ack_sample = None,
             Phase::Idle | Phase::Done => return,
         }
         if fl & flags::SYN != 0 || ack > self.snd_max {
@@ -335,6 +339,9 @@ impl TcpSender {
                     .cfg
                     .abc
                     .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
+                rtt: self.ack_sample,
+                ack,
+                snd_max: self.snd_max,
             };
             self.cc.on_ack(&mut self.w, &info);
         }
@@ -647,6 +654,9 @@ impl TcpSender {
                         .cfg
                         .abc
                         .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
+                    rtt: self.ack_sample,
+                    ack,
+                    snd_max: self.snd_max,
                 };
                 self.cc.on_ack(&mut self.w, &info);
             }

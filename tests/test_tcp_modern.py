@@ -148,3 +148,20 @@ def test_hystart_plus_plus_leaves_slow_start_before_the_buffer_overflows():
     print(f"slow-start drops: plain {plain}, HyStart++ {hs}")
     assert plain > 300
     assert hs < plain / 2
+
+
+def test_trace_records_recovery_and_retransmission_causes_and_is_off_by_default(tmp_path):
+    res = burst(sack=True, trace=True)
+    t = res.tables["tcp_trace"]
+    f = res.flows.iloc[0]
+    rx = t[t.event == "retransmit"]
+    # One row per retransmission, each with its cause; the first is the fast retransmit.
+    assert len(rx) == f["retransmissions"]
+    assert rx.iloc[0]["cause"] == "fast_retransmit"
+    assert set(rx["cause"]) <= {"fast_retransmit", "sack_lost"}
+    assert (t.event == "recovery_exit").sum() == f["fast_retransmits"]
+    # At the fast retransmit the scoreboard holds at least DupThresh SACKed segments.
+    assert rx.iloc[0]["sacked_pkts"] >= 3 and rx.iloc[0]["lost_pkts"] >= 1
+    assert "tcp_trace" not in burst(sack=True).tables
+    res.save(tmp_path / "run")
+    assert (tmp_path / "run" / "tcp_trace.parquet").exists()

@@ -136,6 +136,9 @@ pub struct TcpParams {
     /// Pacing rate of pacing = "fixed", or a cap on "linux" pacing (SO_MAX_PACING_RATE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing_rate: Option<crate::units::Rate>,
+    /// Record congestion events and retransmissions in the `tcp_trace` table. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<bool>,
 }
 
 /// The options of a `cc = { kind = ..., ... }` table.
@@ -234,6 +237,8 @@ pub struct TcpConfig {
     pub quickack: u32,
     /// Pacing settings.
     pub pacing: PacingConfig,
+    /// Per-flow event trace.
+    pub trace: bool,
     /// Option bytes on every data segment and ACK (12 with timestamps: 10 + 2 NOPs).
     pub ts_opt: u32,
     /// Option bytes of the SYN: timestamps and SACK-permitted share 12 bytes (as Linux packs
@@ -537,6 +542,7 @@ impl TcpParams {
             delayed_ack_timeout,
             quickack,
             pacing,
+            trace: self.trace.unwrap_or(false),
             ecn: self.ecn,
             sack,
             timestamps,

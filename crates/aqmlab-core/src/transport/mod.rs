@@ -22,6 +22,7 @@ pub mod sack;
 pub mod sender;
 pub mod sink;
 pub mod tahoe;
+pub mod trace;
 
 pub use config::{TcpConfig, TcpParams};
 pub use sender::TcpSender;

@@ -22,6 +22,7 @@ use super::pacing::Pacer;
 use super::prr::Prr;
 use super::rto::RttEstimator;
 use super::sack::{SackBlocks, Scoreboard};
+use super::trace::TraceRow;
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
 use crate::stats::flow::FlowStats;
@@ -89,6 +90,12 @@ pub struct TcpSender {
     pacer: Option<Pacer>,
     /// The RTT sample taken from the ACK being processed, if any.
     ack_sample: Option<SimTime>,
+    /// Event trace (None: off).
+    pub trace: Option<Vec<TraceRow>>,
+    /// Cause of the next retransmission, when a caller knows it.
+    retx_cause: Option<&'static str>,
+    /// Retransmissions made while the scoreboard was borrowed, traced once it is back.
+    pending_trace: Vec<(SimTime, u64, &'static str)>,
 }
 
 impl TcpSender {
@@ -136,6 +143,9 @@ impl TcpSender {
             loss_state: false,
             pacer: Pacer::new(cfg.pacing),
             ack_sample: None,
+            trace: cfg.trace.then(Vec::new),
+            retx_cause: None,
+            pending_trace: Vec::new(),
             cfg: cfg.clone(),
         }
     }
@@ -327,6 +337,7 @@ impl TcpSender {
                 };
                 self.dup_delivered = 0;
                 self.cc.on_recovery_exit(&mut self.w, now);
+                self.record(now, "recovery_exit", "", ack);
             }
         } else {
             let info = AckInfo {
@@ -440,6 +451,7 @@ impl TcpSender {
         };
         self.cc.on_ecn(&mut self.w, &l);
         stats.total.ecn_reductions += 1;
+        self.record(now, "ecn_reduction", "", self.snd_una);
         #[cfg(test)]
         self.ecn_reduction_times.push(now);
         self.ecn_recover = Some(self.snd_max);
@@ -485,6 +497,7 @@ impl TcpSender {
                     }
                     None => self.snd_nxt = self.snd_una, // go-back-N
                 }
+                self.record(now, "timeout", "", self.snd_una);
                 self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
                 self.try_send(now, out, stats);
             }
@@ -571,6 +584,26 @@ impl TcpSender {
             let rate = p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size);
             p.on_send(now, size, rate);
         }
+        if retx && self.trace.is_some() {
+            let cause = self.retx_cause.take().unwrap_or(if self.cfg.sack {
+                if self.in_recovery {
+                    "sack_lost"
+                } else {
+                    "timeout_lost"
+                }
+            } else if self.dupacks >= self.cfg.dupack_threshold && seq == self.snd_una {
+                "fast_retransmit"
+            } else if self.in_recovery {
+                "partial_ack"
+            } else {
+                "go_back_n"
+            });
+            if self.sb.is_none() && self.cfg.sack {
+                self.pending_trace.push((now, seq, cause));
+            } else {
+                self.record(now, "retransmit", cause, seq);
+            }
+        }
         if retx {
             stats.total.retransmits += 1;
         }
@@ -634,6 +667,7 @@ impl TcpSender {
                 self.prr = None;
                 self.w.cwnd = self.w.ssthresh;
                 self.cc.on_recovery_exit(&mut self.w, now);
+                self.pending_trace.push((now, ack, "recovery_exit"));
             } else if let Some(p) = self.prr.as_mut() {
                 let pipe = sb.pipe(self.snd_max - self.snd_una) as f64;
                 let sndcnt = p.on_ack(delivered as f64, pipe, self.w.ssthresh);
@@ -676,6 +710,7 @@ impl TcpSender {
             }
         }
         self.sb = Some(sb);
+        self.flush_trace();
         if self.cfg.ecn && fl & flags::ECE != 0 {
             self.ecn_echo(ack, now, stats);
         }
@@ -715,6 +750,7 @@ impl TcpSender {
         // (4.3): the segment at HighACK + 1 goes out whatever the window says.
         let s = self.snd_una;
         sb.on_retransmit(s);
+        self.retx_cause = Some("fast_retransmit");
         self.send_seg(s, now, out, stats);
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
@@ -747,6 +783,7 @@ impl TcpSender {
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
         self.sb = Some(sb);
+        self.flush_trace();
     }
 
     /// True if pacing lets a segment leave now (always with pacing off).
@@ -768,6 +805,46 @@ impl TcpSender {
     ) {
         if self.pacer.as_mut().is_some_and(|p| p.fire(gen, now, out)) {
             self.try_send(now, out, stats);
+        }
+    }
+
+    /// Traces the events held while the scoreboard was borrowed.
+    fn flush_trace(&mut self) {
+        if self.pending_trace.is_empty() {
+            return;
+        }
+        for (t, seq, what) in std::mem::take(&mut self.pending_trace) {
+            match what {
+                "recovery_exit" => self.record(t, "recovery_exit", "", seq),
+                cause => self.record(t, "retransmit", cause, seq),
+            }
+        }
+    }
+
+    /// Appends a trace row (trace on only).
+    fn record(&mut self, now: SimTime, event: &'static str, cause: &'static str, seq: u64) {
+        if self.trace.is_none() {
+            return;
+        }
+        let pipe = self.pipe();
+        let (sacked, lost, retrans_out, ranges) = self.sb.as_ref().map_or((0, 0, 0, 0), |sb| {
+            (sb.sacked, sb.lost, sb.retrans, sb.holes() as u64)
+        });
+        let row = TraceRow {
+            time: now,
+            event,
+            cause,
+            seq,
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            pipe,
+            sacked,
+            lost,
+            retrans_out,
+            sack_ranges: ranges,
+        };
+        if let Some(t) = self.trace.as_mut() {
+            t.push(row);
         }
     }
 }

@@ -86,8 +86,11 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
     # The Linux profile's explicit keys give the same run as the profile.
     explicit = one_flow(cc="cubic", initial_window=10, recovery="prr", cwnd_growth="per_segment", min_rto="200ms",
                         initial_rto="1s", max_rto="120s", timer_granularity="200ms", delayed_ack=True,
-                        delayed_ack_timeout="40ms", quickack=16, sack=True, timestamps=True)
+                        delayed_ack_timeout="40ms", quickack=16, sack=True, timestamps=True,
+                        loss_detection="rack")
     assert linux.flows.equals(explicit.flows)
+    # The profile's RACK default yields to an explicit sack = false (no error).
+    assert one_flow(profile="linux", sack=False).flows.iloc[0]["retransmissions"] >= 0
 
 
 def test_pacing_removes_access_link_bursts_and_fixed_pacing_caps_the_rate():
@@ -111,9 +114,18 @@ def test_pacing_removes_access_link_bursts_and_fixed_pacing_caps_the_rate():
     assert 5e6 * 1000 / 1052 * 0.9 <= g <= 5e6 * 1000 / 1052 * 1.001, g
 
 
+def test_rack_tlp_repairs_the_burst_losses_without_timeout():
+    sk = burst(sack=True, loss_detection="rack").flows.iloc[0]
+    assert sk["dropped_pkts"] >= 3
+    assert sk["timeouts"] == 0 and sk["fast_retransmits"] == 1
+    assert sk["retransmissions"] == sk["dropped_pkts"]
+
+
 @pytest.mark.parametrize(
     "extra,path,fragment",
     [
+        ({"loss_detection": "rack"}, "flows[0].loss_detection", "sack = true"),
+        ({"sack": True, "loss_detection": "fast"}, "flows[0].loss_detection", "rack"),
         ({"profile": "bsd"}, "flows[0].profile", "linux"),
         ({"pacing": "fixed"}, "flows[0].pacing_rate", "required"),
         ({"pacing_rate": "5Mbps"}, "flows[0].pacing_rate", "pacing is off"),

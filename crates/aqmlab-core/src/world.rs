@@ -218,6 +218,10 @@ impl World {
                     t.sender
                         .on_pace_timer(gen, now, &mut self.tcp_out, &mut flow.stats)
                 }
+                TimerKind::Reo | TimerKind::Pto => {
+                    t.sender
+                        .on_rack_timer(kind, gen, now, &mut self.tcp_out, &mut flow.stats)
+                }
             }
             self.flush_tcp(f, now);
         }

@@ -136,6 +136,10 @@ pub struct TcpParams {
     /// Pacing rate of pacing = "fixed", or a cap on "linux" pacing (SO_MAX_PACING_RATE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing_rate: Option<crate::units::Rate>,
+    /// Loss detection with SACK: "dupack" (RFC 6675's DupThresh rule, default) or "rack"
+    /// (RACK-TLP, RFC 8985: time-based detection and tail loss probes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_detection: Option<String>,
     /// Record congestion events and retransmissions in the `tcp_trace` table. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<bool>,
@@ -239,6 +243,8 @@ pub struct TcpConfig {
     pub pacing: PacingConfig,
     /// Per-flow event trace.
     pub trace: bool,
+    /// RACK-TLP loss detection (RFC 8985).
+    pub rack: bool,
     /// Option bytes on every data segment and ACK (12 with timestamps: 10 + 2 NOPs).
     pub ts_opt: u32,
     /// Option bytes of the SYN: timestamps and SACK-permitted share 12 bytes (as Linux packs
@@ -487,6 +493,22 @@ impl TcpParams {
             return Err("quickack: only applies with delayed_ack = true".into());
         }
         let pacing = self.pacing_config()?;
+        // The profile's RACK default yields to sack = false; an explicit "rack" does not.
+        let default_ld = if sack { d.loss_detection } else { "dupack" };
+        let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
+            "dupack" => false,
+            "rack" if !sack => {
+                return Err(
+                    "loss_detection: \"rack\" needs sack = true (RACK reads SACK blocks)".into(),
+                )
+            }
+            "rack" => true,
+            other => {
+                return Err(format!(
+                    "loss_detection: unknown {other:?}; use \"dupack\" or \"rack\""
+                ))
+            }
+        };
         if sack && cc.recovery() != Recovery::NewReno {
             return Err(format!(
                 "sack: needs a congestion control whose recovery runs until the recovery point \
@@ -543,6 +565,7 @@ impl TcpParams {
             quickack,
             pacing,
             trace: self.trace.unwrap_or(false),
+            rack,
             ecn: self.ecn,
             sack,
             timestamps,
@@ -656,6 +679,9 @@ impl TcpParams {
             r.timestamps.get_or_insert(d.timestamps);
             r.quickack.get_or_insert(d.quickack);
             r.pacing.get_or_insert_with(|| "off".into());
+            let sack = r.sack.unwrap_or(d.sack);
+            r.loss_detection
+                .get_or_insert_with(|| if sack { d.loss_detection } else { "dupack" }.into());
         }
         r
     }

@@ -75,6 +75,8 @@ impl Loopback {
                 TimerKind::Rto => 0,
                 TimerKind::DelAck => 1,
                 TimerKind::Pace => 2,
+                TimerKind::Reo => 3,
+                TimerKind::Pto => 4,
             };
             self.push(at, Ev::Timer(k, gen));
         }
@@ -135,8 +137,18 @@ impl Loopback {
                     f.sink.on_timer(g, t, &mut out);
                     true
                 }
-                Ev::Timer(_, g) => {
+                Ev::Timer(2, g) => {
                     f.sender.on_pace_timer(g, t, &mut out, &mut self.stats);
+                    false
+                }
+                Ev::Timer(k, g) => {
+                    let kind = if k == 3 {
+                        TimerKind::Reo
+                    } else {
+                        TimerKind::Pto
+                    };
+                    f.sender
+                        .on_rack_timer(kind, g, t, &mut out, &mut self.stats);
                     false
                 }
             };
@@ -233,5 +245,41 @@ mod tests {
             "{:?}",
             segs(&gbn)
         );
+    }
+
+    /// A 30-segment file whose last two segments are lost: no segment follows them, so no
+    /// duplicate ACK can reveal the loss. Returns (timeouts, completion time in ms).
+    fn tail_loss(extra: &str) -> (u64, f64) {
+        let params = format!(
+            "syn = false\ninitial_window = 10\nmin_rto = \"1s\"\ninitial_rto = \"1s\"\n\
+             cc = \"newreno\"\nbytes = \"30000B\"\nsack = true\n{extra}"
+        );
+        let mut lb = Loopback::new(&params, MS, 25 * MS, &[(28, 1), (29, 1)]);
+        lb.run(5000 * MS);
+        let fct = lb.flow.sender.fct.expect("transfer must finish");
+        (lb.stats.total.timeouts, fct as f64 / MS as f64)
+    }
+
+    #[test]
+    fn tail_loss_probe_repairs_a_tail_loss_without_a_timeout() {
+        // RFC 8985 section 7: 2·SRTT after the last ACK the probe resends segment 29; its
+        // SACK makes RACK mark 28 lost (sent before 29, more than RTT + reo_wnd ago) and fast
+        // recovery resends it. Without RACK-TLP the RTO (1 s floor here) must fire.
+        let (to_plain, fct_plain) = tail_loss("");
+        let (to_rack, fct_rack) = tail_loss("loss_detection = \"rack\"");
+        eprintln!("tail loss: SACK only {to_plain} timeouts, {fct_plain} ms; RACK-TLP {to_rack}, {fct_rack} ms");
+        assert_eq!((to_plain, to_rack), (1, 0));
+        assert!(fct_plain > 1000.0);
+        // Last ACK before the loss at ~4 RTTs (~210 ms), PTO 2·SRTT ≈ 102 ms, then two RTTs
+        // (probe, then the resent 28): well under 600 ms.
+        assert!(fct_rack < 600.0, "{fct_rack}");
+    }
+
+    #[test]
+    fn rack_recovers_four_losses_in_one_window_too() {
+        let (total, at, to) = four_losses("sack = true\nloss_detection = \"rack\"");
+        assert_eq!(to, 0);
+        assert!(at.iter().all(|&t| t < 1.0), "{at:?}");
+        assert!(total < 2.0, "{total}");
     }
 }

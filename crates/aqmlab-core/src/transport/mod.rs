@@ -16,6 +16,7 @@ pub mod newreno;
 pub mod pacing;
 pub mod profile;
 pub mod prr;
+pub mod rack;
 pub mod reno;
 pub mod rto;
 pub mod sack;
@@ -72,6 +73,10 @@ pub enum TimerKind {
     DelAck,
     /// The sender's pacing timer (only with pacing on).
     Pace,
+    /// RACK's reordering timer (RFC 8985 section 6.3).
+    Reo,
+    /// The Tail Loss Probe timer (RFC 8985 section 7).
+    Pto,
 }
 
 /// What the transport asks the world to do.

@@ -6,7 +6,7 @@
 //! - linux: Linux 6.x `include/net/tcp.h` (TCP_INIT_CWND 10, TCP_RTO_MIN 200 ms,
 //!   TCP_TIMEOUT_INIT 1 s, TCP_RTO_MAX 120 s, TCP_ATO_MIN 40 ms, TCP_MAX_QUICKACKS 16),
 //!   `tcp_rtt_estimator` (RTTVAR floored at TCP_RTO_MIN, modelled as G = 200 ms), sysctls
-//!   `tcp_sack` = 1, `tcp_timestamps` = 1, `tcp_congestion_control` = cubic, PRR recovery
+//!   `tcp_sack` = 1, `tcp_timestamps` = 1, `tcp_recovery` = 1 (RACK) with TLP, `tcp_congestion_control` = cubic, PRR recovery
 //!   (`tcp_cwnd_reduction`), growth per acknowledged segment.
 //! - ns3: ns-3.44 `TcpSocket` / `TcpSocketBase` attribute defaults (InitialCwnd 10,
 //!   DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s, ClockGranularity 1 ms, Sack true,
@@ -46,6 +46,8 @@ pub struct ProfileDefaults {
     pub sack: bool,
     /// Timestamps.
     pub timestamps: bool,
+    /// Loss detection with SACK: "dupack" or "rack".
+    pub loss_detection: &'static str,
 }
 
 const MS: u64 = 1_000_000;
@@ -67,6 +69,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         quickack: 0,
         sack: false,
         timestamps: false,
+        loss_detection: "dupack",
     };
     match name {
         "ns2" => Ok(ns2),
@@ -85,6 +88,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             quickack: 16,
             sack: true,
             timestamps: true,
+            loss_detection: "rack",
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -101,6 +105,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             quickack: 0,
             sack: true,
             timestamps: true,
+            loss_detection: "dupack",
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

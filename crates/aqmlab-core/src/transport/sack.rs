@@ -20,6 +20,8 @@
 //!   most once per episode, and SACK blocks are merged into an interval map (`RangeSet`,
 //!   O(log n) per block), so an ACK costs amortized O(log n) however large the window.
 
+use super::rack::Rack;
+use crate::time::SimTime;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Up to four SACK blocks carried by one ACK (most recent first, RFC 2018 section 4).
@@ -200,6 +202,10 @@ pub struct Scoreboard {
     lost_ptr: u64,
     /// Segments below this are SACKed or already retransmitted (NextSeg rule 1 starts here).
     rxt_ptr: u64,
+    /// RACK (RFC 8985) state; Some: losses are detected by time instead of DupThresh.
+    pub rack: Option<Rack>,
+    /// Last send time of each segment in `[una, ...)` (RACK only).
+    xmit: VecDeque<SimTime>,
 }
 
 impl Scoreboard {
@@ -218,7 +224,82 @@ impl Scoreboard {
             c: 0,
             lost_ptr: 0,
             rxt_ptr: 0,
+            rack: None,
+            xmit: VecDeque::new(),
         }
+    }
+
+    /// A scoreboard whose losses are detected by RACK (RFC 8985) rather than DupThresh.
+    pub fn with_rack(dupthresh: u32) -> Self {
+        Scoreboard {
+            rack: Some(Rack::default()),
+            ..Scoreboard::new(dupthresh)
+        }
+    }
+
+    /// Records a transmission of `s` at `now` (RACK only; a no-op otherwise).
+    pub fn on_transmit(&mut self, s: u64, now: SimTime) {
+        let Some(r) = self.rack.as_mut() else {
+            return;
+        };
+        if s < self.una {
+            return;
+        }
+        let i = (s - self.una) as usize;
+        if i >= self.xmit.len() {
+            self.xmit.resize(i + 1, 0);
+        }
+        self.xmit[i] = now;
+        r.order.push_back((now, s));
+    }
+
+    /// RACK's step 2/3 for newly delivered segment `s` whose marks were `m`.
+    #[inline]
+    fn rack_delivered(&mut self, s: u64, m: u8, now: SimTime) {
+        if let Some(r) = self.rack.as_mut() {
+            let ts = self.xmit.get((s - self.una) as usize).copied().unwrap_or(0);
+            r.on_delivered(s, ts, m & RETRANS != 0, self.high_sacked, now);
+        }
+    }
+
+    /// RACK step 5 (RFC 8985 section 6.2): marks lost every outstanding segment sent before
+    /// the most recently delivered one and more than RACK.rtt + `reo_wnd` ago. Returns the
+    /// time until the next segment would qualify (for the reordering timer), if any.
+    pub fn rack_detect(&mut self, now: SimTime, reo_wnd: SimTime) -> Option<SimTime> {
+        let mut r = self.rack.take()?;
+        let mut wait = None;
+        while let Some(&(ts, s)) = r.order.front() {
+            let current = s >= self.una
+                && self.xmit.get((s - self.una) as usize) == Some(&ts)
+                && !self.is_sacked(s);
+            if !current {
+                r.order.pop_front();
+                continue;
+            }
+            if !r.sent_before(ts, s) {
+                break;
+            }
+            let deadline = ts + r.rtt + reo_wnd;
+            if deadline > now {
+                wait = Some(deadline - now);
+                break;
+            }
+            r.order.pop_front();
+            let old = *self.mark_mut(s);
+            let mut new = old | LOST;
+            if old & RETRANS != 0 {
+                new &= !RETRANS; // a lost retransmission: it will be resent again
+                self.retrans -= 1;
+            }
+            if old & LOST == 0 {
+                self.lost += 1;
+            }
+            *self.mark_mut(s) = new;
+            self.rxt_ptr = self.rxt_ptr.min(s);
+            self.lost_ptr = self.lost_ptr.max(s + 1);
+        }
+        self.rack = Some(r);
+        wait
     }
 
     #[inline]
@@ -243,8 +324,12 @@ impl Scoreboard {
         s >= self.una && self.mark(s) & SACKED != 0
     }
 
-    /// RFC 6675 IsLost(s): at least DupThresh SACKed segments above an unSACKed `s`.
+    /// RFC 6675 IsLost(s): at least DupThresh SACKed segments above an unSACKed `s` (with
+    /// RACK: `s` is marked lost).
     pub fn is_lost(&self, s: u64) -> bool {
+        if self.rack.is_some() {
+            return s >= self.una && self.mark(s) & LOST != 0;
+        }
         s >= self.una && self.c >= self.dupthresh && s < self.t && !self.is_sacked(s)
     }
 
@@ -265,7 +350,7 @@ impl Scoreboard {
 
     /// The cumulative ACK moved to `ack`. Returns the segments it newly reports delivered
     /// (those that were not SACKed before).
-    pub fn on_cum_ack(&mut self, ack: u64) -> u64 {
+    pub fn on_cum_ack(&mut self, ack: u64, now: SimTime) -> u64 {
         let mut delivered = 0;
         while self.una < ack {
             let m = self.marks.pop_front().unwrap_or(0);
@@ -276,6 +361,12 @@ impl Scoreboard {
                 }
             } else {
                 delivered += 1;
+                if self.rack.is_some() {
+                    self.rack_delivered(self.una, m, now);
+                }
+            }
+            if self.rack.is_some() {
+                self.xmit.pop_front();
             }
             if m & LOST != 0 {
                 self.lost -= 1;
@@ -296,7 +387,7 @@ impl Scoreboard {
 
     /// Applies the SACK blocks of one ACK; blocks are clipped to `[una, snd_max)`. Returns the
     /// segments newly SACKed.
-    pub fn on_sack(&mut self, blocks: &[(u64, u64)], snd_max: u64) -> u64 {
+    pub fn on_sack(&mut self, blocks: &[(u64, u64)], snd_max: u64, now: SimTime) -> u64 {
         let mut newly = 0;
         for &(l, r) in blocks {
             let (l, r) = (l.max(self.una), r.min(snd_max));
@@ -320,6 +411,9 @@ impl Scoreboard {
                     let m = self.mark_mut(s);
                     let old = *m;
                     *m = SACKED;
+                    if self.rack.is_some() {
+                        self.rack_delivered(s, old, now);
+                    }
                     self.sacked += 1;
                     if old & LOST != 0 {
                         self.lost -= 1;
@@ -341,6 +435,9 @@ impl Scoreboard {
     /// Moves T up to the DupThresh-th highest SACKed segment and marks the unSACKed segments
     /// below it lost.
     fn classify(&mut self) {
+        if self.rack.is_some() {
+            return; // RACK marks losses by time (rack_detect)
+        }
         let k = self.dupthresh;
         while self.c > k || (self.c == k && !self.is_sacked(self.t)) {
             if self.is_sacked(self.t) {
@@ -458,13 +555,13 @@ mod tests {
         // 2, 3, 5, 6, 8, 9 carry SACK blocks; cumulative ACK stays at 1.
         let mut sb = Scoreboard::new(3);
         let snd_max = 10;
-        assert_eq!(sb.on_cum_ack(1), 1); // segment 0 delivered
-        sb.on_sack(&[(2, 3)], snd_max);
-        sb.on_sack(&[(2, 4)], snd_max);
+        assert_eq!(sb.on_cum_ack(1, 0), 1); // segment 0 delivered
+        sb.on_sack(&[(2, 3)], snd_max, 0);
+        sb.on_sack(&[(2, 4)], snd_max, 0);
         // Two SACKed above 1: not lost yet (needs 3). pipe = 9 - 2 = 7.
         assert!(!sb.is_lost(1));
         assert_eq!(sb.pipe(snd_max - 1), 7);
-        sb.on_sack(&[(5, 6), (2, 4)], snd_max);
+        sb.on_sack(&[(5, 6), (2, 4)], snd_max, 0);
         // Three SACKed above 1 (2, 3, 5): IsLost(1). Above 4 only one: not lost.
         assert!(sb.is_lost(1));
         assert!(!sb.is_lost(4));
@@ -475,12 +572,12 @@ mod tests {
         // The retransmission is in flight again: pipe 6; no other lost segment yet.
         assert_eq!(sb.pipe(9), 6);
         assert_eq!(sb.next_lost(), None);
-        sb.on_sack(&[(5, 7), (2, 4)], snd_max);
-        sb.on_sack(&[(8, 9), (5, 7), (2, 4)], snd_max);
+        sb.on_sack(&[(5, 7), (2, 4)], snd_max, 0);
+        sb.on_sack(&[(8, 9), (5, 7), (2, 4)], snd_max, 0);
         // SACKed 2, 3, 5, 6, 8: the 3rd highest is 5, so 4 is lost, 7 is not (one above it).
         assert!(sb.is_lost(4));
         assert!(!sb.is_lost(7));
-        sb.on_sack(&[(8, 10), (5, 7), (2, 4)], snd_max);
+        sb.on_sack(&[(8, 10), (5, 7), (2, 4)], snd_max, 0);
         // SACKed 2, 3, 5, 6, 8, 9: the 3rd highest is 6, so 7 (only 8 and 9 above it) is not
         // lost. UnSACKed: 1 (lost, retransmitted: counts 1), 4 (lost: 0), 7 (in flight: 1):
         // pipe 2 = 9 outstanding − 6 SACKed − 2 lost + 1 retransmitted.
@@ -490,19 +587,66 @@ mod tests {
         sb.on_retransmit(4);
         assert_eq!(sb.pipe(9), 3);
         // Retransmitted 1 arrives: cumulative ACK 4 (1, 2, 3); 1 newly delivered.
-        assert_eq!(sb.on_cum_ack(4), 1);
+        assert_eq!(sb.on_cum_ack(4, 0), 1);
         assert_eq!((sb.sacked, sb.lost, sb.retrans), (4, 1, 1));
         // Outstanding 4..10 = 6: 4 (lost, retransmitted: 1) and 7 (1) count: pipe 2.
         assert_eq!(sb.pipe(6), 2);
-        assert_eq!(sb.on_cum_ack(7), 1);
+        assert_eq!(sb.on_cum_ack(7, 0), 1);
         assert_eq!(sb.pipe(3), 1);
         assert_eq!(sb.next_lost(), None);
     }
 
     #[test]
+    fn rack_marks_a_segment_lost_by_time_where_dupthresh_cannot() {
+        // RFC 8985 section 6.2 worked by hand. Segments 0..5 sent at 0, 1, ..., 5 ms; 1 is
+        // lost. At 60 ms the ACK for 0 and a SACK for 2 arrive: RACK.xmit_ts = 2 ms,
+        // RACK.rtt = 58 ms, min_RTT = 58 ms; no reordering seen, 1 SACKed (< DupThresh 3),
+        // not in recovery: reo_wnd = min_RTT/4 = 14.5 ms. Segment 1 (sent before 2) is lost
+        // once 1 + 58 + 14.5 = 73.5 ms have passed; segment 3 (sent after 2) is not judged.
+        const MS: SimTime = 1_000_000;
+        let mut sb = Scoreboard::with_rack(3);
+        for s in 0..6 {
+            sb.on_transmit(s, s * MS);
+        }
+        sb.on_cum_ack(1, 60 * MS);
+        sb.on_sack(&[(2, 3)], 6, 60 * MS);
+        let r = sb.rack.as_ref().unwrap();
+        assert_eq!(
+            (r.xmit_ts, r.rtt, r.min_rtt),
+            (2 * MS, 58 * MS, Some(58 * MS))
+        );
+        let reo = r.reo_wnd(false, sb.sacked, 3, 100 * MS);
+        assert_eq!(reo, 14_500_000);
+        assert_eq!(sb.rack_detect(60 * MS, reo), Some(13_500_000));
+        assert_eq!(sb.lost, 0);
+        assert_eq!(sb.rack_detect(73_500_000, reo), None);
+        assert!(sb.is_lost(1) && !sb.is_lost(3));
+        assert_eq!(sb.next_lost(), Some(1));
+        // The retransmission (sent at 74 ms) is lost too. Segment 6, sent at 80 ms, is SACKed
+        // at 140 ms with 3 and 4: RACK.xmit_ts = 80 ms, RACK.rtt = 60 ms, and with DupThresh
+        // segments SACKed and no reordering reo_wnd = 0. The retransmission of 1 is overdue at
+        // 74 + 60 = 134 ms and marked lost again; 5 (sent at 5 ms) is lost as well.
+        sb.on_retransmit(1);
+        sb.on_transmit(1, 74 * MS);
+        sb.on_transmit(6, 80 * MS);
+        sb.on_sack(&[(3, 5)], 7, 140 * MS);
+        sb.on_sack(&[(6, 7), (3, 5)], 7, 140 * MS);
+        assert_eq!(sb.retrans, 1);
+        let reo = sb
+            .rack
+            .as_ref()
+            .unwrap()
+            .reo_wnd(true, sb.sacked, 3, 100 * MS);
+        assert_eq!(reo, 0);
+        sb.rack_detect(140 * MS, reo);
+        assert_eq!((sb.retrans, sb.lost), (0, 2)); // 1 (again) and 5
+        assert_eq!(sb.next_lost(), Some(1));
+    }
+
+    #[test]
     fn timeout_marks_every_unsacked_segment_lost_in_order() {
         let mut sb = Scoreboard::new(3);
-        sb.on_sack(&[(3, 5)], 8);
+        sb.on_sack(&[(3, 5)], 8, 0);
         sb.on_retransmit(0);
         sb.on_timeout(8);
         // Unsacked 0, 1, 2, 5, 6, 7 lost; pipe 8 − 2 − 6 = 0.
@@ -524,7 +668,7 @@ mod tests {
         let n = 100_000u64;
         let mut sb = Scoreboard::new(3);
         for i in (1..n).step_by(2) {
-            sb.on_sack(&[(i, i + 1)], n);
+            sb.on_sack(&[(i, i + 1)], n, 0);
         }
         assert_eq!(sb.sacked, n / 2);
         // Lost: the even segments below T = 99 995 (the 3rd highest SACKed), 49 998 of them.
@@ -540,7 +684,7 @@ mod tests {
         // quadratic (5e9 steps here); the interval map makes each ACK O(log n).
         let mut sb = Scoreboard::new(3);
         for i in 2..=n {
-            sb.on_sack(&[(1, i)], n);
+            sb.on_sack(&[(1, i)], n, 0);
         }
         assert_eq!((sb.sacked, sb.lost), (n - 1, 1));
         assert_eq!(sb.pipe(n), 0);

@@ -94,6 +94,12 @@ pub struct TcpSender {
     pub trace: Option<Vec<TraceRow>>,
     /// Cause of the next retransmission, when a caller knows it.
     retx_cause: Option<&'static str>,
+    /// RACK's reordering timer.
+    reo_timer: Timer,
+    /// The Tail Loss Probe timer.
+    pto_timer: Timer,
+    /// One past the highest segment sent when a tail loss probe went out, until ACKed.
+    tlp_end: Option<u64>,
     /// Retransmissions made while the scoreboard was borrowed, traced once it is back.
     pending_trace: Vec<(SimTime, u64, &'static str)>,
 }
@@ -139,7 +145,16 @@ impl TcpSender {
             fct: None,
             #[cfg(test)]
             ecn_reduction_times: Vec::new(),
-            sb: cfg.sack.then(|| Scoreboard::new(cfg.dupack_threshold)),
+            sb: cfg.sack.then(|| {
+                if cfg.rack {
+                    Scoreboard::with_rack(cfg.dupack_threshold)
+                } else {
+                    Scoreboard::new(cfg.dupack_threshold)
+                }
+            }),
+            reo_timer: Timer::default(),
+            pto_timer: Timer::default(),
+            tlp_end: None,
             loss_state: false,
             pacer: Pacer::new(cfg.pacing),
             ack_sample: None,
@@ -494,6 +509,7 @@ impl TcpSender {
                     Some(sb) => {
                         sb.on_timeout(self.snd_max);
                         self.loss_state = true;
+                        self.tlp_end = None;
                     }
                     None => self.snd_nxt = self.snd_una, // go-back-N
                 }
@@ -584,6 +600,9 @@ impl TcpSender {
             let rate = p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size);
             p.on_send(now, size, rate);
         }
+        if let Some(sb) = self.sb.as_mut() {
+            sb.on_transmit(seq, now);
+        }
         if retx && self.trace.is_some() {
             let cause = self.retx_cause.take().unwrap_or(if self.cfg.sack {
                 if self.in_recovery {
@@ -638,13 +657,19 @@ impl TcpSender {
             if fl & flags::RETX == 0 || self.cfg.timestamps {
                 self.take_sample(now - ts, stats);
             }
-            delivered += sb.on_cum_ack(ack);
+            delivered += sb.on_cum_ack(ack, now);
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0; // RFC 6675 5 (1)
         }
-        let newly = sb.on_sack(blocks.blocks(), self.snd_max);
+        let newly = sb.on_sack(blocks.blocks(), self.snd_max, now);
         delivered += newly;
+        if self.tlp_end.is_some_and(|e| self.snd_una >= e) {
+            self.tlp_end = None; // the probe is acknowledged
+        }
+        if self.cfg.rack {
+            self.rack_detect(&mut sb, now, out);
+        }
         // RFC 6675 section 2: an ACK that SACKs new data is a duplicate ACK.
         if newly > 0 && !self.in_recovery && !self.loss_state {
             self.dupacks += 1;
@@ -697,8 +722,12 @@ impl TcpSender {
             let may_enter = !self.loss_state
                 && self.snd_max > self.snd_una
                 && self.recover.is_none_or(|r| self.snd_una > r);
-            if may_enter && (self.dupacks >= self.cfg.dupack_threshold || sb.is_lost(self.snd_una))
-            {
+            let detected = if self.cfg.rack {
+                sb.lost > 0
+            } else {
+                self.dupacks >= self.cfg.dupack_threshold || sb.is_lost(self.snd_una)
+            };
+            if may_enter && detected {
                 self.enter_sack_recovery(&mut sb, delivered, now, out, stats);
             }
         }
@@ -715,6 +744,7 @@ impl TcpSender {
             self.ecn_echo(ack, now, stats);
         }
         self.try_send(now, out, stats);
+        self.arm_pto(now, out);
     }
 
     /// RFC 6675 section 5 step (4): fast retransmit of the first unacknowledged segment and
@@ -748,10 +778,16 @@ impl TcpSender {
             self.w.cwnd = self.w.ssthresh; // RFC 6675 (4.2)
         }
         // (4.3): the segment at HighACK + 1 goes out whatever the window says.
-        let s = self.snd_una;
+        self.tlp_end = None;
+        let s = if self.cfg.rack {
+            sb.next_lost().unwrap_or(self.snd_una)
+        } else {
+            self.snd_una
+        };
         sb.on_retransmit(s);
         self.retx_cause = Some("fast_retransmit");
         self.send_seg(s, now, out, stats);
+        sb.on_transmit(s, now);
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
 
@@ -769,6 +805,7 @@ impl TcpSender {
             if let Some(s) = sb.next_lost() {
                 sb.on_retransmit(s);
                 self.send_seg(s, now, out, stats);
+                sb.on_transmit(s, now);
                 continue;
             }
             let s = self.snd_nxt;
@@ -779,11 +816,119 @@ impl TcpSender {
                 break;
             }
             self.send_seg(s, now, out, stats);
+            sb.on_transmit(s, now);
             self.snd_nxt += 1;
             self.snd_max = self.snd_max.max(self.snd_nxt);
         }
         self.sb = Some(sb);
         self.flush_trace();
+    }
+
+    /// RACK step 5 on the scoreboard, arming the reordering timer if a segment may still
+    /// qualify later.
+    fn rack_detect(&mut self, sb: &mut Scoreboard, now: SimTime, out: &mut Outbox) {
+        let srtt = self.rtt.srtt().unwrap_or(SimTime::MAX);
+        let recovering = self.in_recovery || self.loss_state;
+        let th = self.cfg.dupack_threshold as u64;
+        let reo = sb
+            .rack
+            .as_ref()
+            .map_or(0, |r| r.reo_wnd(recovering, sb.sacked, th, srtt));
+        if let Some(wait) = sb.rack_detect(now, reo) {
+            self.reo_timer.set(now + wait, TimerKind::Reo, out);
+        }
+    }
+
+    /// Arms the tail loss probe (RFC 8985 section 7.2): PTO = 2·SRTT (+ 200 ms for a lone
+    /// segment, the worst-case delayed ACK; 1 s before any sample), at most the RTO.
+    fn arm_pto(&mut self, now: SimTime, out: &mut Outbox) {
+        if !self.cfg.rack
+            || self.phase != Phase::Open
+            || self.in_recovery
+            || self.loss_state
+            || self.tlp_end.is_some()
+            || self.snd_max == self.snd_una
+        {
+            return;
+        }
+        let pto = match self.rtt.srtt() {
+            Some(s) => {
+                2 * s
+                    + if self.snd_max - self.snd_una == 1 {
+                        200_000_000
+                    } else {
+                        0
+                    }
+            }
+            None => 1_000_000_000,
+        };
+        self.pto_timer
+            .set(now + pto.min(self.rtt.rto()), TimerKind::Pto, out);
+    }
+
+    /// Handles a RACK reordering-timer or tail-loss-probe event of generation `gen`.
+    pub fn on_rack_timer(
+        &mut self,
+        kind: TimerKind,
+        gen: u32,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        match kind {
+            TimerKind::Reo => {
+                if !self.reo_timer.fire(gen, now, TimerKind::Reo, out) {
+                    return;
+                }
+                let Some(mut sb) = self.sb.take() else {
+                    return;
+                };
+                self.rack_detect(&mut sb, now, out);
+                let may_enter = !self.in_recovery
+                    && !self.loss_state
+                    && self.snd_max > self.snd_una
+                    && self.recover.is_none_or(|r| self.snd_una > r);
+                if may_enter && sb.lost > 0 {
+                    self.enter_sack_recovery(&mut sb, 0, now, out, stats);
+                }
+                self.sb = Some(sb);
+                self.flush_trace();
+                self.try_send(now, out, stats);
+            }
+            TimerKind::Pto => {
+                if !self.pto_timer.fire(gen, now, TimerKind::Pto, out)
+                    || self.in_recovery
+                    || self.loss_state
+                    || self.tlp_end.is_some()
+                    || self.snd_max == self.snd_una
+                {
+                    return;
+                }
+                // RFC 8985 7.3: new data if the receive window allows, else the last segment.
+                let s = self.snd_nxt;
+                let new_ok = s < self.snd_una + self.cfg.rwnd
+                    && now < self.stop
+                    && self.cfg.total_segs.is_none_or(|t| s < t);
+                if new_ok {
+                    self.send_seg(s, now, out, stats);
+                    self.snd_nxt += 1;
+                    self.snd_max = self.snd_max.max(self.snd_nxt);
+                } else {
+                    let last = self.snd_max - 1;
+                    if let Some(sb) = self.sb.as_mut() {
+                        sb.on_retransmit(last);
+                    }
+                    self.retx_cause = Some("tail_loss_probe");
+                    self.send_seg(last, now, out, stats);
+                }
+                self.tlp_end = Some(self.snd_max);
+                self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+            }
+            _ => {}
+        }
     }
 
     /// True if pacing lets a segment leave now (always with pacing off).

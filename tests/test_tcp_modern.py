@@ -177,3 +177,24 @@ def test_trace_records_recovery_and_retransmission_causes_and_is_off_by_default(
     assert "tcp_trace" not in burst(sack=True).tables
     res.save(tmp_path / "run")
     assert (tmp_path / "run" / "tcp_trace.parquet").exists()
+
+
+def test_modern_tcp_sweep_gives_identical_files_at_any_parallelism(root, tmp_path):
+    # SACK + timestamps + RACK-TLP + pacing + traces, two profiles and two seeds, run with one
+    # and with two worker processes: every output file (tcp_trace included) is byte-identical.
+    import filecmp
+    import subprocess
+    import sys
+    args = ["-m", "aqmlab", "sweep", "scenarios/examples/tcp_dumbbell.toml", "--vary", "flows[0].profile=linux,ns3",
+            "--seeds", "2", "--set", "simulation.duration=8s", "--set", "simulation.warmup=2s",
+            "--set", "flows[0].trace=true", "--set", "flows[0].pacing=linux"]
+    for jobs, out in (("1", tmp_path / "a"), ("2", tmp_path / "b")):
+        subprocess.run([sys.executable, *args, "-j", jobs, "-o", str(out)], cwd=root, check=True, capture_output=True)
+    runs = sorted(p.name for p in (tmp_path / "a" / "runs").iterdir())
+    assert len(runs) == 4 and runs == sorted(p.name for p in (tmp_path / "b" / "runs").iterdir())
+    for r in runs:
+        files = sorted(p.name for p in (tmp_path / "a" / "runs" / r).iterdir())
+        assert "tcp_trace.parquet" in files
+        _, mismatch, errors = filecmp.cmpfiles(tmp_path / "a" / "runs" / r, tmp_path / "b" / "runs" / r, files,
+                                               shallow=False)
+        assert mismatch == [] and errors == [], (r, mismatch)

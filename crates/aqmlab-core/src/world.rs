@@ -791,26 +791,11 @@ impl World {
         results.tables.insert("links".into(), links);
         results.tables.insert("flows".into(), flows);
         results.tables.insert("events".into(), events);
-        let mut trace = Table::new();
-        for flow in &self.flows {
-            let App::Tcp(t) = &flow.app else { continue };
-            for r in t.sender.trace.iter().flatten() {
-                trace.push(&[
-                    ("time_s", Value::F64(to_secs(r.time))),
-                    ("flow", Value::Str(flow.name.clone())),
-                    ("event", Value::Str(r.event.into())),
-                    ("cause", Value::Str(r.cause.into())),
-                    ("seq", Value::U64(r.seq)),
-                    ("cwnd_pkts", Value::F64(r.cwnd)),
-                    ("ssthresh_pkts", Value::F64(r.ssthresh.min(1e9))),
-                    ("pipe_pkts", Value::U64(r.pipe)),
-                    ("sacked_pkts", Value::U64(r.sacked)),
-                    ("lost_pkts", Value::U64(r.lost)),
-                    ("retrans_out_pkts", Value::U64(r.retrans_out)),
-                    ("sack_ranges", Value::U64(r.sack_ranges)),
-                ]);
-            }
-        }
+        let trace =
+            crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
+                App::Tcp(t) => t.sender.trace.as_deref().map(|r| (f.name.as_str(), r)),
+                _ => None,
+            }));
         if trace.rows() > 0 {
             results.tables.insert("tcp_trace".into(), trace);
         }

@@ -3,7 +3,8 @@
 //! pipe and SACK scoreboard summary at that moment, so a trace stays small. The world turns
 //! them into the `tcp_trace` results table.
 
-use crate::time::SimTime;
+use crate::results::{Table, Value};
+use crate::time::{to_secs, SimTime};
 
 /// One traced event.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,4 +34,28 @@ pub struct TraceRow {
     pub retrans_out: u64,
     /// SACKed ranges (holes between them are what is missing).
     pub sack_ranges: u64,
+}
+
+/// The `tcp_trace` table of the traced flows: (flow name, its rows), in flow order.
+pub fn table<'a>(flows: impl Iterator<Item = (&'a str, &'a [TraceRow])>) -> Table {
+    let mut t = Table::new();
+    for (name, rows) in flows {
+        for r in rows {
+            t.push(&[
+                ("time_s", Value::F64(to_secs(r.time))),
+                ("flow", Value::Str(name.to_string())),
+                ("event", Value::Str(r.event.into())),
+                ("cause", Value::Str(r.cause.into())),
+                ("seq", Value::U64(r.seq)),
+                ("cwnd_pkts", Value::F64(r.cwnd)),
+                ("ssthresh_pkts", Value::F64(r.ssthresh.min(1e9))),
+                ("pipe_pkts", Value::U64(r.pipe)),
+                ("sacked_pkts", Value::U64(r.sacked)),
+                ("lost_pkts", Value::U64(r.lost)),
+                ("retrans_out_pkts", Value::U64(r.retrans_out)),
+                ("sack_ranges", Value::U64(r.sack_ranges)),
+            ]);
+        }
+    }
+    t
 }

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed: `
 
 #: Tables every run produces, in the order they are saved.
 TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
+# Tables a run produces only on request (written only when present): per-flow TCP event traces.
+OPTIONAL_TABLES = ("tcp_trace",)
 
 #: Marker file: a results directory is complete only if it has this file.
 SUMMARY = "summary.json"
@@ -163,7 +165,7 @@ class Results:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
         try:
-            for name in TABLES:
+            for name in TABLES + tuple(n for n in OPTIONAL_TABLES if n in self.tables):
                 table = self.tables.arrow(name) if name in self.tables else pa.Table.from_arrays([], names=[])
                 pq.write_table(table, tmp / f"{name}.parquet")
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)

@@ -34,6 +34,15 @@ pub struct AckInfo {
     /// and at least 1 byte, as a TCP with an integer byte window does (ns-3's TcpNewReno;
     /// RFC 5681 section 3.1). `None`: exact units/cwnd segments.
     pub whole_bytes_mss: Option<u32>,
+    /// `Some((bytes, mss))` with `cwnd_growth = "bytes"`: appropriate byte counting (RFC 3465)
+    /// on the payload bytes this ACK newly acknowledges.
+    pub abc_bytes: Option<(u64, u32)>,
+    /// The RTT sample this ACK gave (None under Karn's rule).
+    pub rtt: Option<SimTime>,
+    /// The cumulative ACK (next segment expected).
+    pub ack: u64,
+    /// One past the highest segment sent, before this ACK's transmissions.
+    pub snd_max: u64,
 }
 
 impl AckInfo {
@@ -41,6 +50,9 @@ impl AckInfo {
     /// acknowledges capped at RFC 3465's L = 2, so that one cumulative ACK covering a large
     /// hole (after a timeout's go-back-N, or a delayed burst) cannot open the window in a burst.
     pub fn units(&self) -> f64 {
+        if let Some((bytes, mss)) = self.abc_bytes {
+            return (bytes as f64).min(ABC_LIMIT as f64 * mss as f64) / mss as f64;
+        }
         if self.per_segment {
             self.acked.min(ABC_LIMIT) as f64
         } else {

@@ -680,6 +680,9 @@ impl TcpSender {
         // RFC 6675 section 2: an ACK that SACKs new data is a duplicate ACK.
         if newly > 0 && !self.in_recovery && !self.loss_state {
             self.dupacks += 1;
+            if self.dupacks == 1 {
+                self.dup_mark = self.snd_max;
+            }
             self.cc.on_dupack(&mut self.w, now);
         }
         if let Some(total) = self.cfg.total_segs {
@@ -766,9 +769,17 @@ impl TcpSender {
     ) {
         stats.total.fast_retransmits += 1;
         let flight = self.snd_max - self.snd_una;
+        // RFC 5681 section 3.2 step 2 (and RFC 3042): the FlightSize that sets ssthresh leaves
+        // out what limited transmit sent after the first duplicate ACK. PRR's RecoverFS below
+        // is the whole flight (RFC 6937).
+        let before_limited = if self.dupacks > 0 {
+            self.dup_mark.min(self.snd_max) - self.snd_una
+        } else {
+            flight
+        };
         let l = LossInfo {
             now,
-            flight,
+            flight: before_limited,
             repeated_timeout: false,
         };
         self.recover = Some(self.snd_max);
@@ -1115,6 +1126,31 @@ mod tests {
         assert_eq!(d.stats.total.retransmits, 3);
         assert_eq!(d.stats.total.fast_retransmits, 1);
         assert_eq!(d.stats.total.timeouts, 0);
+    }
+
+    #[test]
+    fn sack_recovery_leaves_limited_transmit_out_of_the_ssthresh_flight() {
+        // RFC 5681 section 3.2 step 2 with RFC 6675 entry: window 0..9, segment 0 lost. The
+        // first two duplicate ACKs (SACKing 1, then 1-2) each release one new segment by
+        // limited transmit (10, 11); at the third FlightSize is 10, not 12: ssthresh 5.
+        let p: TcpParams = toml::from_str(
+            "syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true",
+        )
+        .unwrap();
+        let cfg = p.validate().unwrap();
+        let mut d = Drive {
+            s: TcpSender::new(&cfg, 0, SimTime::MAX),
+            out: Outbox::default(),
+            stats: FlowStats::new(0),
+            now: 1000 * MS,
+        };
+        d.s.start(0, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+        assert_eq!(d.ack_sack(0, &[(1, 2)]), vec![10]);
+        assert_eq!(d.ack_sack(0, &[(1, 3)]), vec![11]);
+        assert_eq!(d.ack_sack(0, &[(1, 4)]), vec![0]);
+        assert!(d.s.in_recovery());
+        assert_eq!(d.s.w.ssthresh, 5.0);
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! The real queue refuses an arrival when `limit` packets wait (project convention; ns-2
 //! drops when the backlog exceeds the limit after enqueueing).
 
-use super::fifo::Fifo;
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{to_secs, SimTime};
@@ -188,8 +188,8 @@ impl QueueDisc for Avq {
         self.q.push(pkt, size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn len_packets(&self) -> usize {
         self.q.len()

@@ -16,7 +16,7 @@
 //! * The control law is computed in floating point: `t + interval / sqrt(count)`, rounded to
 //!   the nanosecond (Linux uses a Newton-iterated reciprocal square root).
 
-use super::fifo::Fifo;
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::SimTime;
@@ -245,8 +245,8 @@ struct FifoSource<'a>(&'a mut Fifo);
 
 impl CodelSource for FifoSource<'_> {
     #[inline]
-    fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.0.pop(|p| ctx.pool.get(p).size)
+    fn pop(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.0.pop_front()
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {

@@ -14,6 +14,7 @@
 //! scheduling (real time as virtual time) is not implemented.
 
 use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
+use super::common::fattest;
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use serde::{Deserialize, Serialize};
@@ -146,14 +147,8 @@ impl Fq {
         if self.overflow == Overflow::Tail {
             return false;
         }
-        let mut fat = b;
-        let mut fat_bytes = self.flows[b].bytes + size as u64;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.bytes > fat_bytes {
-                fat = i;
-                fat_bytes = f.bytes;
-            }
-        }
+        let own = self.flows[b].bytes + size as u64;
+        let fat = fattest(self.flows.iter().map(|f| f.bytes), b, own);
         if fat == b {
             return false;
         }

@@ -16,7 +16,7 @@
 
 use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
 use super::codel::{check_codel_times, CodelConfig, CodelSource, CodelVars, CountRule};
-use super::fifo::Fifo;
+use super::common::{fattest, Fifo};
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::units::{Bytes, Duration};
@@ -141,7 +141,7 @@ struct FlowSource<'a> {
 impl CodelSource for FlowSource<'_> {
     #[inline]
     fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.q.pop(|p| ctx.pool.get(p).size)?;
+        let p = self.q.pop_front()?;
         *self.total_pkts -= 1;
         *self.total_bytes -= ctx.pool.get(p).size as u64;
         Some(p)
@@ -216,16 +216,11 @@ impl Configure for FqCodel {
 impl FqCodel {
     /// Drops from the head of the flow with the most bytes; true if `arrival` was among them.
     fn drop_from_fattest(&mut self, arrival: PacketId, ctx: &mut Ctx) -> bool {
-        let mut fat = 0;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.q.bytes() > self.flows[fat].q.bytes() {
-                fat = i;
-            }
-        }
+        let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
         let threshold = self.flows[fat].q.bytes() / 2;
         let (mut dropped_bytes, mut n) = (0u64, 0u64);
         let mut arrival_dropped = false;
-        while let Some(p) = self.flows[fat].q.pop(|p| ctx.pool.get(p).size) {
+        while let Some(p) = self.flows[fat].q.pop_front() {
             let size = ctx.pool.get(p).size as u64;
             self.total_pkts -= 1;
             self.total_bytes -= size;

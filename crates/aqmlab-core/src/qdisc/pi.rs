@@ -12,7 +12,7 @@
 //! the timer sleeps and the next arrival re-arms it at the next grid point: the result is the
 //! same as running it all the time.
 
-use super::fifo::Fifo;
+use super::common::{Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{SimTime, NS_PER_SEC};
@@ -87,7 +87,7 @@ pub struct Pi {
     q: Fifo,
     a: f64,
     b: f64,
-    period: SimTime,
+    timer: PeriodicTimer,
     qref: f64,
     limit: usize,
     queue_in_bytes: bool,
@@ -96,7 +96,6 @@ pub struct Pi {
     ecn: bool,
     p: f64,
     q_old: f64,
-    sleeping: bool,
 }
 
 impl Configure for Pi {
@@ -124,7 +123,7 @@ impl Configure for Pi {
             q: Fifo::default(),
             a: p.a,
             b: p.b,
-            period: ((NS_PER_SEC as f64 / p.w).round() as SimTime).max(1),
+            timer: PeriodicTimer::new(((NS_PER_SEC as f64 / p.w).round() as SimTime).max(1), false),
             qref: p.qref,
             limit: p.limit as usize,
             queue_in_bytes: p.queue_in_bytes,
@@ -133,7 +132,6 @@ impl Configure for Pi {
             ecn: p.ecn,
             p: 0.0,
             q_old: 0.0,
-            sleeping: false,
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
@@ -160,10 +158,7 @@ impl Pi {
 
 impl QueueDisc for Pi {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.period + 1) * self.period);
-        }
+        self.timer.wake(ctx);
         if self.q.len() >= self.limit {
             return Verdict::Dropped(Reason::Overflow);
         }
@@ -178,17 +173,13 @@ impl QueueDisc for Pi {
         self.q.push(pkt, size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn on_timer(&mut self, ctx: &mut Ctx) {
         let q = self.queue();
         self.update(q);
-        if q == 0.0 && self.p == 0.0 {
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.period);
-        }
+        self.timer.next(q == 0.0 && self.p == 0.0, ctx);
     }
     fn len_packets(&self) -> usize {
         self.q.len()

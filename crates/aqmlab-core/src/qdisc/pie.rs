@@ -18,7 +18,7 @@
 //!   (probability 0, both delays 0, full burst allowance, empty queue); an arrival re-arms the
 //!   timer at the next grid point, so the result equals running it all the time.
 
-use super::fifo::Fifo;
+use super::common::{Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{to_secs, SimTime};
@@ -103,7 +103,7 @@ pub struct PieState {
 pub struct Pie {
     q: Fifo,
     target: f64,
-    tupdate: SimTime,
+    timer: PeriodicTimer,
     alpha: f64,
     beta: f64,
     max_burst: f64,
@@ -123,7 +123,6 @@ pub struct Pie {
     dq_count: u64,
     measurement_start: SimTime,
     avg_dq_time: f64,
-    sleeping: bool,
 }
 
 impl Configure for Pie {
@@ -158,7 +157,7 @@ impl Configure for Pie {
         Ok(Pie {
             q: Fifo::default(),
             target: to_secs(p.target.0),
-            tupdate: p.tupdate.0,
+            timer: PeriodicTimer::new(p.tupdate.0, true),
             alpha: p.alpha,
             beta: p.beta,
             max_burst,
@@ -181,7 +180,6 @@ impl Configure for Pie {
             dq_count: 0,
             measurement_start: 0,
             avg_dq_time: 0.0,
-            sleeping: true,
         })
     }
 }
@@ -224,7 +222,7 @@ impl Pie {
             st.drop_prob *= 0.98;
         }
         st.drop_prob = st.drop_prob.clamp(0.0, 1.0);
-        let tupdate = to_secs(self.tupdate);
+        let tupdate = to_secs(self.timer.period());
         st.burst_allowance = (st.burst_allowance - tupdate).max(0.0);
         if st.drop_prob == 0.0 && cur < self.target / 2.0 && st.qdelay_old < self.target / 2.0 {
             st.burst_allowance = self.max_burst;
@@ -269,10 +267,7 @@ impl Pie {
 
 impl QueueDisc for Pie {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.tupdate + 1) * self.tupdate);
-        }
+        self.timer.wake(ctx);
         if self.q.len() >= self.limit {
             self.accu_prob = 0.0;
             return Verdict::Dropped(Reason::Overflow);
@@ -290,7 +285,7 @@ impl QueueDisc for Pie {
     }
 
     fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.q.pop(|p| ctx.pool.get(p).size)?;
+        let p = self.q.pop_front()?;
         let now = ctx.now;
         let pk = ctx.pool.get(p);
         self.last_sojourn = to_secs(now.saturating_sub(pk.enqueued));
@@ -323,11 +318,7 @@ impl QueueDisc for Pie {
             && self.st.qdelay_old == 0.0
             && self.st.burst_allowance == self.max_burst
             && self.q.is_empty();
-        if rest {
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.tupdate);
-        }
+        self.timer.next(rest, ctx);
     }
 
     fn len_packets(&self) -> usize {

@@ -13,10 +13,9 @@
 //! Timer: like `pi`, the update runs on the grid `k T` and sleeps while nothing changes (price
 //! 0, empty queue, no arrivals).
 
-use super::fifo::Fifo;
+use super::common::{Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
-use crate::time::SimTime;
 use crate::units::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -68,7 +67,7 @@ pub struct Rem {
     ln_phi: f64,
     alpha: f64,
     target: f64,
-    period: SimTime,
+    timer: PeriodicTimer,
     inw: f64,
     capacity: f64,
     limit: usize,
@@ -77,7 +76,6 @@ pub struct Rem {
     prob: f64,
     arrivals: u64,
     input: f64,
-    sleeping: bool,
 }
 
 /// `1 - phi^(-price)`.
@@ -120,7 +118,7 @@ impl Configure for Rem {
             ln_phi: p.phi.ln(),
             alpha: p.alpha,
             target: p.target,
-            period: p.update_interval.0,
+            timer: PeriodicTimer::new(p.update_interval.0, true),
             inw: p.inw,
             capacity: t * link.rate_bps as f64 / (8.0 * p.mean_pktsize as f64),
             limit: p.limit as usize,
@@ -129,7 +127,6 @@ impl Configure for Rem {
             prob: 0.0,
             arrivals: 0,
             input: 0.0,
-            sleeping: true,
         })
     }
 }
@@ -146,10 +143,7 @@ impl Rem {
 
 impl QueueDisc for Rem {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.period + 1) * self.period);
-        }
+        self.timer.wake(ctx);
         self.arrivals += 1;
         if self.q.len() >= self.limit {
             return Verdict::Dropped(Reason::Overflow);
@@ -163,18 +157,17 @@ impl QueueDisc for Rem {
         self.q.push(pkt, ctx.pool.get(pkt).size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn on_timer(&mut self, ctx: &mut Ctx) {
         let arrivals = std::mem::take(&mut self.arrivals);
         self.update(self.q.len() as f64, arrivals);
-        if self.price == 0.0 && self.q.is_empty() && arrivals == 0 && self.input < 1e-12 {
+        let at_rest = self.price == 0.0 && self.q.is_empty() && arrivals == 0 && self.input < 1e-12;
+        if at_rest {
             self.input = 0.0;
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.period);
         }
+        self.timer.next(at_rest, ctx);
     }
     fn len_packets(&self) -> usize {
         self.q.len()
@@ -242,7 +235,7 @@ mod tests {
         h.now = 6_000_000;
         h.with_ctx(|ctx| r.on_timer(ctx));
         assert_eq!(h.effects.timer, None);
-        assert!(r.sleeping);
+        assert!(r.timer.is_sleeping());
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod curve;
 use self::control::{AredCtl, AredVariant, Control, LtredCtl, RnlgredCtl, RnlgredMode};
 use self::core::{Decision, EcnMode, RedConfig, RedQueue, Spread};
 use self::curve::{nlgred2_params, Curve};
-use super::fifo::Fifo;
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::rng::Rng;
@@ -308,7 +308,7 @@ impl QueueDisc for RedDisc {
     }
     #[inline]
     fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.fifo.pop(|p| ctx.pool.get(p).size);
+        let p = self.fifo.pop_front();
         if p.is_none() {
             self.red.on_empty_dequeue(ctx.now);
         }

@@ -1,13 +1,105 @@
 //! Queue mechanics shared by the disciplines: the packet FIFO, the sleeping periodic timer of
-//! the rate-based controllers (`pi`, `rem`, `pie`, `dqred`), and the "fattest queue" scan of the
-//! schedulers that push out from the longest queue on overflow (`drr`, `fq`, `fq_codel`, `sfq`).
+//! the rate-based controllers (`pi`, `rem`, `pie`, `dqred`), the "fattest queue" scan of the
+//! schedulers that push out from the longest queue on overflow (`drr`, `fq`, `fq_codel`, `sfq`),
+//! and the one ECN setting ([`EcnMode`]) of every discipline that can mark.
 //!
 //! Nothing here allocates per packet beyond the FIFO's ring buffer growth.
+//!
+//! The shared parameter vocabulary (which discipline takes `limit`, `mean_pktsize`,
+//! `byte_mode`, `ecn`, with which type) is documented in `docs/scenario-format.md` and checked
+//! for every registered discipline by the `shared_keys` test in `qdisc/mod.rs`.
 
 use super::Ctx;
 use crate::packet::PacketId;
 use crate::time::SimTime;
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::VecDeque;
+use std::fmt;
+
+/// Whether and how a discipline marks ECN-capable packets instead of dropping them: the one
+/// `ecn` setting of every discipline that can mark.
+///
+/// Written `"off"` / `false` or `"on"` / `true` for every such discipline; the RED family (and
+/// `dqred`) also takes the two implementations it reproduces, `"ns2"` and `"ns3"`, and reads
+/// `"on"` as `"ns3"` (mark every early decision, as ns-3 `UseEcn` and Linux `sch_red` do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnMode {
+    /// Never mark: every decision drops.
+    Off,
+    /// Mark ECN-capable packets where the discipline would drop them early.
+    On,
+    /// RED as ns-2 (`setbit_ true`, `use_mark_p_ true`): an early decision marks an ECT packet
+    /// only while `p_b < mark_p`; forced decisions drop.
+    Ns2,
+    /// RED as ns-3 (`UseEcn true`): every early decision marks an ECT packet; forced decisions
+    /// drop unless `hard_drop = false`, in which case they mark too.
+    Ns3,
+}
+
+impl EcnMode {
+    /// The canonical spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EcnMode::Off => "off",
+            EcnMode::On => "on",
+            EcnMode::Ns2 => "ns2",
+            EcnMode::Ns3 => "ns3",
+        }
+    }
+    /// For a discipline with plain on/off marking: true if on; an error naming `ecn` for the
+    /// RED-only modes.
+    pub fn on_off(self) -> Result<bool, String> {
+        match self {
+            EcnMode::Off => Ok(false),
+            EcnMode::On => Ok(true),
+            EcnMode::Ns2 | EcnMode::Ns3 => Err(format!(
+                "ecn: {:?} is a RED-family mode; this discipline takes \"on\" or \"off\" (or true / false)",
+                self.as_str()
+            )),
+        }
+    }
+    /// For the RED machinery: `On` read as `Ns3`.
+    pub fn for_red(self) -> EcnMode {
+        match self {
+            EcnMode::On => EcnMode::Ns3,
+            m => m,
+        }
+    }
+}
+
+impl Serialize for EcnMode {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for EcnMode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = EcnMode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"off\", \"on\", \"ns2\", \"ns3\", true or false")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<EcnMode, E> {
+                Ok(if v { EcnMode::On } else { EcnMode::Off })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<EcnMode, E> {
+                match v {
+                    "off" => Ok(EcnMode::Off),
+                    "on" => Ok(EcnMode::On),
+                    "ns2" => Ok(EcnMode::Ns2),
+                    "ns3" => Ok(EcnMode::Ns3),
+                    _ => Err(E::custom(format!(
+                        "{v:?} is not an ECN mode; expected \"off\", \"on\", \"ns2\", \"ns3\", true or false"
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// A FIFO of packet ids that remembers each packet's size, so it keeps a byte count and can
 /// give up its head or its tail without looking the packet up.

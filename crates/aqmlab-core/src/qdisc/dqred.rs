@@ -135,7 +135,7 @@ pub struct DqredParams {
     pub spread: Spread,
     /// Mean packet size S (idle decay, "auto" w_q). Default 1000B.
     pub mean_pktsize: Bytes,
-    /// ECN mode (all classes). Default "off".
+    /// ECN mode (all classes): "off" (default), "ns2", "ns3", or "on" (= "ns3").
     pub ecn: EcnMode,
     /// ns-2 mark_p. Default 0.1.
     pub mark_p: f64,
@@ -251,7 +251,7 @@ fn class_red(
         mean_pktsize: s,
         ptc,
         limit: p.limit as f64,
-        ecn: p.ecn,
+        ecn: p.ecn.for_red(),
         mark_p: p.mark_p,
         hard_drop: p.hard_drop,
     };

@@ -16,7 +16,7 @@
 
 use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
 use super::codel::{check_codel_times, CodelConfig, CodelSource, CodelVars, CountRule};
-use super::common::{fattest, Fifo};
+use super::common::{fattest, EcnMode, Fifo};
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::units::{Bytes, Duration};
@@ -59,8 +59,9 @@ pub struct FqCodelParams {
     pub interval: Duration,
     /// CoDel's MTU for the "at most one packet queued" exemption. Default 1514B.
     pub maxpacket: Bytes,
-    /// Mark ECN-capable packets instead of dropping. Default true (Linux, ns-3).
-    pub ecn: bool,
+    /// Mark ECN-capable packets instead of dropping: "on" (default, Linux, ns-3) or "off" (or
+    /// true / false).
+    pub ecn: EcnMode,
     /// Most packets dropped at once from the fattest flow on overflow. Default 64.
     pub drop_batch_size: u64,
     /// How packets map to queues: "hash" (default), "flow", "addr", "src", "priority".
@@ -84,7 +85,7 @@ impl Default for FqCodelParams {
             target: Duration(5_000_000),
             interval: Duration(100_000_000),
             maxpacket: Bytes(1514),
-            ecn: true,
+            ecn: EcnMode::On,
             drop_batch_size: 64,
             classify: ClassifyBy::Hash,
             perturb: true,
@@ -193,7 +194,7 @@ impl Configure for FqCodel {
                 target: p.target.0,
                 interval: p.interval.0,
                 maxpacket: p.maxpacket.0,
-                ecn: p.ecn,
+                ecn: p.ecn.on_off()?,
                 count_rule: p.count_rule,
             },
             quantum: p.quantum.0 as i64,
@@ -442,7 +443,7 @@ mod tests {
         // A standing queue of old packets in flow 0 is dropped by CoDel; flow 1's fresh
         // packets, served in between, are never dropped.
         let mut h = Harness::new();
-        let mut q = fq(&h, |p| p.ecn = false);
+        let mut q = fq(&h, |p| p.ecn = EcnMode::Off);
         for _ in 0..2000 {
             h.offer_flow(&mut q, 0, 100);
         }

@@ -291,3 +291,5 @@ disciplines! {
 
 #[cfg(test)]
 pub mod testing;
+#[cfg(test)]
+mod vocabulary;

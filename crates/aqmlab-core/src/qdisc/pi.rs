@@ -4,7 +4,7 @@
 //! Every `1/w` seconds: `p = clamp01(a (q - q_ref) - b (q_old - q_ref) + p)`, `q_old = q`, on
 //! the instantaneous queue `q` in packets. An arrival finding `limit` packets waiting is
 //! dropped; otherwise it is dropped (or, with `ecn`, marked if ECN-capable) with probability
-//! `p` (`p * size / mean_pktsize` with `byte_drop`). The coefficients `a`, `b` are designed for
+//! `p` (`p * size / mean_pktsize` with `byte_mode`). The coefficients `a`, `b` are designed for
 //! a given number of flows, link rate, round-trip time and sampling rate: see [`design`].
 //!
 //! Timer: the update runs on the grid `k / w` from time 0 (ns-2 runs the first update at
@@ -12,10 +12,11 @@
 //! the timer sleeps and the next arrival re-arms it at the next grid point: the result is the
 //! same as running it all the time.
 
-use super::common::{Fifo, PeriodicTimer};
+use super::common::{EcnMode, Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{SimTime, NS_PER_SEC};
+use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `pi`.
@@ -34,12 +35,14 @@ pub struct PiParams {
     pub limit: u64,
     /// Measure the queue in bytes divided by `mean_pktsize`. Default false.
     pub queue_in_bytes: bool,
-    /// Scale the drop probability by `size / mean_pktsize`. Default false.
-    pub byte_drop: bool,
+    /// Scale the drop probability by `size / mean_pktsize`. Default false. (`byte_drop` is a
+    /// deprecated alias.)
+    #[serde(alias = "byte_drop")]
+    pub byte_mode: bool,
     /// Mean packet size in bytes for the byte conversions. Default 500 (ns-2).
-    pub mean_pktsize: u64,
-    /// Mark ECN-capable packets instead of dropping. Default false.
-    pub ecn: bool,
+    pub mean_pktsize: Bytes,
+    /// Mark ECN-capable packets instead of dropping: "on" or "off" (default; or true / false).
+    pub ecn: EcnMode,
 }
 
 impl Default for PiParams {
@@ -51,9 +54,9 @@ impl Default for PiParams {
             qref: 50.0,
             limit: 1000,
             queue_in_bytes: false,
-            byte_drop: false,
-            mean_pktsize: 500,
-            ecn: false,
+            byte_mode: false,
+            mean_pktsize: Bytes(500),
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -91,7 +94,7 @@ pub struct Pi {
     qref: f64,
     limit: usize,
     queue_in_bytes: bool,
-    byte_drop: bool,
+    byte_mode: bool,
     mean_pktsize: f64,
     ecn: bool,
     p: f64,
@@ -116,7 +119,7 @@ impl Configure for Pi {
         if p.limit == 0 {
             return Err("limit: must be at least 1 packet".into());
         }
-        if p.mean_pktsize == 0 {
+        if p.mean_pktsize.0 == 0 {
             return Err("mean_pktsize: must be at least 1 byte".into());
         }
         Ok(Pi {
@@ -127,9 +130,9 @@ impl Configure for Pi {
             qref: p.qref,
             limit: p.limit as usize,
             queue_in_bytes: p.queue_in_bytes,
-            byte_drop: p.byte_drop,
-            mean_pktsize: p.mean_pktsize as f64,
-            ecn: p.ecn,
+            byte_mode: p.byte_mode,
+            mean_pktsize: p.mean_pktsize.0 as f64,
+            ecn: p.ecn.on_off()?,
             p: 0.0,
             q_old: 0.0,
         })
@@ -164,7 +167,7 @@ impl QueueDisc for Pi {
         }
         let size = ctx.pool.get(pkt).size;
         let mut p = self.p;
-        if self.byte_drop {
+        if self.byte_mode {
             p = (p * size as f64 / self.mean_pktsize).min(1.0);
         }
         if p > 0.0 && ctx.rng.uniform() < p && !(self.ecn && ctx.mark(pkt, Reason::Early)) {
@@ -327,7 +330,7 @@ mod tests {
             ),
             (
                 PiParams {
-                    mean_pktsize: 0,
+                    mean_pktsize: Bytes(0),
                     ..Default::default()
                 },
                 "mean_pktsize",

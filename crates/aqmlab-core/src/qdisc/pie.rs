@@ -18,7 +18,7 @@
 //!   (probability 0, both delays 0, full burst allowance, empty queue); an arrival re-arms the
 //!   timer at the next grid point, so the result equals running it all the time.
 
-use super::common::{Fifo, PeriodicTimer};
+use super::common::{EcnMode, Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{to_secs, SimTime};
@@ -57,8 +57,9 @@ pub struct PieParams {
     pub limit: u64,
     /// "timestamp" (default) or "rate".
     pub latency: Latency,
-    /// Mark ECN-capable packets while the probability is below `mark_threshold`. Default false.
-    pub ecn: bool,
+    /// Mark ECN-capable packets while the probability is below `mark_threshold`: "on" or "off"
+    /// (default; or true / false).
+    pub ecn: EcnMode,
     /// Above this probability ECN-capable packets are dropped, not marked. Default 0.1.
     pub mark_threshold: f64,
     /// RFC 8033 §5.1 de-randomisation (accumulated probability). Default false.
@@ -79,7 +80,7 @@ impl Default for PieParams {
             mean_pktsize: Bytes(1000),
             limit: 1000,
             latency: Latency::Timestamp,
-            ecn: false,
+            ecn: EcnMode::Off,
             mark_threshold: 0.1,
             derandomize: false,
             byte_mode: false,
@@ -165,7 +166,7 @@ impl Configure for Pie {
             mean_pktsize: p.mean_pktsize.0,
             limit: p.limit as usize,
             latency: p.latency,
-            ecn: p.ecn,
+            ecn: p.ecn.on_off()?,
             mark_threshold: p.mark_threshold,
             derandomize: p.derandomize,
             byte_mode: p.byte_mode,
@@ -423,7 +424,7 @@ mod tests {
         assert_eq!(h.offer(&mut q, 1000), Verdict::Enqueued); // backlog 2000 <= 2 * 1000
         assert_eq!(h.offer(&mut q, 1000), Verdict::Dropped(Reason::Early));
         // ECN: marked below the threshold, dropped above it.
-        let mut q = pie(&h, |p| p.ecn = true);
+        let mut q = pie(&h, |p| p.ecn = EcnMode::On);
         q.st = PieState {
             drop_prob: 0.099999,
             qdelay_old: 1.0,

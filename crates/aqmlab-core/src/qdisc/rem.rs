@@ -13,10 +13,10 @@
 //! Timer: like `pi`, the update runs on the grid `k T` and sleeps while nothing changes (price
 //! 0, empty queue, no arrivals).
 
-use super::common::{Fifo, PeriodicTimer};
+use super::common::{EcnMode, Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
-use crate::units::Duration;
+use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `rem`.
@@ -36,11 +36,11 @@ pub struct RemParams {
     /// Weight of the newest arrival count in the smoothed input rate; 1 = no smoothing. Default 1.
     pub inw: f64,
     /// Packet size used to convert the link rate to packets. Default 1000 bytes.
-    pub mean_pktsize: u64,
+    pub mean_pktsize: Bytes,
     /// Maximum packets waiting. Default 1000.
     pub limit: u64,
-    /// Mark ECN-capable packets instead of dropping. Default false.
-    pub ecn: bool,
+    /// Mark ECN-capable packets instead of dropping: "on" or "off" (default; or true / false).
+    pub ecn: EcnMode,
 }
 
 impl Default for RemParams {
@@ -52,9 +52,9 @@ impl Default for RemParams {
             target: 20.0,
             update_interval: Duration(2_000_000),
             inw: 1.0,
-            mean_pktsize: 1000,
+            mean_pktsize: Bytes(1000),
             limit: 1000,
-            ecn: false,
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -105,7 +105,7 @@ impl Configure for Rem {
         if !(p.inw.is_finite() && p.inw > 0.0 && p.inw <= 1.0) {
             return Err("inw: must be in (0, 1]".into());
         }
-        if p.mean_pktsize == 0 {
+        if p.mean_pktsize.0 == 0 {
             return Err("mean_pktsize: must be at least 1 byte".into());
         }
         if p.limit == 0 {
@@ -120,9 +120,9 @@ impl Configure for Rem {
             target: p.target,
             timer: PeriodicTimer::new(p.update_interval.0, true),
             inw: p.inw,
-            capacity: t * link.rate_bps as f64 / (8.0 * p.mean_pktsize as f64),
+            capacity: t * link.rate_bps as f64 / (8.0 * p.mean_pktsize.0 as f64),
             limit: p.limit as usize,
-            ecn: p.ecn,
+            ecn: p.ecn.on_off()?,
             price: 0.0,
             prob: 0.0,
             arrivals: 0,
@@ -286,7 +286,7 @@ mod tests {
             ),
             (
                 RemParams {
-                    mean_pktsize: 0,
+                    mean_pktsize: Bytes(0),
                     ..Default::default()
                 },
                 "mean_pktsize",

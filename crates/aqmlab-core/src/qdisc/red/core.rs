@@ -35,19 +35,7 @@ pub enum Spread {
     None,
 }
 
-/// Whether and how early decisions mark ECN-capable packets instead of dropping them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EcnMode {
-    /// Never mark: every decision drops.
-    Off,
-    /// ns-2 (`setbit_ true`, `use_mark_p_ true`): an early decision marks an ECT packet only
-    /// while `p_b < mark_p`; forced decisions drop.
-    Ns2,
-    /// ns-3 (`UseEcn true`): every early decision marks an ECT packet; forced decisions drop
-    /// unless `hard_drop = false`, in which case they mark too.
-    Ns3,
-}
+pub use crate::qdisc::common::EcnMode;
 
 /// What the machinery decided for an arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,7 +214,7 @@ impl RedQueue {
                         && match cfg.ecn {
                             EcnMode::Off => false,
                             EcnMode::Ns2 => p_b < cfg.mark_p,
-                            EcnMode::Ns3 => true,
+                            EcnMode::Ns3 | EcnMode::On => true,
                         };
                     decision = if mark {
                         Decision::Mark(Reason::Early)
@@ -239,7 +227,8 @@ impl RedQueue {
             st.old = false;
         }
         if forced {
-            decision = if ect && cfg.ecn == EcnMode::Ns3 && !cfg.hard_drop {
+            let ns3 = matches!(cfg.ecn, EcnMode::Ns3 | EcnMode::On);
+            decision = if ect && ns3 && !cfg.hard_drop {
                 Decision::Mark(Reason::Forced)
             } else {
                 Decision::Drop(Reason::Forced)

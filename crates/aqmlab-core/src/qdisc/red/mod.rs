@@ -7,7 +7,7 @@
 //! build and in their defaults. Every parameter, its default and its source is documented on
 //! the parameter structs below and in `docs/aqm/<name>.md`.
 //!
-//! Common parameters (all members): `limit`, `w_q`, `spread`, `bytes`, `mean_pktsize`, `ecn`,
+//! Common parameters (all members): `limit`, `w_q`, `spread`, `byte_mode`, `mean_pktsize`, `ecn`,
 //! `mark_p`, `hard_drop` — see [`CommonDoc`].
 
 pub mod control;
@@ -83,9 +83,9 @@ impl<'de> Deserialize<'de> for AutoF64 {
 /// | `limit` | member-specific | hard limit, packets waiting excluding the one in transmission (ns-2 RED's `q ≥ limit` test); byte mode compares bytes with `limit × mean_pktsize` |
 /// | `w_q` | member-specific | EWMA weight, or `"auto"` = `1 - exp(-1/C)`, C = link rate / (8·mean_pktsize) (Floyd et al. 2001) |
 /// | `spread` | member-specific | `"wait"` (ns-2/ns-3 default), `"nowait"` (FJ93), `"none"` (p_a = p_b) |
-/// | `bytes` | false | byte mode (ns-2 `bytes_`/`queue_in_bytes_`) |
+/// | `byte_mode` | false | byte mode (ns-2 `bytes_`/`queue_in_bytes_`); `bytes` is a deprecated alias |
 /// | `mean_pktsize` | 1000B | S: byte-mode conversions and the idle packet time (ns-2 default 500 B, see algorithms.md pitfall) |
-/// | `ecn` | "off" | `"off"`, `"ns2"` (mark early decisions while p_b < mark_p), `"ns3"` (mark every early decision) |
+/// | `ecn` | "off" | `"off"` (or false), `"ns2"` (mark early decisions while p_b < mark_p), `"ns3"` (mark every early decision), `"on"` (or true) = `"ns3"` |
 /// | `mark_p` | 0.1 | ns-2 `mark_p_` |
 /// | `hard_drop` | true | ns-3 `UseHardDrop`: forced decisions drop even ECT packets (ecn = "ns3") |
 pub struct CommonDoc;
@@ -94,7 +94,7 @@ struct Common {
     limit: u64,
     w_q: AutoF64,
     spread: Spread,
-    bytes: bool,
+    byte_mode: bool,
     mean_pktsize: u64,
     ecn: EcnMode,
     mark_p: f64,
@@ -118,8 +118,9 @@ macro_rules! red_params {
             pub w_q: AutoF64,
             #[doc = concat!("Spreading of early decisions. Default ", stringify!($spread), ".")]
             pub spread: Spread,
-            /// Byte mode. Default false.
-            pub bytes: bool,
+            /// Byte mode. Default false. (`bytes` is a deprecated alias.)
+            #[serde(alias = "bytes")]
+            pub byte_mode: bool,
             /// Mean packet size S. Default 1000B.
             pub mean_pktsize: Bytes,
             /// ECN mode. Default "off".
@@ -136,7 +137,7 @@ macro_rules! red_params {
                     limit: $limit,
                     w_q: $wq,
                     spread: $spread,
-                    bytes: false,
+                    byte_mode: false,
                     mean_pktsize: Bytes(1000),
                     ecn: EcnMode::Off,
                     mark_p: 0.1,
@@ -150,7 +151,7 @@ macro_rules! red_params {
                     limit: self.limit,
                     w_q: self.w_q,
                     spread: self.spread,
-                    bytes: self.bytes,
+                    byte_mode: self.byte_mode,
                     mean_pktsize: self.mean_pktsize.0,
                     ecn: self.ecn,
                     mark_p: self.mark_p,
@@ -185,15 +186,15 @@ fn red_config(c: &Common, link: &LinkInfo) -> Result<RedConfig, String> {
     if !(c.mark_p > 0.0 && c.mark_p <= 1.0) {
         return Err(format!("mark_p: must be in (0, 1], got {}", c.mark_p));
     }
-    let unit = if c.bytes { s } else { 1.0 };
+    let unit = if c.byte_mode { s } else { 1.0 };
     Ok(RedConfig {
         w_q,
         spread: c.spread,
-        byte_mode: c.bytes,
+        byte_mode: c.byte_mode,
         mean_pktsize: s,
         ptc,
         limit: c.limit as f64 * unit,
-        ecn: c.ecn,
+        ecn: c.ecn.for_red(),
         mark_p: c.mark_p,
         hard_drop: c.hard_drop,
     })

@@ -19,8 +19,8 @@ NAME = "ltred"
 TITLE = "Effective utilization of router buffer by threshold parameter setting approach in RED (LTRED)"
 CITATION = (
     "K. Chhabra, M. Kshirsagar, A. Zadgaonkar, \"Effective Utilization of Router Buffer by "
-    "Threshold Parameter Setting Approach in RED\" (ns-2). Paper 003 of the project's seeds; setup "
-    "as read in papers.md §003."
+    "Threshold Parameter Setting Approach in RED\" (ns-2). Setup as read in "
+    "docs/reproductions/ltred.md."
 )
 
 #: (bottleneck rate, buffer B in packets): the paper's Table 1, Tables 2-5.

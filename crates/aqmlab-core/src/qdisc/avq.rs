@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn capacity_update_matches_the_test_vector() {
-        // algorithms.md §7: C = 1250 pkt/s (10 Mb/s, 1000 B), Ct = 1000, packet mode, an
+        // Kunniyur & Srikant (SIGCOMM 2001) / ns-2 `queue/vq.cc` update, by hand: C = 1250 pkt/s (10 Mb/s, 1000 B), Ct = 1000, packet mode, an
         // arrival 1 ms after the previous one: Ct = 1000 + 0.15*0.98*1250*0.001 - 0.15.
         for v in [AvqVariant::Ns2, AvqVariant::Paper] {
             let mut q = packet_mode(v);

@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn drop_schedule_matches_the_test_vector() {
-        // algorithms.md §13: sojourn always above target; first drop at the first dequeue with
+        // RFC 8289's control law (next drop at interval / sqrt(count)), by hand: sojourn always above target; first drop at the first dequeue with
         // now >= first_above_time, later drops at +100, +170.71, +228.45, +278.45, +323.17 ms.
         // Dequeues every 10 us, so each drop lands within 10 us after its scheduled time.
         let mut h = Harness::new();

@@ -1,4 +1,4 @@
-//! `dqred`: Dynamic Queue RED (Mohammed, Attiya, El-Dolil 2017; papers.md §002, the paper's
+//! `dqred`: Dynamic Queue RED (Mohammed, Attiya, El-Dolil, Int. J. Computing and Network Technology 5(2), 2017; the paper's
 //! pseudo-code in its Figs. 10/12).
 //!
 //! Three FIFO classes chosen by the packet's priority field: `video_priority` (15) → video,

@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn service_order_matches_the_test_vector() {
-        // algorithms.md §12, Q = 500: A has 1000-B packets, B 500-B, both backlogged.
+        // Shreedhar & Varghese (SIGCOMM 1995), worked by hand with Q = 500: A has 1000-B packets, B 500-B, both backlogged.
         // Round 1: A earns 500 (cannot send), B sends 500. Round 2: A sends 1000, B 500.
         // Round 3 repeats round 1, and so on: B A B | B A B | ...
         let mut h = Harness::new();

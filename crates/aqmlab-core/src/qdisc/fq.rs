@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn scfq_service_order_matches_the_test_vector() {
-        // algorithms.md §10: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
+        // SCFQ (Golestani, INFOCOM 1994) finish tags worked by hand: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
         // (tags 500, 1000, 1500): order B1, A1 (tie: earlier arrival), B2, B3, A2.
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});

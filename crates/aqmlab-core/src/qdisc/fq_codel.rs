@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn sparse_flow_is_served_first_then_joins_the_old_list() {
-        // algorithms.md §15: bulk flow X on old_flows with deficit 200; new flow Y's 100-B
+        // RFC 8290 §4.2 (new flows are served first), worked by hand: bulk flow X on old_flows with deficit 200; new flow Y's 100-B
         // packet is served next (deficit 1514 -> 1414), then Y moves to old_flows, then X.
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});

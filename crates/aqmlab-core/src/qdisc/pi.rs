@@ -202,7 +202,8 @@ mod tests {
 
     #[test]
     fn first_steps_match_the_test_vector() {
-        // algorithms.md §9: a, b defaults, q_ref 50, p0 = 0, q_old = 0.
+        // Hollot et al. 2001 (INFOCOM; the PI difference equation with ns-2 `queue/pi.cc`
+        // defaults), worked by hand: a, b defaults, q_ref 50, p0 = 0, q_old = 0.
         let h = Harness::new();
         let mut pi = Pi::configure(&PiParams::default(), &h.link()).unwrap();
         let mut got = Vec::new();
@@ -219,7 +220,7 @@ mod tests {
     #[test]
     fn design_reproduces_the_papers_example() {
         // Hollot et al.: N = 60, C = 3750 pkt/s, R+ = 0.246 s -> m = 0.53; K = 9.64e-6 at
-        // 160 Hz -> a = 1.822e-5, b = 1.816e-5 (algorithms.md §9).
+        // 160 Hz -> a = 1.822e-5, b = 1.816e-5 (the paper's design example).
         let (_, m) = design(60.0, 3750.0, 0.246, 0.5);
         assert!((m - 0.53).abs() < 0.005, "{m}");
         let (a, b) = discretize(9.64e-6, 0.53, 160.0);

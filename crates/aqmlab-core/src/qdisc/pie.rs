@@ -353,7 +353,8 @@ mod tests {
 
     #[test]
     fn update_and_auto_tuning_match_the_test_vectors() {
-        // algorithms.md §14.
+        // RFC 8033 §4.2 (alpha/beta update with auto-tuning), the 2% cap and the 0.98 decay,
+        // worked by hand.
         let h = Harness::new();
         let mut q = pie(&h, |_| {});
         q.update(0.030); // p = 0.039375 / 2048

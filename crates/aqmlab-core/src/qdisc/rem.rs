@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn price_update_and_probability_match_the_test_vector() {
-        // algorithms.md §8: 10 Mb/s, 1000 B -> c = 2.5 packets per 2 ms; price 0, x = 3,
+        // Athuraliya et al. (IEEE Network 15(3), 2001) price update, by hand: 10 Mb/s, 1000 B -> c = 2.5 packets per 2 ms; price 0, x = 3,
         // q = 40: price = 0.001 (0.1 (40 - 20) + 3 - 2.5) = 0.0025, p = 2.4987e-6.
         let h = Harness::new();
         let mut r = Rem::configure(&RemParams::default(), &h.link()).unwrap();

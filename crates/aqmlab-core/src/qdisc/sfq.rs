@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn ns2_sharing_rule_matches_the_test_vector() {
-        // algorithms.md §11: maxqueue 40, 16 buckets, 30 queued -> left 10.
+        // ns-2 `queue/sfq.cc` sharing rule (McKenney, INFOCOM 1990), by hand: maxqueue 40, 16 buckets, 30 queued -> left 10.
         assert!(!ns2_accepts(5, 30, 40, 16)); // 5 >= floor(10/2)
         assert!(!ns2_accepts(3, 30, 40, 16)); // 10 < 16 and 3 > 2
         assert!(ns2_accepts(2, 30, 40, 16));

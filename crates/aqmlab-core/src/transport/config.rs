@@ -12,9 +12,11 @@
 
 use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
+use super::dctcp::Dctcp;
 use super::pacing::{PacingConfig, PacingMode};
 use super::profile::{profile, ProfileDefaults};
 use super::{newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use crate::packet::Ecn;
 use crate::time::SimTime;
 use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
@@ -95,9 +97,11 @@ pub struct TcpParams {
     /// Delayed-ACK timeout. Default 100ms (ns-2 `interval_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed_ack_timeout: Option<Duration>,
-    /// ECN-capable (RFC 3168). Default false.
-    #[serde(default)]
-    pub ecn: bool,
+    /// ECN: `false` / `"off"` (default), `true` / `"classic"` (RFC 3168: ECT(0), ECE latched
+    /// until CWR), `"l4s"` (ECT(1) with precise per-ACK feedback, RFC 8257 section 3.2) or
+    /// `"dctcp"` (ECT(0) with the same precise feedback, as data-centre DCTCP).
+    #[serde(default = "d_ecn")]
+    pub ecn: toml::Value,
     /// CUBIC: C. Default 0.4 (cc = "cubic" only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_c: Option<f64>,
@@ -168,6 +172,9 @@ pub struct CcTable {
     pub hystart: Option<bool>,
 }
 
+fn d_ecn() -> toml::Value {
+    toml::Value::Boolean(false)
+}
 fn d_mss() -> Bytes {
     Bytes(1000)
 }
@@ -233,6 +240,10 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: SimTime,
     /// ECN-capable.
     pub ecn: bool,
+    /// Codepoint of new data segments when ECN-capable: ECT(0), or ECT(1) for L4S.
+    pub ect: Ecn,
+    /// Precise ECN feedback (RFC 8257 section 3.2 sink, per-ACK feedback to the cc).
+    pub precise_ecn: bool,
     /// SACK (RFC 2018 / RFC 6675).
     pub sack: bool,
     /// Timestamps (RFC 7323).
@@ -461,6 +472,7 @@ impl TcpParams {
             "tahoe" => Cc::Tahoe(Tahoe::default()),
             "reno" => Cc::Reno(Reno::default()),
             "newreno" => Cc::NewReno(NewReno::default()),
+            "dctcp" => Cc::Dctcp(Dctcp::default()),
             "cubic" => {
                 let d_cubic = CubicParams::default();
                 let d = &d_cubic;
@@ -486,6 +498,14 @@ impl TcpParams {
                 ))
             }
         };
+        let (ecn, ect, precise_ecn) = self.ecn_mode()?;
+        if matches!(cc, Cc::Dctcp(_)) && !precise_ecn {
+            return Err(
+                "cc: \"dctcp\" needs precise ECN feedback; set ecn = \"l4s\" (ECT(1)) or \
+                 ecn = \"dctcp\" (ECT(0))"
+                    .into(),
+            );
+        }
         let sack = self.sack.unwrap_or(d.sack);
         let timestamps = self.timestamps.unwrap_or(d.timestamps);
         let quickack = self.quickack.unwrap_or(d.quickack);
@@ -566,7 +586,9 @@ impl TcpParams {
             pacing,
             trace: self.trace.unwrap_or(false),
             rack,
-            ecn: self.ecn,
+            ecn,
+            ect,
+            precise_ecn,
             sack,
             timestamps,
             ts_opt,
@@ -579,6 +601,28 @@ impl TcpParams {
             },
             max_sack_blocks: if timestamps { 3 } else { 4 },
         })
+    }
+
+    /// (ECN-capable, codepoint of new data, precise feedback) from `ecn`.
+    fn ecn_mode(&self) -> Result<(bool, Ecn, bool), String> {
+        match &self.ecn {
+            toml::Value::Boolean(false) => Ok((false, Ecn::NotEct, false)),
+            toml::Value::Boolean(true) => Ok((true, Ecn::Ect0, false)),
+            toml::Value::String(m) => match m.as_str() {
+                "off" => Ok((false, Ecn::NotEct, false)),
+                "classic" => Ok((true, Ecn::Ect0, false)),
+                "l4s" => Ok((true, Ecn::Ect1, true)),
+                "dctcp" => Ok((true, Ecn::Ect0, true)),
+                other => Err(format!(
+                    "ecn: unknown {other:?}; use true, false, \"off\", \"classic\", \"l4s\" or \
+                     \"dctcp\""
+                )),
+            },
+            other => Err(format!(
+                "ecn: true, false, \"off\", \"classic\", \"l4s\" or \"dctcp\", got a {}",
+                other.type_str()
+            )),
+        }
     }
 
     /// Pacing settings (errors name the key).

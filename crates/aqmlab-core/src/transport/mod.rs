@@ -9,6 +9,7 @@
 pub mod cc;
 pub mod config;
 pub mod cubic;
+pub mod dctcp;
 pub mod hystart;
 #[cfg(test)]
 mod loopback;

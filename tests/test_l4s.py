@@ -1,0 +1,107 @@
+"""End-to-end checks of L4S ECN, DCTCP and DualPI2 (issue 13).
+
+Expected values come from the analysis in Alizadeh et al., "Data Center TCP (DCTCP)",
+SIGCOMM 2010, section 3.3, and from RFC 9332's stated goals; never from an earlier aqmlab run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import aqmlab
+from aqmlab.scenario import ScenarioError
+
+WIRE = 1040  # bytes per full TCP segment on the wire (1000 + 40)
+
+
+def dctcp_step(n: int, k: int, *, duration="20s", warmup="5s", seed=1) -> dict:
+    """N DCTCP flows through a 100 Mb/s, 2 ms bottleneck that marks ECT packets whenever the
+    instantaneous queue is at least K packets: RED with w_q = 1 (avg = instantaneous queue),
+    min_th = K - 0.5, max_th = K (every integer queue >= K is in the forced region), ns-3 ECN
+    with hard_drop = false (forced decisions mark)."""
+    red = {"kind": "red", "min_th": k - 0.5, "max_th": k, "w_q": 1.0, "ecn": "ns3", "hard_drop": False, "limit": 1000}
+    return {
+        "simulation": {"duration": duration, "warmup": warmup, "seed": seed, "sample_interval": "1ms"},
+        "topology": {
+            "kind": "dumbbell",
+            "pairs": n,
+            "access": {"rate": "1Gbps", "delay": "0.5ms"},
+            "bottleneck": {"rate": "100Mbps", "delay": "2ms", "qdisc": red},
+            "default_qdisc": {"kind": "pfifo", "limit": 100000},
+        },
+        "flows": [{"kind": "tcp", "name": "f{i}", "from": "s{i}", "to": "d{i}", "count": n, "cc": "dctcp",
+                   "ecn": "dctcp", "start_jitter": "10ms"}],
+    }
+
+
+@pytest.mark.parametrize("n,k", [(2, 20), (10, 40)])
+def test_dctcp_queue_sawtooth_matches_alizadeh_analysis(n, k):
+    res = aqmlab.run(dctcp_step(n, k))
+    q = res.queue_series
+    q = q[(q.queue == "r1->r2") & (q.time_s >= 5.0)]["len_pkts"].to_numpy()
+    # Alizadeh et al. 2010, section 3.3: with N synchronised flows and marking at K, the window
+    # at which the queue reaches K is W* = (C·RTT + K)/N, the queue peaks at Q_max = N(W*+1) -
+    # C·RTT = K + N and the oscillation amplitude is A = N·(W*+1)·α/2 with α ≈ sqrt(2/W*), i.e.
+    # A ≈ ½·N·sqrt(2·W*) = ½·sqrt(2·N·(C·RTT + K)) packets.
+    c = 100e6 / 8 / WIRE  # packets/s
+    rtt = 2 * (0.5e-3 + 2e-3 + 0.5e-3)  # base RTT (propagation)
+    w_star = (c * rtt + k) / n
+    amp = 0.5 * n * math.sqrt(2 * w_star)
+    q_max, q_min = q.max(), q.min()
+    print(f"N={n} K={k}: W*={w_star:.1f}, A theory {amp:.1f}, measured {q_max - q_min:.0f} "
+          f"(max {q_max:.0f} vs K+N={k + n}, min {q_min:.0f})")
+    assert abs((q_max - q_min) - amp) <= 0.2 * amp
+    assert abs(q_max - (k + n)) <= 0.2 * (k + n)
+    # The link stays busy: the queue never empties (Q_min = K + N - A > 0 here).
+    assert q_min > 0
+    assert float(res.links.set_index("link").loc["r1->r2", "utilization_frac"]) > 0.99
+
+
+def test_dctcp_reduces_once_per_sawtooth_period():
+    # Same analysis: the period of the oscillation is T_C = D RTTs with D = (W*+1)α/2 ≈
+    # ½·sqrt(2·W*), and each flow reduces once per period. RTT here is the flows' measured mean.
+    n, k = 2, 20
+    res = aqmlab.run(dctcp_step(n, k))
+    f = res.flows
+    c = 100e6 / 8 / WIRE
+    rtt_base = 2 * (0.5e-3 + 2e-3 + 0.5e-3)
+    w_star = (c * rtt_base + k) / n
+    t_c = 0.5 * math.sqrt(2 * w_star) * f["rtt_mean_s"].mean()
+    expected = 15.0 / t_c  # reductions per flow in the 15 s after warmup
+    got = f["ecn_reductions"].mean()
+    print(f"reductions per flow: theory {expected:.0f}, measured {got:.0f}")
+    assert abs(got - expected) <= 0.2 * expected
+    # Equal sharing between the two flows (same RTT).
+    thr = f["throughput_bps"].to_numpy()
+    assert thr.min() / thr.max() > 0.9
+
+
+def test_l4s_flows_send_ect1_and_classic_ecn_is_unchanged():
+    # An ECT(1) DCTCP flow through the step-marking RED: marked (ECT(1) is ECN-capable) and reacting.
+    base = dctcp_step(1, 20, duration="3s", warmup="1s")
+    base["flows"][0]["ecn"] = "l4s"
+    res = aqmlab.run(base)
+    assert res.flows["marked_pkts"].sum() > 0
+    assert res.flows["ecn_reductions"].sum() > 0
+    # Classic ECN spellings resolve to the same run.
+    a = dict(base, flows=[dict(base["flows"][0], cc="newreno", ecn=True)])
+    b = dict(base, flows=[dict(base["flows"][0], cc="newreno", ecn="classic")])
+    assert aqmlab.run(a).flows.equals(aqmlab.run(b).flows)
+
+
+@pytest.mark.parametrize("flow,key,msg", [
+    ({"cc": "dctcp"}, "flows[0].cc", "precise ECN"),
+    ({"ecn": "l5s"}, "flows[0].ecn", "unknown"),
+    ({"ecn": 3}, "flows[0].ecn", "got a integer"),
+])
+def test_bad_ecn_settings_name_the_field(flow, key, msg):
+    scen = dctcp_step(1, 20, duration="1s", warmup="0s")
+    f = {"kind": "tcp", "from": "s1", "to": "d1"}
+    f.update(flow)
+    scen["flows"] = [f]
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.run(scen)
+    assert key in str(e.value) and msg in str(e.value)

@@ -149,3 +149,46 @@ def test_dualpi2_is_registered_and_bad_parameters_name_the_field():
     with pytest.raises(ScenarioError) as e:
         aqmlab.run(scen)
     assert "topology.bottleneck.qdisc.k" in str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# TCP Prague: DCTCP's arithmetic, paced, ECT(1), RTT-independent additive increase.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_prague_against_cubic_through_dualpi2():
+    res = aqmlab.run(EXAMPLE, overrides=['flows[1].cc="prague"'])
+    f = res.flows.set_index("flow")
+    ratio = f.loc["l4s", "throughput_bps"] / f.loc["classic", "throughput_bps"]
+    l_p99 = f.loc["l4s", "delay_p99_s"] - ONE_WAY - SER
+    c_mean = f.loc["classic", "delay_mean_s"] - ONE_WAY - SER
+    print(f"Prague/CUBIC {ratio:.2f}, L p99 {l_p99 * 1e3:.2f} ms, C mean {c_mean * 1e3:.1f} ms")
+    # RFC 9332's goal, as for DCTCP above; the (RTT/25 ms)² scaling of the additive increase
+    # slows the 20-ms flow's growth, so Prague must come closer to equality than DCTCP does.
+    assert 0.5 <= ratio <= 2.0
+    dctcp = aqmlab.run(EXAMPLE).flows.set_index("flow")
+    assert ratio < dctcp.loc["l4s", "throughput_bps"] / dctcp.loc["classic", "throughput_bps"]
+    assert l_p99 < 1e-3
+    assert abs(c_mean - 0.015) <= 0.2 * 0.015
+
+
+@pytest.mark.parametrize("flow,key,msg", [
+    ({"cc": "prague", "ecn": "dctcp"}, "flows[0].cc", "ecn = \"l4s\""),
+    ({"cc": {"kind": "newreno", "rtt_target": "25ms"}, "ecn": "l4s"}, "flows[0].cc.rtt_target", "prague"),
+])
+def test_bad_prague_settings_name_the_field(flow, key, msg):
+    scen = dctcp_step(1, 20, duration="1s", warmup="0s")
+    f = {"kind": "tcp", "from": "s1", "to": "d1"}
+    f.update(flow)
+    scen["flows"] = [f]
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.run(scen)
+    assert key in str(e.value) and msg in str(e.value)
+
+
+def test_prague_resolves_its_pacing_and_rtt_target():
+    scen = dctcp_step(1, 20, duration="1s", warmup="0s")
+    scen["flows"] = [{"kind": "tcp", "from": "s1", "to": "d1", "cc": {"kind": "prague"}, "ecn": "l4s",
+                      "profile": "linux"}]
+    text = aqmlab.validate(scen)
+    assert 'pacing = "linux"' in text and "rtt_target" in text

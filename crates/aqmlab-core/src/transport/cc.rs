@@ -5,6 +5,7 @@
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
 use super::dctcp::{Dctcp, EcnFeedback};
+use super::prague::Prague;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::time::SimTime;
 
@@ -127,10 +128,12 @@ pub enum Cc {
     Cubic(Cubic),
     /// DCTCP (RFC 8257).
     Dctcp(Dctcp),
+    /// TCP Prague (L4S).
+    Prague(Prague),
 }
 
 /// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp"];
+pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp", "prague"];
 
 macro_rules! each {
     ($self:ident, $c:ident => $e:expr) => {
@@ -140,6 +143,7 @@ macro_rules! each {
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
+            Cc::Prague($c) => $e,
         }
     };
 }

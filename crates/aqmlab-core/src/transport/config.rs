@@ -14,6 +14,7 @@ use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
 use super::dctcp::Dctcp;
 use super::pacing::{PacingConfig, PacingMode};
+use super::prague::{Prague, DEFAULT_RTT_TARGET};
 use super::profile::{profile, ProfileDefaults};
 use super::{newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::packet::Ecn;
@@ -170,6 +171,9 @@ pub struct CcTable {
     /// CUBIC: HyStart++ (RFC 9406) in the initial slow start. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// Prague: target RTT of the RTT-independence scaling ("0s": off). Default 25ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_target: Option<Duration>,
 }
 
 fn d_ecn() -> toml::Value {
@@ -316,7 +320,7 @@ impl TcpParams {
                             let k = m[i + 15..].split('`').next().unwrap_or("?").to_string();
                             format!(
                                 "cc.{k}: unknown key; the cc table takes kind, c, beta, \
-                                 fast_convergence, reno_friendly, hystart"
+                                 fast_convergence, reno_friendly, hystart, rtt_target"
                             )
                         }
                         None => format!("cc: {}", m.trim()),
@@ -336,6 +340,12 @@ impl TcpParams {
                             tab.kind
                         ));
                     }
+                }
+                if tab.kind != "prague" && tab.rtt_target.is_some() {
+                    return Err(format!(
+                        "cc.rtt_target: only applies to kind = \"prague\" (this table has kind = {:?})",
+                        tab.kind
+                    ));
                 }
                 Ok((tab, true))
             }
@@ -359,6 +369,7 @@ impl TcpParams {
                         fast_convergence: self.fast_convergence,
                         reno_friendly: self.reno_friendly,
                         hystart: None,
+                        rtt_target: None,
                     },
                     false,
                 ))
@@ -473,6 +484,9 @@ impl TcpParams {
             "reno" => Cc::Reno(Reno::default()),
             "newreno" => Cc::NewReno(NewReno::default()),
             "dctcp" => Cc::Dctcp(Dctcp::default()),
+            "prague" => Cc::Prague(Prague::new(
+                cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
+            )),
             "cubic" => {
                 let d_cubic = CubicParams::default();
                 let d = &d_cubic;
@@ -499,6 +513,11 @@ impl TcpParams {
             }
         };
         let (ecn, ect, precise_ecn) = self.ecn_mode()?;
+        if matches!(cc, Cc::Prague(_)) && ect != Ecn::Ect1 {
+            return Err(
+                "cc: \"prague\" sends ECT(1) with precise ECN feedback; set ecn = \"l4s\"".into(),
+            );
+        }
         if matches!(cc, Cc::Dctcp(_)) && !precise_ecn {
             return Err(
                 "cc: \"dctcp\" needs precise ECN feedback; set ecn = \"l4s\" (ECT(1)) or \
@@ -512,7 +531,9 @@ impl TcpParams {
         if quickack > 0 && !delayed_ack {
             return Err("quickack: only applies with delayed_ack = true".into());
         }
-        let pacing = self.pacing_config()?;
+        // Prague requests pacing (Linux: internal pacing); an explicit `pacing` key wins.
+        let pacing_default = if cct.kind == "prague" { "linux" } else { "off" };
+        let pacing = self.pacing_config(pacing_default)?;
         // The profile's RACK default yields to sack = false; an explicit "rack" does not.
         let default_ld = if sack { d.loss_detection } else { "dupack" };
         let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
@@ -626,8 +647,8 @@ impl TcpParams {
     }
 
     /// Pacing settings (errors name the key).
-    fn pacing_config(&self) -> Result<PacingConfig, String> {
-        let mode = match self.pacing.as_deref().unwrap_or("off") {
+    fn pacing_config(&self, default: &str) -> Result<PacingConfig, String> {
+        let mode = match self.pacing.as_deref().unwrap_or(default) {
             "off" => PacingMode::Off,
             "linux" => PacingMode::Linux,
             "fixed" => PacingMode::Fixed,
@@ -696,6 +717,9 @@ impl TcpParams {
                 t.reno_friendly.get_or_insert(cubic.reno_friendly);
                 t.hystart.get_or_insert(cubic.hystart);
             }
+            if t.kind == "prague" {
+                t.rtt_target.get_or_insert(Duration(DEFAULT_RTT_TARGET));
+            }
             r.cc = toml::Value::try_from(&t).ok();
         } else {
             r.cc = Some(toml::Value::String(cct.kind.clone()));
@@ -722,7 +746,8 @@ impl TcpParams {
             r.sack.get_or_insert(d.sack);
             r.timestamps.get_or_insert(d.timestamps);
             r.quickack.get_or_insert(d.quickack);
-            r.pacing.get_or_insert_with(|| "off".into());
+            let pace = if cct.kind == "prague" { "linux" } else { "off" };
+            r.pacing.get_or_insert_with(|| pace.into());
             let sack = r.sack.unwrap_or(d.sack);
             r.loss_detection
                 .get_or_insert_with(|| if sack { d.loss_detection } else { "dupack" }.into());

@@ -15,6 +15,7 @@ pub mod hystart;
 mod loopback;
 pub mod newreno;
 pub mod pacing;
+pub mod prague;
 pub mod profile;
 pub mod prr;
 pub mod rack;

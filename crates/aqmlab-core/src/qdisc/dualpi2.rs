@@ -143,7 +143,7 @@ impl Configure for DualPi2 {
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        ctx.set_timer(ctx.now + self.tupdate);
+        ctx.set_timer(ctx.now.saturating_add(self.tupdate));
     }
 }
 
@@ -161,7 +161,7 @@ impl DualPi2 {
 
     /// The native L4S AQM probability for an L sojourn time (`laqm` of the pseudocode).
     pub fn laqm(&self, sojourn: SimTime) -> f64 {
-        if sojourn >= self.l_min_th + self.l_range {
+        if sojourn >= self.l_min_th.saturating_add(self.l_range) {
             1.0
         } else if sojourn > self.l_min_th {
             (sojourn - self.l_min_th) as f64 / self.l_range as f64
@@ -195,7 +195,7 @@ impl DualPi2 {
             (Some(l), Some(c)) => {
                 let tl = ctx.pool.get(l).enqueued;
                 let tc = ctx.pool.get(c).enqueued;
-                Some(tc + self.tshift >= tl)
+                Some(tc.saturating_add(self.tshift) >= tl)
             }
         }
     }
@@ -263,7 +263,7 @@ impl QueueDisc for DualPi2 {
             None => 0.0,
         };
         self.update(curq);
-        ctx.set_timer(ctx.now + self.tupdate);
+        ctx.set_timer(ctx.now.saturating_add(self.tupdate));
     }
 
     fn len_packets(&self) -> usize {

@@ -192,3 +192,47 @@ def test_prague_resolves_its_pacing_and_rtt_target():
                       "profile": "linux"}]
     text = aqmlab.validate(scen)
     assert 'pacing = "linux"' in text and "rtt_target" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# TBF: a shaped rate inside a faster link.
+# ---------------------------------------------------------------------------------------------
+
+
+def shaped(flow: dict, *, burst="10kB") -> dict:
+    tbf = {"kind": "tbf", "rate": "5Mbps", "burst": burst, "limit": 100}
+    return {
+        "simulation": {"duration": "20s", "warmup": "5s", "seed": 1, "sample_interval": "0s"},
+        "topology": {
+            "kind": "dumbbell", "pairs": 1,
+            "access": {"rate": "1Gbps", "delay": "1ms"},
+            "bottleneck": {"rate": "100Mbps", "delay": "10ms", "qdisc": tbf},
+            "default_qdisc": {"kind": "pfifo", "limit": 10000},
+        },
+        "flows": [dict(flow, **{"from": "s1", "to": "d1"})],
+    }
+
+
+def test_tbf_shapes_udp_and_tcp_to_its_rate():
+    # A 20 Mb/s CBR source into a 5 Mb/s bucket: once the 10 kB burst is spent, packets leave
+    # at exactly the token rate, so the 100 Mb/s link carries 5 Mb/s and the rest is dropped.
+    res = aqmlab.run(shaped({"kind": "cbr", "name": "udp", "rate": "20Mbps", "size": "1000B"}))
+    link = res.links.set_index("link").loc["r1->r2"]
+    assert abs(link["throughput_bps"] - 5e6) <= 0.001 * 5e6
+    assert abs(res.flows["loss_frac"].iloc[0] - 0.75) <= 0.01
+    # A TCP flow through the same shaper: goodput near 5 Mb/s of 1040-B packets (5e6·1000/1040
+    # = 4.81 Mb/s), within 5% (slow start and the sawtooth in a 100-packet queue).
+    res = aqmlab.run(shaped({"kind": "tcp", "name": "tcp"}))
+    g = res.flows["goodput_bps"].iloc[0]
+    print(f"TCP through tbf 5 Mb/s: goodput {g / 1e6:.3f} Mb/s")
+    assert abs(g - 5e6 * 1000 / 1040) <= 0.05 * 5e6 * 1000 / 1040
+    a, b = aqmlab.run(shaped({"kind": "tcp", "name": "tcp"})), res
+    assert a.flows.equals(b.flows)
+
+
+def test_tbf_needs_rate_and_burst():
+    scen = shaped({"kind": "cbr", "name": "udp", "rate": "1Mbps", "size": "1000B"})
+    del scen["topology"]["bottleneck"]["qdisc"]["burst"]
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.run(scen)
+    assert "topology.bottleneck.qdisc" in str(e.value) and "burst" in str(e.value)

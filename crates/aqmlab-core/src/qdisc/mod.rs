@@ -21,6 +21,7 @@ pub mod pie;
 pub mod red;
 pub mod rem;
 pub mod sfq;
+pub mod tbf;
 
 use crate::packet::{PacketId, PacketPool};
 use crate::rng::Rng;
@@ -288,6 +289,7 @@ disciplines! {
     Ltred(red::Ltred) = "ltred": "LTRED: RED with instantaneous-queue rules (Chhabra et al.)",
     RedTable(red::RedTable) = "red_table": "RED machinery with a user piecewise-linear curve",
     DualPi2(dualpi2::DualPi2) = "dualpi2": "DualQ Coupled PI2 AQM for L4S (RFC 9332)",
+    Tbf(tbf::Tbf) = "tbf": "Token Bucket Filter shaper (Linux sch_tbf)",
 }
 
 #[cfg(test)]

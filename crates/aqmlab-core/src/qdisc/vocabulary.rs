@@ -19,6 +19,8 @@ const SHARED: &[(&str, &[&str])] = &[
     ("fq", LIMIT),
     ("sfq", LIMIT),
     ("drr", LIMIT),
+    ("dualpi2", LIMIT),
+    ("tbf", LIMIT),
     ("codel", LIMIT_ECN),
     ("fq_codel", LIMIT_ECN),
     ("avq", LIMIT_SIZE_ECN),
@@ -26,36 +28,13 @@ const SHARED: &[(&str, &[&str])] = &[
     ("dqred", LIMIT_SIZE_ECN),
     ("pi", ALL),
     ("pie", ALL),
-    ("red", ALL),
-    ("gred", ALL),
-    ("ared", ALL),
-    ("nlred", ALL),
-    ("nlred_exp", ALL),
-    ("dsred", ALL),
-    ("nlgred", ALL),
-    ("nlgred1", ALL),
-    ("nlgred2", ALL),
-    ("rnlgred", ALL),
-    ("ltred", ALL),
-    ("red_table", ALL),
+    // The RED family (`red::NAMES`) all take ALL: see `shared`.
 ];
 
-/// Disciplines whose `ecn` also takes RED's "ns2" / "ns3".
-const RED_ECN: &[&str] = &[
-    "dqred",
-    "red",
-    "gred",
-    "ared",
-    "nlred",
-    "nlred_exp",
-    "dsred",
-    "nlgred",
-    "nlgred1",
-    "nlgred2",
-    "rnlgred",
-    "ltred",
-    "red_table",
-];
+/// True for the disciplines whose `ecn` also takes RED's "ns2" / "ns3" (the RED machinery).
+fn red_ecn(kind: &str) -> bool {
+    kind == "dqred" || super::red::NAMES.contains(&kind)
+}
 
 fn link() -> LinkInfo {
     LinkInfo {
@@ -72,6 +51,7 @@ fn table(text: &str) -> toml::Table {
 fn required(kind: &str) -> &'static str {
     match kind {
         "red_table" => "points = [[5, 0.0], [15, 0.1]]\n",
+        "tbf" => "rate = \"10Mbps\"\nburst = \"10KB\"\n",
         _ => "",
     }
 }
@@ -84,6 +64,9 @@ fn build(kind: &str, text: &str) -> Result<toml::Table, String> {
 }
 
 fn shared(kind: &str) -> &'static [&'static str] {
+    if super::red::NAMES.contains(&kind) {
+        return ALL;
+    }
     SHARED
         .iter()
         .find(|(k, _)| *k == kind)
@@ -172,7 +155,7 @@ fn red_ecn_modes_only_where_the_red_machinery_runs() {
         }
         for mode in ["ns2", "ns3"] {
             let r = build(kind, &format!("ecn = \"{mode}\""));
-            if RED_ECN.contains(kind) {
+            if red_ecn(kind) {
                 assert_eq!(r.unwrap()["ecn"].as_str(), Some(mode), "{kind}");
             } else {
                 let e = r.unwrap_err();

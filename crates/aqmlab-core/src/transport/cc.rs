@@ -4,6 +4,8 @@
 //! The sender owns loss detection and the sequence-number machinery; a congestion control
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
+use super::dctcp::{Dctcp, EcnFeedback};
+use super::prague::Prague;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::time::SimTime;
 
@@ -108,6 +110,9 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _w: &mut Window, _l: &LossInfo) {}
     /// Fast recovery finished (the sender has set cwnd).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
+    /// Per-ACK ECN feedback (only with precise ECN feedback, `ecn = "l4s"` or `"dctcp"`),
+    /// called before the sender's once-per-window ECE reaction.
+    fn on_ecn_feedback(&mut self, _f: &EcnFeedback) {}
 }
 
 /// Every congestion control, dispatched by `match`.
@@ -121,10 +126,14 @@ pub enum Cc {
     NewReno(NewReno),
     /// CUBIC.
     Cubic(Cubic),
+    /// DCTCP (RFC 8257).
+    Dctcp(Dctcp),
+    /// TCP Prague (L4S).
+    Prague(Prague),
 }
 
 /// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic"];
+pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp", "prague"];
 
 macro_rules! each {
     ($self:ident, $c:ident => $e:expr) => {
@@ -133,6 +142,8 @@ macro_rules! each {
             Cc::Reno($c) => $e,
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::Dctcp($c) => $e,
+            Cc::Prague($c) => $e,
         }
     };
 }
@@ -164,5 +175,8 @@ impl CongestionControl for Cc {
     }
     fn on_recovery_exit(&mut self, w: &mut Window, now: SimTime) {
         each!(self, c => c.on_recovery_exit(w, now))
+    }
+    fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
+        each!(self, c => c.on_ecn_feedback(f))
     }
 }

@@ -12,9 +12,12 @@
 
 use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
+use super::dctcp::Dctcp;
 use super::pacing::{PacingConfig, PacingMode};
+use super::prague::{Prague, DEFAULT_RTT_TARGET};
 use super::profile::{profile, ProfileDefaults};
 use super::{newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use crate::packet::Ecn;
 use crate::time::SimTime;
 use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
@@ -95,9 +98,11 @@ pub struct TcpParams {
     /// Delayed-ACK timeout. Default 100ms (ns-2 `interval_`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed_ack_timeout: Option<Duration>,
-    /// ECN-capable (RFC 3168). Default false.
-    #[serde(default)]
-    pub ecn: bool,
+    /// ECN: `false` / `"off"` (default), `true` / `"classic"` (RFC 3168: ECT(0), ECE latched
+    /// until CWR), `"l4s"` (ECT(1) with precise per-ACK feedback, RFC 8257 section 3.2) or
+    /// `"dctcp"` (ECT(0) with the same precise feedback, as data-centre DCTCP).
+    #[serde(default = "d_ecn")]
+    pub ecn: toml::Value,
     /// CUBIC: C. Default 0.4 (cc = "cubic" only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_c: Option<f64>,
@@ -166,8 +171,14 @@ pub struct CcTable {
     /// CUBIC: HyStart++ (RFC 9406) in the initial slow start. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// Prague: target RTT of the RTT-independence scaling ("0s": off). Default 25ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_target: Option<Duration>,
 }
 
+fn d_ecn() -> toml::Value {
+    toml::Value::Boolean(false)
+}
 fn d_mss() -> Bytes {
     Bytes(1000)
 }
@@ -233,6 +244,10 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: SimTime,
     /// ECN-capable.
     pub ecn: bool,
+    /// Codepoint of new data segments when ECN-capable: ECT(0), or ECT(1) for L4S.
+    pub ect: Ecn,
+    /// Precise ECN feedback (RFC 8257 section 3.2 sink, per-ACK feedback to the cc).
+    pub precise_ecn: bool,
     /// SACK (RFC 2018 / RFC 6675).
     pub sack: bool,
     /// Timestamps (RFC 7323).
@@ -305,7 +320,7 @@ impl TcpParams {
                             let k = m[i + 15..].split('`').next().unwrap_or("?").to_string();
                             format!(
                                 "cc.{k}: unknown key; the cc table takes kind, c, beta, \
-                                 fast_convergence, reno_friendly, hystart"
+                                 fast_convergence, reno_friendly, hystart, rtt_target"
                             )
                         }
                         None => format!("cc: {}", m.trim()),
@@ -325,6 +340,12 @@ impl TcpParams {
                             tab.kind
                         ));
                     }
+                }
+                if tab.kind != "prague" && tab.rtt_target.is_some() {
+                    return Err(format!(
+                        "cc.rtt_target: only applies to kind = \"prague\" (this table has kind = {:?})",
+                        tab.kind
+                    ));
                 }
                 Ok((tab, true))
             }
@@ -348,6 +369,7 @@ impl TcpParams {
                         fast_convergence: self.fast_convergence,
                         reno_friendly: self.reno_friendly,
                         hystart: None,
+                        rtt_target: None,
                     },
                     false,
                 ))
@@ -461,6 +483,10 @@ impl TcpParams {
             "tahoe" => Cc::Tahoe(Tahoe::default()),
             "reno" => Cc::Reno(Reno::default()),
             "newreno" => Cc::NewReno(NewReno::default()),
+            "dctcp" => Cc::Dctcp(Dctcp::default()),
+            "prague" => Cc::Prague(Prague::new(
+                cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
+            )),
             "cubic" => {
                 let d_cubic = CubicParams::default();
                 let d = &d_cubic;
@@ -486,13 +512,28 @@ impl TcpParams {
                 ))
             }
         };
+        let (ecn, ect, precise_ecn) = self.ecn_mode()?;
+        if matches!(cc, Cc::Prague(_)) && ect != Ecn::Ect1 {
+            return Err(
+                "cc: \"prague\" sends ECT(1) with precise ECN feedback; set ecn = \"l4s\"".into(),
+            );
+        }
+        if matches!(cc, Cc::Dctcp(_)) && !precise_ecn {
+            return Err(
+                "cc: \"dctcp\" needs precise ECN feedback; set ecn = \"l4s\" (ECT(1)) or \
+                 ecn = \"dctcp\" (ECT(0))"
+                    .into(),
+            );
+        }
         let sack = self.sack.unwrap_or(d.sack);
         let timestamps = self.timestamps.unwrap_or(d.timestamps);
         let quickack = self.quickack.unwrap_or(d.quickack);
         if quickack > 0 && !delayed_ack {
             return Err("quickack: only applies with delayed_ack = true".into());
         }
-        let pacing = self.pacing_config()?;
+        // Prague requests pacing (Linux: internal pacing); an explicit `pacing` key wins.
+        let pacing_default = if cct.kind == "prague" { "linux" } else { "off" };
+        let pacing = self.pacing_config(pacing_default)?;
         // The profile's RACK default yields to sack = false; an explicit "rack" does not.
         let default_ld = if sack { d.loss_detection } else { "dupack" };
         let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
@@ -566,7 +607,9 @@ impl TcpParams {
             pacing,
             trace: self.trace.unwrap_or(false),
             rack,
-            ecn: self.ecn,
+            ecn,
+            ect,
+            precise_ecn,
             sack,
             timestamps,
             ts_opt,
@@ -581,9 +624,31 @@ impl TcpParams {
         })
     }
 
+    /// (ECN-capable, codepoint of new data, precise feedback) from `ecn`.
+    fn ecn_mode(&self) -> Result<(bool, Ecn, bool), String> {
+        match &self.ecn {
+            toml::Value::Boolean(false) => Ok((false, Ecn::NotEct, false)),
+            toml::Value::Boolean(true) => Ok((true, Ecn::Ect0, false)),
+            toml::Value::String(m) => match m.as_str() {
+                "off" => Ok((false, Ecn::NotEct, false)),
+                "classic" => Ok((true, Ecn::Ect0, false)),
+                "l4s" => Ok((true, Ecn::Ect1, true)),
+                "dctcp" => Ok((true, Ecn::Ect0, true)),
+                other => Err(format!(
+                    "ecn: unknown {other:?}; use true, false, \"off\", \"classic\", \"l4s\" or \
+                     \"dctcp\""
+                )),
+            },
+            other => Err(format!(
+                "ecn: true, false, \"off\", \"classic\", \"l4s\" or \"dctcp\", got a {}",
+                other.type_str()
+            )),
+        }
+    }
+
     /// Pacing settings (errors name the key).
-    fn pacing_config(&self) -> Result<PacingConfig, String> {
-        let mode = match self.pacing.as_deref().unwrap_or("off") {
+    fn pacing_config(&self, default: &str) -> Result<PacingConfig, String> {
+        let mode = match self.pacing.as_deref().unwrap_or(default) {
             "off" => PacingMode::Off,
             "linux" => PacingMode::Linux,
             "fixed" => PacingMode::Fixed,
@@ -652,6 +717,9 @@ impl TcpParams {
                 t.reno_friendly.get_or_insert(cubic.reno_friendly);
                 t.hystart.get_or_insert(cubic.hystart);
             }
+            if t.kind == "prague" {
+                t.rtt_target.get_or_insert(Duration(DEFAULT_RTT_TARGET));
+            }
             r.cc = toml::Value::try_from(&t).ok();
         } else {
             r.cc = Some(toml::Value::String(cct.kind.clone()));
@@ -678,7 +746,8 @@ impl TcpParams {
             r.sack.get_or_insert(d.sack);
             r.timestamps.get_or_insert(d.timestamps);
             r.quickack.get_or_insert(d.quickack);
-            r.pacing.get_or_insert_with(|| "off".into());
+            let pace = if cct.kind == "prague" { "linux" } else { "off" };
+            r.pacing.get_or_insert_with(|| pace.into());
             let sack = r.sack.unwrap_or(d.sack);
             r.loss_detection
                 .get_or_insert_with(|| if sack { d.loss_detection } else { "dupack" }.into());

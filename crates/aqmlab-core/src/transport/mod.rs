@@ -9,11 +9,13 @@
 pub mod cc;
 pub mod config;
 pub mod cubic;
+pub mod dctcp;
 pub mod hystart;
 #[cfg(test)]
 mod loopback;
 pub mod newreno;
 pub mod pacing;
+pub mod prague;
 pub mod profile;
 pub mod prr;
 pub mod rack;

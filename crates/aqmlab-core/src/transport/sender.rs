@@ -17,6 +17,7 @@
 
 use super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Recovery, Window};
 use super::config::TcpConfig;
+use super::dctcp::EcnFeedback;
 use super::newreno::{full_ack_cwnd, partial_ack_cwnd};
 use super::pacing::Pacer;
 use super::prr::Prr;
@@ -73,6 +74,8 @@ pub struct TcpSender {
     dup_delivered: u64,
     ecn_recover: Option<u64>,
     send_cwr: bool,
+    /// SND.UNA when the ACK being processed arrived (precise ECN feedback).
+    una_at_ack: u64,
     timed_out_seq: Option<u64>,
     syn_retx: bool,
     /// RTT estimator and RTO.
@@ -135,6 +138,7 @@ impl TcpSender {
             dup_delivered: 0,
             ecn_recover: None,
             send_cwr: false,
+            una_at_ack: 0,
             timed_out_seq: None,
             syn_retx: false,
             rtt: RttEstimator::new(
@@ -286,6 +290,7 @@ impl TcpSender {
         if fl & flags::SYN != 0 || ack > self.snd_max {
             return; // a duplicate SYN-ACK, or nonsense
         }
+        self.una_at_ack = self.snd_una;
         if self.sb.is_some() {
             let none = SackBlocks::default();
             self.sack_ack(ack, fl, ts, sack.unwrap_or(&none), now, out, stats);
@@ -299,9 +304,7 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dup_ack(now, out, stats);
         }
-        if self.cfg.ecn && fl & flags::ECE != 0 {
-            self.ecn_echo(ack, now, stats);
-        }
+        self.ecn_ack(ack, fl, now, stats);
         self.try_send(now, out, stats);
     }
 
@@ -457,6 +460,27 @@ impl TcpSender {
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
 
+    /// The ECN part of an ACK: precise per-ACK feedback to the congestion control (`ecn =
+    /// "l4s"` / `"dctcp"`), then the once-per-window reaction to ECE.
+    fn ecn_ack(&mut self, ack: u64, fl: u8, now: SimTime, stats: &mut FlowStats) {
+        if !self.cfg.ecn {
+            return;
+        }
+        let ece = fl & flags::ECE != 0;
+        if self.cfg.precise_ecn {
+            let f = EcnFeedback {
+                acked: self.snd_una.saturating_sub(self.una_at_ack),
+                ece,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_max,
+            };
+            self.cc.on_ecn_feedback(&f);
+        }
+        if ece {
+            self.ecn_echo(ack, now, stats);
+        }
+    }
+
     fn ecn_echo(&mut self, ack: u64, now: SimTime, stats: &mut FlowStats) {
         if self.in_recovery || self.phase != Phase::Open {
             return;
@@ -587,7 +611,7 @@ impl TcpSender {
                 fl |= flags::CWR;
                 self.send_cwr = false;
             }
-            Ecn::Ect0
+            self.cfg.ect
         } else {
             Ecn::NotEct
         };
@@ -750,9 +774,7 @@ impl TcpSender {
         }
         self.sb = Some(sb);
         self.flush_trace();
-        if self.cfg.ecn && fl & flags::ECE != 0 {
-            self.ecn_echo(ack, now, stats);
-        }
+        self.ecn_ack(ack, fl, now, stats);
         self.try_send(now, out, stats);
         self.arm_pto(now, out);
     }

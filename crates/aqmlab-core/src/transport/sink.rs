@@ -1,6 +1,8 @@
 //! The TCP sink: cumulative ACKs (one per data segment, or per two in-order segments with
 //! delayed ACKs), immediate ACKs for out-of-order, duplicate and gap-filling segments, and
-//! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives).
+//! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives), or
+//! with `ecn = "l4s"` / `"dctcp"` DCTCP's precise echo (RFC 8257 section 3.2: ECE carries the
+//! CE state of the segments acknowledged; a state change flushes a held delayed ACK).
 //! With `sack`, every ACK carries RFC 2018 blocks (`sack.rs`); they travel beside the packet
 //! in a per-flow log keyed by an ACK number carried in the ACK's `seq`, so packets stay small.
 //! With `timestamps`, the echoed TSval follows RFC 7323 section 4.3: TS.Recent is taken
@@ -23,6 +25,8 @@ pub struct TcpSink {
     /// `ooo[i]`: segment `rcv_nxt + i` has arrived (empty, or false at 0 and true at the end).
     ooo: VecDeque<bool>,
     ece: bool,
+    /// DCTCP / L4S precise feedback instead of RFC 3168's latched echo.
+    precise: bool,
     delayed: bool,
     timeout: SimTime,
     header: u32,
@@ -52,6 +56,7 @@ impl TcpSink {
             rcv_nxt: 0,
             ooo: VecDeque::new(),
             ece: false,
+            precise: cfg.precise_ecn,
             delayed: cfg.delayed_ack,
             timeout: cfg.delayed_ack_timeout,
             header: cfg.header,
@@ -130,12 +135,25 @@ impl TcpSink {
             });
             return before..before;
         }
-        // CWR first: a segment with both CWR and CE keeps the echo on (RFC 3168 6.1.3).
-        if fl & flags::CWR != 0 {
-            self.ece = false;
-        }
-        if ecn == Ecn::Ce {
-            self.ece = true;
+        if self.precise {
+            // RFC 8257 section 3.2: ECE mirrors the CE state of the segments an ACK covers; a
+            // change of state sends the held delayed ACK at once, with the old state.
+            let ce = ecn == Ecn::Ce;
+            if ce != self.ece {
+                if let Some((hts, hretx)) = self.held.take() {
+                    self.timer.cancel();
+                    self.ack(hts, hretx, SackBlocks::default(), out);
+                }
+                self.ece = ce;
+            }
+        } else {
+            // CWR first: a segment with both CWR and CE keeps the echo on (RFC 3168 6.1.3).
+            if fl & flags::CWR != 0 {
+                self.ece = false;
+            }
+            if ecn == Ecn::Ce {
+                self.ece = true;
+            }
         }
         let had_gap = !self.ooo.is_empty();
         if seq >= self.rcv_nxt {
@@ -332,5 +350,36 @@ mod tests {
             .map(|(_, f)| f & flags::ECE != 0)
             .collect();
         assert_eq!(e, vec![true, true, false, false, true]);
+    }
+
+    #[test]
+    fn precise_echo_follows_rfc8257_section_3_2() {
+        // No delayed ACKs: every ACK echoes exactly its own segment's CE state; CWR is ignored.
+        let mut s = sink("ecn = \"l4s\"");
+        let mut out = Outbox::default();
+        let ces = [true, false, true, true, false, false];
+        for (i, &ce) in ces.iter().enumerate() {
+            let e = if ce { Ecn::Ce } else { Ecn::Ect1 };
+            let fl = if i == 3 { flags::CWR } else { 0 };
+            s.on_data(i as u64, fl, e, 0, 0, &mut out);
+        }
+        let e: Vec<bool> = acks(&mut out)
+            .iter()
+            .map(|(_, f)| f & flags::ECE != 0)
+            .collect();
+        assert_eq!(e, ces.to_vec());
+        // Delayed ACKs (RFC 8257 Figure 1): segments 0 (CE) and 1 (CE) acked together with ECE;
+        // 2 (not CE) is held; 3 (CE) changes the state: the held ACK for 2 goes out at once
+        // without ECE, then 3 is held with state CE; 4 (not CE) flushes 3 with ECE; 4 is held.
+        let mut s = sink("ecn = \"l4s\"\ndelayed_ack = true");
+        for (i, ce) in [true, true, false, true, false].into_iter().enumerate() {
+            let e = if ce { Ecn::Ce } else { Ecn::Ect1 };
+            s.on_data(i as u64, 0, e, 0, 0, &mut out);
+        }
+        let a: Vec<(u64, bool)> = acks(&mut out)
+            .iter()
+            .map(|&(a, f)| (a, f & flags::ECE != 0))
+            .collect();
+        assert_eq!(a, vec![(2, true), (3, false), (4, true)]);
     }
 }

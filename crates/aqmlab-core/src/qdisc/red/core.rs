@@ -162,7 +162,9 @@ impl RedQueue {
             m = (self.cfg.ptc * to_secs(now.saturating_sub(self.st.idle_start))).floor();
         }
         let keep = 1.0 - self.cfg.w_q;
-        self.st.avg = self.st.avg * keep.powf(m + 1.0) + self.cfg.w_q * q;
+        // pow(x, 1) is exactly x, so the busy-queue case (m = 0) skips the call.
+        let decay = if m == 0.0 { keep } else { keep.powf(m + 1.0) };
+        self.st.avg = self.st.avg * decay + self.cfg.w_q * q;
     }
 
     /// Steps 2–4: decides the fate of an arrival of `size` bytes that saw backlog `q` (queue

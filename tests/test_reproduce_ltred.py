@@ -3,7 +3,7 @@ m in {30, 60}, RED/ARED/AVQ/LTRED, three seeds: single runs of 32-62 Reno flows 
 1-2 points of loss).
 
 The paper claims LTRED loses fewer packets than RED in every case (and has the higher queueing
-delay). With the project's reading of LTRED (papers.md: the `avg += 0.05 q` bump persists) the
+delay). With the project's reading of LTRED (docs/aqm/ltred.md: the `avg += 0.05 q` bump persists) the
 simulation confirms the loss claim only for the small buffers: at 0.8 Mb/s / B = 30 LTRED loses
 2-6 points less than RED, at 1.8 Mb/s / B = 60 it loses as much as RED or more. Its queueing delay
 is lower than RED's, not higher: the persistent bump pushes the average over Max_T and most of

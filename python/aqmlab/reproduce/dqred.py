@@ -24,7 +24,7 @@ TITLE = "Active queue management for congestion control: performance evaluation,
 CITATION = (
     "H. Mohammed, G. Attiya, S. El-Dolil, \"Active Queue Management for Congestion Control: "
     "Performance Evaluation, New Approach, and Comparative Study\", Int. J. Computing and Network "
-    "Technology 5(2), 2017 (ns-2). Paper 002 of the project's seeds; setup as read in papers.md §002."
+    "Technology 5(2), 2017 (ns-2). Setup as read in docs/reproductions/dqred.md."
 )
 
 SMALL = SCENARIOS / "dqred" / "small.toml"

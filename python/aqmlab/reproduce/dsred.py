@@ -1,5 +1,5 @@
 """DSRED pack: RED vs DSRED at an edge gateway whose egress has a CBR (constant) or rt-VBR
-(variable, `rate_model`) service rate (paper 004 in the seeds; scenarios/dsred/).
+(variable, `rate_model`) service rate (the OPNET DSRED-vs-RED study, docs/reproductions/dsred.md; scenarios/dsred/).
 
 Two egress rates are run: the OC-1 line rate of the paper's Table 1 (51.84 Mb/s), and a
 "contract" rate of 0.3 Mb/s inferred from the paper's own Table 3 by Little's law (a 0.35-0.56 s

@@ -19,8 +19,8 @@ NAME = "ltred"
 TITLE = "Effective utilization of router buffer by threshold parameter setting approach in RED (LTRED)"
 CITATION = (
     "K. Chhabra, M. Kshirsagar, A. Zadgaonkar, \"Effective Utilization of Router Buffer by "
-    "Threshold Parameter Setting Approach in RED\" (ns-2). Paper 003 of the project's seeds; setup "
-    "as read in papers.md §003."
+    "Threshold Parameter Setting Approach in RED\" (ns-2). Setup as read in "
+    "docs/reproductions/ltred.md."
 )
 
 #: (bottleneck rate, buffer B in packets): the paper's Table 1, Tables 2-5.
@@ -113,7 +113,7 @@ def qdisc(aqm: str, buffer: int) -> str:
         return f"{{ kind = \"ltred\", max_p = 0.1, bump_persists = false, {common} }}"
     if aqm == "RED-ns2":
         lo = min_th * 500 / (MSS + 40)
-        return (f'{{ kind = "gred", min_th = {lo:.4g}, max_th = {3 * lo:.4g}, max_p = 0.1, bytes = true, '
+        return (f'{{ kind = "gred", min_th = {lo:.4g}, max_th = {3 * lo:.4g}, max_p = 0.1, byte_mode = true, '
                 f'w_q = 0.002, limit = {buffer}, mean_pktsize = "500B" }}')
     raise ValueError(aqm)
 

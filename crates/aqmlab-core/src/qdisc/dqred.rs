@@ -1,4 +1,4 @@
-//! `dqred`: Dynamic Queue RED (Mohammed, Attiya, El-Dolil 2017; papers.md §002, the paper's
+//! `dqred`: Dynamic Queue RED (Mohammed, Attiya, El-Dolil, Int. J. Computing and Network Technology 5(2), 2017; the paper's
 //! pseudo-code in its Figs. 10/12).
 //!
 //! Three FIFO classes chosen by the packet's priority field: `video_priority` (15) → video,
@@ -42,7 +42,8 @@
 //! recomputation that changed a quota or saw a non-zero count (with the counts and quotas), and
 //! `class_stats` per class at the end.
 
-use super::classify::{ClassStats, PktQueue};
+use super::classify::ClassStats;
+use super::common::{Fifo, PeriodicTimer};
 use super::red::core::{Decision, EcnMode, RedConfig, RedQueue, Spread};
 use super::red::curve::Curve;
 use super::red::AutoF64;
@@ -134,7 +135,7 @@ pub struct DqredParams {
     pub spread: Spread,
     /// Mean packet size S (idle decay, "auto" w_q). Default 1000B.
     pub mean_pktsize: Bytes,
-    /// ECN mode (all classes). Default "off".
+    /// ECN mode (all classes): "off" (default), "ns2", "ns3", or "on" (= "ns3").
     pub ecn: EcnMode,
     /// ns-2 mark_p. Default 0.1.
     pub mark_p: f64,
@@ -190,13 +191,13 @@ pub fn quotas(cnt: [u64; CLASSES], rounding: Rounding, idle_weight: u64) -> [u64
 /// Dynamic Queue RED.
 #[derive(Debug)]
 pub struct Dqred {
-    queues: [PktQueue; CLASSES],
+    queues: [Fifo; CLASSES],
     red: [RedQueue; CLASSES],
     curve: [Curve; CLASSES],
     video_priority: u8,
     audio_priority: u8,
     limit: usize,
-    period: SimTime,
+    timer: PeriodicTimer,
     rounding: Rounding,
     idle_weight: u64,
     /// Bytes per quota unit (1 packet = 1 in packet mode; mean_pktsize in byte mode).
@@ -205,7 +206,6 @@ pub struct Dqred {
     weight: [u64; CLASSES],
     turn: usize,
     served: u64,
-    sleeping: bool,
     total_pkts: usize,
     total_bytes: u64,
     stats: ClassStats,
@@ -251,7 +251,7 @@ fn class_red(
         mean_pktsize: s,
         ptc,
         limit: p.limit as f64,
-        ecn: p.ecn,
+        ecn: p.ecn.for_red(),
         mark_p: p.mark_p,
         hard_drop: p.hard_drop,
     };
@@ -298,7 +298,7 @@ impl Configure for Dqred {
             video_priority: p.video_priority,
             audio_priority: p.audio_priority,
             limit: p.limit as usize,
-            period: p.interval.0,
+            timer: PeriodicTimer::new(p.interval.0, false),
             rounding: p.rounding,
             idle_weight: p.idle_weight,
             quota_bytes: (p.quota_unit == QuotaUnit::Bytes).then_some(p.mean_pktsize.0),
@@ -306,7 +306,6 @@ impl Configure for Dqred {
             weight: [1; CLASSES],
             turn: 0,
             served: 0,
-            sleeping: false,
             total_pkts: 0,
             total_bytes: 0,
             stats: ClassStats::new(CLASSES),
@@ -314,7 +313,7 @@ impl Configure for Dqred {
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        ctx.set_timer(ctx.now + self.period);
+        self.timer.next(false, ctx);
     }
 }
 
@@ -388,10 +387,7 @@ impl QueueDisc for Dqred {
             (p.priority, p.size, p.ecn.is_ect())
         };
         let c = self.class_of(prio);
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.period + 1) * self.period);
-        }
+        self.timer.wake(ctx);
         self.stats.arrivals[c] += 1;
         self.stats.last_time = ctx.now;
         let q = self.queues[c].len() as f64;
@@ -465,11 +461,7 @@ impl QueueDisc for Dqred {
     fn on_timer(&mut self, ctx: &mut Ctx) {
         let idle = self.total_pkts == 0 && self.cnt.iter().all(|&c| c == 0);
         self.recompute(ctx.now);
-        if idle {
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.period);
-        }
+        self.timer.next(idle, ctx);
     }
     fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("weight_video", self.weight[VIDEO] as f64));

@@ -25,7 +25,7 @@
 //! * The buffer limit is in packets over both queues (Linux's default 10000); an arrival that
 //!   finds it full is tail-dropped.
 
-use super::fifo::Fifo;
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::{Ecn, PacketId};
 use crate::time::{to_secs, SimTime};
@@ -221,7 +221,7 @@ impl QueueDisc for DualPi2 {
             let from_l = self.pick_l(ctx)?;
             if from_l {
                 let alone = self.l.len() <= 1;
-                let pkt = self.l.pop(|p| ctx.pool.get(p).size)?;
+                let pkt = self.l.pop_front()?;
                 if self.st.p_cl >= 1.0 {
                     // Overload saturation (Appendix A.2): revert to Classic drop, then mark.
                     if self.st.p_c > ctx.rng.uniform() {
@@ -245,7 +245,7 @@ impl QueueDisc for DualPi2 {
                 }
                 return Some(pkt);
             }
-            let pkt = self.c.pop(|p| ctx.pool.get(p).size)?;
+            let pkt = self.c.pop_front()?;
             if self.st.p_c > ctx.rng.uniform() {
                 let ect = ctx.pool.get(pkt).ecn.is_ect();
                 if !ect || self.st.p_c >= self.p_cmax || !ctx.mark(pkt, Reason::Early) {

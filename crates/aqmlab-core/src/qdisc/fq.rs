@@ -14,6 +14,7 @@
 //! scheduling (real time as virtual time) is not implemented.
 
 use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
+use super::common::fattest;
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use serde::{Deserialize, Serialize};
@@ -146,14 +147,8 @@ impl Fq {
         if self.overflow == Overflow::Tail {
             return false;
         }
-        let mut fat = b;
-        let mut fat_bytes = self.flows[b].bytes + size as u64;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.bytes > fat_bytes {
-                fat = i;
-                fat_bytes = f.bytes;
-            }
-        }
+        let own = self.flows[b].bytes + size as u64;
+        let fat = fattest(self.flows.iter().map(|f| f.bytes), b, own);
         if fat == b {
             return false;
         }
@@ -257,7 +252,7 @@ mod tests {
 
     #[test]
     fn scfq_service_order_matches_the_test_vector() {
-        // algorithms.md §10: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
+        // SCFQ (Golestani, INFOCOM 1994) finish tags worked by hand: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
         // (tags 500, 1000, 1500): order B1, A1 (tie: earlier arrival), B2, B3, A2.
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});

@@ -11,6 +11,7 @@ pub mod fifo;
 pub mod avq;
 pub mod classify;
 pub mod codel;
+pub mod common;
 pub mod dqred;
 pub mod drr;
 pub mod dualpi2;
@@ -294,3 +295,5 @@ disciplines! {
 
 #[cfg(test)]
 pub mod testing;
+#[cfg(test)]
+mod vocabulary;

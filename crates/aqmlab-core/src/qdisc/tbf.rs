@@ -12,7 +12,7 @@
 //! `burst` can never be sent and is dropped on arrival (`overflow`), as Linux drops packets
 //! above its max_size; there is no peak-rate bucket.
 
-use super::fifo::Fifo;
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::SimTime;
@@ -113,7 +113,7 @@ impl QueueDisc for Tbf {
             return None;
         }
         self.tokens -= need;
-        self.q.pop(|p| ctx.pool.get(p).size)
+        self.q.pop_front()
     }
 
     fn len_packets(&self) -> usize {

@@ -177,8 +177,8 @@ mod tests {
     const S: SimTime = 1_000_000_000;
 
     #[test]
-    fn window_function_matches_algorithms_md_vector() {
-        // algorithms.md 16.4: W_max 100, beta 0.7 -> cwnd 70, K = 4.2172 s; W(0) 70,
+    fn window_function_matches_the_hand_computed_vector() {
+        // RFC 9438's W_cubic(t) = C(t - K)^3 + W_max worked by hand: W_max 100, beta 0.7 -> cwnd 70, K = 4.2172 s; W(0) 70,
         // W(1) 86.681, W(2) 95.640, W(K) 100, W(6) 102.267.
         let mut c = Cubic::new(CubicParams::default());
         let mut w = Window {
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn fast_convergence_lowers_w_max() {
-        // algorithms.md 16.4: cwnd 80 < W_max_prev 100 -> W_max = 68.
+        // RFC 9438 fast convergence: cwnd 80 < W_max_prev 100 -> W_max = 80 (1 + 0.7) / 2 = 68.
         let mut c = Cubic::new(CubicParams::default());
         let l = LossInfo {
             now: 0,

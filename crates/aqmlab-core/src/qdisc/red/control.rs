@@ -313,7 +313,7 @@ impl Control {
             Control::Ltred(l) => {
                 let q_pkts = if l.byte_mode { q / l.s } else { q };
                 if q_pkts > 0.75 * l.b {
-                    // papers.md: the bump persists in avg; otherwise after_decide removes it.
+                    // The project's reading of LTRED (docs/aqm/ltred.md): the bump persists in avg; otherwise after_decide removes it.
                     red.st.avg += 0.05 * q;
                     if !l.persist {
                         l.pending = 0.05 * q;

@@ -25,7 +25,8 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 }
 
 #[test]
-fn ared_automatic_parameters_match_algorithms_md() {
+fn ared_automatic_parameters_match_the_hand_computed_values() {
+    // Floyd, Gummadi, Shenker 2001 (ICSI TR) and ns-2.35 `red.cc` auto-setting rules, by hand:
     // 10 Mb/s, S = 500 B -> C = 2500 pkt/s: min_th 6.25, max_th 18.75, band [11.25, 13.75],
     // w_q = 1 - exp(-1/2500) = 3.9992e-4; ns-2 bottom 0.008.
     let d = build("ared", "mean_pktsize = 500\nvariant = \"ns2\"", 10_000_000).unwrap();
@@ -44,7 +45,7 @@ fn ared_automatic_parameters_match_algorithms_md() {
 }
 
 #[test]
-fn ared_steps_match_algorithms_md() {
+fn ared_steps_match_the_hand_computed_values() {
     let d = build("ared", "mean_pktsize = 500", 10_000_000).unwrap();
     let Control::Adaptive(a) = &d.control else {
         panic!()

@@ -61,6 +61,18 @@ CASES = {
         'access = { rate = "1Mbps", delay = "1ms" }\nbottleneck = { rate = "1Mbps", delay = "1ms" }\n',
         ["topology.nodes", "unknown key", "pairs"],
     ),
+    "SACK with a congestion control that cannot use it": (
+        variant('kind = "cbr"', 'kind = "tcp"').replace('rate = "1Mbps"', 'cc = "reno"\nsack = true'),
+        ["flows[0].sack", "newreno", "cubic"],
+    ),
+    "fixed pacing without a rate": (
+        variant('kind = "cbr"', 'kind = "tcp"').replace('rate = "1Mbps"', 'pacing = "fixed"'),
+        ["flows[0].pacing_rate", "required"],
+    ),
+    "unknown TCP profile": (
+        variant('kind = "cbr"', 'kind = "tcp"').replace('rate = "1Mbps"', 'profile = "freebsd"'),
+        ["flows[0].profile", "unknown profile", "linux", "ns3"],
+    ),
     "unreachable destination": (variant('nodes = ["a", "b"]', 'nodes = ["a", "b", "c"]').replace('to = "b"\nrate', 'to = "c"\nrate'), ["flows[0].from", "no route"]),
 }
 

@@ -1,6 +1,8 @@
 """RED-family curves through the Python API and the `aqmlab curve` command.
 
-Expected values come from algorithms.md's hand-computed vectors and the RNLGRED paper's
+Expected values are worked by hand from the curves' published equations (RED: Floyd & Jacobson
+1993; gentle RED: Floyd 2000; NLRED: Zhou, Yeung, Li 2006; double-slope RED: Zheng &
+Atiquzzaman) and come from the RNLGRED paper's
 Tables 1 and 2 (AL-Allaf & Jabbar 2020), never from the program's own output.
 """
 
@@ -54,7 +56,7 @@ def test_derived_curves_are_continuous_at_the_region_boundary():
         ("red_table", {"points": [[10, 0], [20, 0.1], [40, 1]]}, [5, 15, 30, 40], [0, 0.05, 0.55, 1]),
     ],
 )
-def test_algorithms_md_vectors(name, params, avgs, expected):
+def test_hand_computed_vectors(name, params, avgs, expected):
     got = curves.evaluate(name, params, avgs)
     assert list(got) == pytest.approx(expected, abs=1e-5)
 

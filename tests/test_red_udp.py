@@ -2,8 +2,9 @@
 
 A CBR source at load rho > 1 into a RED-family queue drives the average to where the fraction
 of arrivals dropped equals 1 - 1/rho. The prediction below is computed from theory only:
-the curves are written out from papers.md, and the drop fraction for a given p_b is
-1 / E[gap] with E[gap] from the gap law of the count spreading (algorithms.md §2.5).
+the curves are written out from AL-Allaf & Jabbar 2020 (as read in docs/aqm/nlgred.md), and the
+drop fraction for a given p_b is 1 / E[gap] with E[gap] from the gap law of the count spreading
+(Floyd & Jacobson 1993; ns-2's `wait_` rule, docs/aqm/red.md).
 """
 
 import math
@@ -14,7 +15,7 @@ import aqmlab
 
 RATE = 2_048_000  # bottleneck (RNLGRED paper, scenario 1)
 SIZE = 1000  # bytes per packet
-BASE = {"min_th": 100, "max_th": 300, "w_q": 0.002, "limit": 500}  # papers.md
+BASE = {"min_th": 100, "max_th": 300, "w_q": 0.002, "limit": 500}  # AL-Allaf & Jabbar 2020's base GRED
 
 
 # --- theory -----------------------------------------------------------------------------------

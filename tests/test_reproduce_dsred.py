@@ -11,17 +11,24 @@ from aqmlab.reproduce import reproduce
 
 
 @pytest.fixture(scope="module")
-def summary(tmp_path_factory):
+def quick_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("dsred_quick")
     reproduce("dsred", out, workers=2, quick=True, progress=False)
-    return pd.read_csv(out / "tables" / "summary.csv").set_index(["egress", "contract", "aqm"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def summary(quick_dir):
+    return pd.read_csv(quick_dir / "tables" / "summary.csv").set_index(["egress", "contract", "aqm"])
 
 
 @pytest.mark.parametrize("contract", ["CBR", "rt-VBR"])
 def test_dsred_delay_below_red_at_the_contract_rate(summary, contract):
     red = summary.loc[("contract 0.3 Mb/s", contract, "RED")]
     ds = summary.loc[("contract 0.3 Mb/s", contract, "DSRED")]
-    assert ds["queueing delay [s]"] < 0.9 * red["queueing delay [s]"]
+    # full pack: -13% (CBR) and -16% (rt-VBR); the 60-s quick runs keep a smaller margin
+    # (-6.5% for CBR since the limited-transmit fix of issue 10)
+    assert ds["queueing delay [s]"] < 0.95 * red["queueing delay [s]"]
     assert ds["avg queue [pkts]"] < red["avg queue [pkts]"]
     # Not reproduced: DSRED does not drop less than RED here (the paper: 1 vs 3 pkt/s).
     assert ds["drop rate [pkt/s]"] > red["drop rate [pkt/s]"]
@@ -34,3 +41,38 @@ def test_line_rate_delays_are_milliseconds_for_both(summary, contract):
     for r in (red, ds):
         assert r["queueing delay [s]"] < 0.005
     assert ds["queueing delay [s]"] == pytest.approx(red["queueing delay [s]"], rel=0.25)
+
+
+def test_normalized_throughput_over_time_agrees_with_the_run_total(quick_dir, summary):
+    # The figure's series (delivered / (delivered + dropped) per 10-s window) must average, after
+    # the warm-up, to the run's normalized throughput (1 - drop fraction at the gateway): the
+    # gateway is the only place packets are lost.
+    import json
+
+    from aqmlab.reproduce import dsred
+
+    for run in sorted((quick_dir / "runs").iterdir()):
+        labels = json.loads((run / "job.json").read_text())["labels"]
+        if labels["egress"] != "contract 0.3 Mb/s":
+            continue
+        s = dsred._series(run)
+        tail = s[s.index > 10]
+        drops = (tail["drops_per_s"] * 1.0).sum()
+        series_total = tail["delivered_pkts"].sum() / (tail["delivered_pkts"].sum() + drops)
+        expected = summary.loc[(labels["egress"], labels["contract"], labels["aqm"]), "normalized throughput"]
+        assert series_total == pytest.approx(expected, abs=0.01), labels
+        ns = dsred.normalized_series(s)
+        assert ns[ns.index > 10].between(0.5, 1.0).all()
+
+
+def test_unresponsive_traffic_drops_the_excess_whatever_the_aqm(summary):
+    # Issue 10's UDP reading of the traffic: 110% of the 0.3 Mb/s contract in 1500-B packets.
+    # Theory: the long-run drop rate is the excess, 0.03 Mb/s / 12 kb = 2.5 packets/s, and the
+    # normalized throughput 1/1.1 = 0.909 for both AQMs; only the queue (delay) differs, and
+    # DSRED's is the shorter one. So no reading of the traffic gives DSRED fewer drops.
+    red = summary.loc[("contract 0.3 Mb/s, UDP 110%", "CBR", "RED")]
+    ds = summary.loc[("contract 0.3 Mb/s, UDP 110%", "CBR", "DSRED")]
+    for r in (red, ds):
+        assert r["drop rate [pkt/s]"] == pytest.approx(2.5, rel=0.05)
+        assert r["normalized throughput"] == pytest.approx(1 / 1.1, abs=0.005)
+    assert ds["queueing delay [s]"] < 0.85 * red["queueing delay [s]"]

@@ -30,7 +30,8 @@ def order(quick):
 
 def test_pack_has_the_papers_grid():
     cfgs = pack.configurations(quick=True)
-    assert len(cfgs) == 3 * (1 + 6 + 4 + 2)
+    # the paper's grid, + scenario 3 variants (GRED, 6 NLGRED_1, NLGRED_2(0.6)) + the "wait" sensitivity
+    assert len(cfgs) == 3 * (1 + 6 + 4 + 2) + 8 * len(pack.S3_VARIANTS) + len(pack.WAIT_LABELS)
     labels = {c.labels["label"] for c in cfgs}
     assert {"GRED", "NLGRED_1(k=1.5)", "NLGRED_2(m=1.2)", "RNLGRED(auto)", "RNLGRED(manual)"} <= labels
 
@@ -82,3 +83,55 @@ def test_report_and_figures_are_written(quick):
     text = (quick / "report.md").read_text()
     assert "Ordering by load region" in text and "figures/s1_rnlgred.png" in text
     assert (quick / "figures" / "s1_rnlgred.png").stat().st_size < 300_000
+
+
+def test_opnet_style_statistics_give_the_papers_up_to_40_percent(quick):
+    # The paper's OPNET curves are running averages from t = 0 and its "jitter" a delay
+    # variation (issue 10). Read that way, RNLGRED's best reduction against GRED over the
+    # regions is "up to 40%" for delay and jitter and ~35% for avgQ (the paper's words); the
+    # IPDV column stays within a few percent of GRED's.
+    import pandas as pd
+
+    o = pd.read_csv(quick / "tables" / "scenario1_vs_gred_opnet.csv")
+    for mode in ("RNLGRED(auto)", "RNLGRED(manual)"):
+        r = o[o["algorithm"] == mode]
+        best_delay = r["delay (running mean) vs GRED %"].min()
+        best_dv = r["delay variation (running std) vs GRED %"].min()
+        best_q = r["avgQ (running mean) vs GRED %"].min()
+        assert -48 < best_delay < -30, (mode, best_delay)
+        assert -48 < best_dv < -30, (mode, best_dv)
+        assert -48 < best_q < -28, (mode, best_q)
+    ipdv = pd.read_csv(quick / "tables" / "scenario1_vs_gred.csv")
+    r = ipdv[ipdv["algorithm"].str.startswith("RNLGRED")]
+    assert r["jitter vs GRED %"].abs().max() < 10
+
+
+def test_red_count_spreading_loses_the_200_percent_ordering(quick):
+    # Sensitivity: with ns-2's count spreading ("wait") instead of p_a = p_b, the algorithms no
+    # longer differ at 200% load (region E): GRED and both NLGRED curves run the 500-packet
+    # buffer full (RNLGRED's probes make its row noisier and it is not checked).
+    import pandas as pd
+
+    w = pd.read_csv(quick / "tables" / "scenario1_wait_sensitivity.csv").set_index("region")
+    e = w.loc["E"]
+    waits = [e[f"{lab} [wait]"] for lab in ("GRED", "NLGRED_1(k=5)", "NLGRED_2(m=0.6)")]
+    assert max(waits) - min(waits) < 0.05 * max(waits)
+    assert e["NLGRED_1(k=5)"] < 0.8 * e["NLGRED_1(k=5) [wait]"]
+
+
+def test_scenario3_receive_window_cap_keeps_the_queue_below_min_th(quick):
+    # Theory: five flows with an 8760-B window (6 segments of 1460 B) can have at most 30 packets
+    # queued, far below min_th = 100: the AQM never acts, every curve gives the same delay, and
+    # the delay stays below 30 packets' transmission time at 1.544 Mb/s (0.23 s). So the cap
+    # cannot produce the paper's k-trend either.
+    import pandas as pd
+
+    d = pd.read_csv(quick / "tables" / "scenario3_delay.csv").set_index("label")
+    capped = d[d.index.str.endswith("[rwnd 8760 B]")]
+    assert len(capped) == 8
+    for region in ("B", "C", "D", "E"):
+        col = capped[region]
+        assert col.max() - col.min() < 1e-9, region
+        assert col.max() < 30 * 1500 * 8 / 1.544e6
+    t = pd.read_csv(quick / "tables" / "scenario3_k_trend.csv").set_index("traffic")
+    assert {"bulk, unlimited window (as run)", "finite", "rwnd"} <= set(t.index)

@@ -7,7 +7,7 @@
 // 10000-packet FIFO discipline. N bulk TCP flows (NewReno, ns-3's default PRR recovery unless
 // told otherwise) start at uniform random times in [0, 1) s.
 //
-// Prints one JSON object on one line with the metrics of ../shared/reference/ns3-dumbbell.csv
+// Prints one JSON object on one line with the metrics of the ns-3 reference rows (tests/data/ns3_dumbbell_*.csv)
 // (statistics over [warmup, duration]) plus wall time, ns-3 event count and peak RSS.
 // build.sh compiles it against the ns3 wheel; run.py drives it.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side by side with ns-3: runs the reference dumbbell scenarios in ns-3 (build/dumbbell, see
+"""Side by side with ns-3 (and, with --peer ns2, ns-2.35): runs the reference dumbbell scenarios in ns-3 (build/dumbbell, see
 build.sh) and in aqmlab (scenarios/*.toml), and prints one table per metric group with the
 agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
 
@@ -9,6 +9,8 @@ agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
     python bench/peer/run.py --ns3-only           # skip aqmlab
     python bench/peer/run.py --check-reference    # also compare ns-3 rows with the reference CSV
     python bench/peer/run.py --ns3-from-reference # ns-3 side from the reference CSV where not cached
+    python bench/peer/run.py --peer ns2           # the ns-2.35 scenarios (ns2peer.py), both simulators
+    python bench/peer/run.py --peer ns2 --cached  # ns-2 side from the recorded runs in measured/
 
 ns-3 is optional equipment (README.md says how to install and build it); without it the driver
 runs the aqmlab side alone. If aqmlab cannot run a scenario yet (no TCP, or a discipline that is
@@ -38,7 +40,9 @@ HERE = Path(__file__).resolve().parent
 NS3_BIN = HERE / "build" / "dumbbell"
 SCENARIO_DIR = HERE / "scenarios"
 RESULTS = HERE / "results"
-REFERENCE = Path("/work/shared/reference/ns3-dumbbell.csv")
+# ns-3 3.44 reference rows of the same dumbbell (two RNG runs per configuration), kept in the
+# repository as test data; lines starting with "#" describe the setup.
+REFERENCE_FILES = [HERE.parent.parent / "tests" / "data" / f"ns3_dumbbell_{k}.csv" for k in ("red", "droptail", "aqm")]
 
 
 @dataclass(frozen=True)
@@ -98,10 +102,13 @@ def ns3_cache_path(s: Scenario, run: int) -> Path:
 
 
 def reference_rows() -> dict[tuple[str, int, int], dict]:
-    if not REFERENCE.exists():
-        return {}
-    with REFERENCE.open() as f:
-        return {(r["qdisc"], int(r["flows"]), int(r["rng_run"])): r for r in csv.DictReader(f)}
+    rows = {}
+    for path in REFERENCE_FILES:
+        if path.exists():
+            with path.open() as f:
+                lines = [line for line in f if not line.startswith("#")]
+            rows.update({(r["qdisc"], int(r["flows"]), int(r["rng_run"])): r for r in csv.DictReader(lines)})
+    return rows
 
 
 def from_reference(s: Scenario, run: int) -> dict | None:
@@ -162,8 +169,13 @@ AQMLAB_CHILD = textwrap.dedent(
     doc["simulation"]["duration"] = f"{spec['duration']}s"
     doc["simulation"]["warmup"] = f"{spec['warmup']}s"
     doc["simulation"]["seed"] = spec["seed"]
-    doc["topology"]["pairs"] = spec["flows"]
-    doc["flows"][0]["count"] = spec["flows"]
+    if spec.get("flows") is not None:
+        doc["topology"]["pairs"] = spec["flows"]
+        doc["flows"][0]["count"] = spec["flows"]
+    if spec.get("overrides"):
+        from aqmlab.scenario import apply_override
+        for o in spec["overrides"]:
+            apply_override(doc, o)
     try:
         aqmlab.validate(doc)
     except aqmlab.ScenarioError as e:
@@ -188,7 +200,7 @@ AQMLAB_CHILD = textwrap.dedent(
         if cols and len(rows):
             red_avg = float(rows[cols[0]].mean())
     util = link["utilization_frac"] * 100
-    mss, header = 1000, 40
+    mss, header = spec.get("mss", 1000), 40
     tx_s = (mss + header) * 8 / link["rate_bps"]
     mean_q = q["mean_len_pkts"]
     window = spec["duration"] - spec["warmup"]
@@ -222,10 +234,13 @@ AQMLAB_CHILD = textwrap.dedent(
 )
 
 
-def run_aqmlab(s: Scenario, run: int, python: str) -> dict:
-    spec = {"template": str(SCENARIO_DIR / s.template), "duration": s.duration, "warmup": s.warmup,
-            "seed": run, "flows": s.flows}
-    print(f"  aqmlab: {s.template} N={s.flows} {s.duration:g}s seed={run}", file=sys.stderr, flush=True)
+def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None) -> dict:
+    """aqmlab on `s` (template + N), or on an explicit `spec` (template, overrides: the ns-2 side)."""
+    if spec is None:
+        spec = {"template": str(SCENARIO_DIR / s.template), "duration": s.duration, "warmup": s.warmup,
+                "seed": run, "flows": s.flows}
+    print(f"  aqmlab: {Path(spec['template']).name} {spec.get('overrides') or ''} N={spec.get('flows')} "
+          f"{spec['duration']:g}s seed={run}", file=sys.stderr, flush=True)
     p = subprocess.run([python, "-c", AQMLAB_CHILD, json.dumps(spec)], capture_output=True, text=True)
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     if p.returncode != 0 or not lines:
@@ -295,7 +310,12 @@ def table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(headers), line(["-" * x for x in w]), *(line(r) for r in rows)])
 
 
-def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
+def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]], peer: str = "ns-3") -> str:
+    """The three tables (speed, results, targets); `peer` names the other simulator."""
+    return _compare_rows(results).replace("ns-3", peer)
+
+
+def _compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
     out = []
     head = ["scenario", "run", "ns-3 wall [s]", "aqmlab wall [s]", "speed-up", "ns-3 RSS [MB]", "aqmlab RSS [MB]",
             "ns-3 pkts/wall-s", "aqmlab pkts/wall-s", "core wall [s]", "core RSS [MB]", "core RSS / ns-3"]
@@ -316,6 +336,8 @@ def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) 
         ("red_avg_queue_pkts", "RED avg [pkts]"),
         ("drop_fraction", "drop frac"),
         ("goodput_mean_mbps", "goodput [Mb/s]"),
+        ("early_drops", "early"),
+        ("forced_drops", "forced"),
         ("jain_index", "Jain"),
         ("mean_rtt_ms", "RTT [ms]"),
         ("tcp_retransmissions", "retx"),
@@ -328,7 +350,8 @@ def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) 
         nn = dict(n) if n else None
         if nn:
             nn["mean_queue_pkts"] = nn.get("mean_waiting_pkts", nn.get("mean_queue_pkts"))
-        for sim, d in (("ns-3 (ref CSV)" if nn and nn.get("source") else "ns-3", nn), ("aqmlab", aa)):
+        label = {"reference CSV": "ns-3 (ref CSV)", "recorded": "ns-3 (recorded)"}.get(nn.get("source") if nn else None, "ns-3")
+        for sim, d in ((label, nn), ("aqmlab", aa)):
             rows.append([s.name, str(run), sim] + [fmt(d.get(key)) if d else "-" for key, _ in metrics])
     out.append(
         "Results side by side (ns-3 queue = discipline + 1-packet device queue, i.e. every packet waiting "
@@ -359,9 +382,9 @@ def compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]]) 
 
 
 def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
-    if not REFERENCE.exists():
-        return f"(no reference CSV at {REFERENCE})"
     ref = reference_rows()
+    if not ref:
+        return "(no reference CSVs in tests/data)"
     head = ["scenario", "run", "metric", "reference", "this ns-3", "diff"]
     rows = []
     for s, run, n, _ in results:
@@ -395,7 +418,15 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter that imports aqmlab")
     ap.add_argument("--ns3-arg", action="append", default=[], help="extra dumbbell argument, e.g. --ns3-arg=--sack=1 (not cached)")
     ap.add_argument("--json", type=Path, help="also write every result to this JSON file")
+    ap.add_argument("--peer", choices=("ns3", "ns2"), default="ns3",
+                    help="the other simulator: ns3 (build/dumbbell) or ns2 (ns-2.35's `ns` on ns2/dumbbell.tcl)")
+    ap.add_argument("--cached", action="store_true",
+                    help="ns2: take the ns-2 side from the recorded runs in measured/ instead of running ns")
+    ap.add_argument("--record", action="store_true", help="ns2: store the fresh ns-2 results in measured/")
+    ap.add_argument("--peer-only", action="store_true", help="ns2: skip aqmlab")
     args = ap.parse_args()
+    if args.peer == "ns2":
+        return main_ns2(ap, args)
 
     names = [s.name for s in SCENARIOS] if args.scenarios == "all" else args.scenarios.split(",")
     by_name = {s.name: s for s in SCENARIOS}
@@ -425,6 +456,41 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps([{"scenario": s.name, "run": r, "duration_s": s.duration, "warmup_s": s.warmup,
                                           "flows": s.flows, "ns3": n, "aqmlab": a} for s, r, n, a in results], indent=1) + "\n")
+    return 0
+
+
+def main_ns2(ap: argparse.ArgumentParser, args) -> int:
+    """`--peer ns2`: the ns-2 scenarios (ns2peer.py) in both simulators, the same tables."""
+    import ns2peer
+
+    by_name = {s.name: s for s in ns2peer.SCENARIOS}
+    names = list(by_name) if args.scenarios == "all" else args.scenarios.split(",")
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        ap.error(f"unknown ns-2 scenario(s) {unknown}; known: {', '.join(by_name)}")
+    runs = [int(x) for x in args.runs.split(",")]
+    if ns2peer.ns_binary() is None and not args.aqmlab_only:
+        print("ns-2 is not installed (Debian: apt-get install ns2); using the recorded runs in measured/ "
+              "where present.", file=sys.stderr)
+    results = []
+    for name in names:
+        s = by_name[name].quick() if args.quick else by_name[name]
+        for run in runs:
+            n = None if args.aqmlab_only else ns2peer.run_ns2(s, run, args.fresh, args.cached)
+            a = None if args.peer_only or args.ns3_only else run_aqmlab(s, run, args.python, ns2peer.aqmlab_spec(s, run))
+            results.append((s, run, n, a))
+    text = compare_rows(results, "ns-2").replace(
+        "ns-2 queue = discipline + 1-packet device queue, i.e. every packet waiting for the transmitter, as aqmlab counts it",
+        "queue = packets waiting at the bottleneck, not the one in transmission, in both")
+    print(text)
+    if any(n and n.get("source") == "recorded" for _, _, n, _ in results):
+        print("\nns-2 rows from the recorded runs in bench/peer/measured/ (wall times as recorded).")
+    if args.record:
+        for p in ns2peer.record(results):
+            print(f"recorded {p.relative_to(HERE)}", file=sys.stderr)
+    if args.json:
+        args.json.write_text(json.dumps([{"scenario": s.name, "run": r, "duration_s": s.duration, "warmup_s": s.warmup,
+                                          "ns2": n, "aqmlab": a} for s, r, n, a in results], indent=1) + "\n")
     return 0
 
 

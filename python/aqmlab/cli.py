@@ -154,7 +154,8 @@ def run_cmd(scenario: Path, out: Path | None, force: bool, seed: int | None, ove
         _fail(f"{scenario}: {e}")
         return
     if not quiet:
-        print_summary(results.summary, wall, list(results.flows["flow"]) if len(results.flows) else None)
+        flow_names = results.tables.arrow("flows").column("flow").to_pylist()
+        print_summary(results.summary, wall, flow_names or None)
     if out is not None:
         try:
             results.save(out, overwrite=force)

@@ -7,10 +7,12 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from collections.abc import Mapping
 
 from typing import TYPE_CHECKING
 
@@ -21,6 +23,8 @@ if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed: `
 
 #: Tables every run produces, in the order they are saved.
 TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
+# Tables a run produces only on request (written only when present): per-flow TCP event traces.
+OPTIONAL_TABLES = ("tcp_trace",)
 
 #: Marker file: a results directory is complete only if it has this file.
 SUMMARY = "summary.json"
@@ -60,19 +64,72 @@ def scenario_hash(resolved: str) -> str:
     return hashlib.sha256(resolved.encode()).hexdigest()
 
 
-def _decode(col: tuple) -> Any:
-    """Decodes a column from the compiled module: float64 / int64 arrays, or labels as a
-    pandas Categorical (categories in order of first appearance)."""
-    import numpy as np
-    import pandas as pd
+def _arrow_column(col: tuple) -> Any:
+    """A column from the compiled module as an Arrow array over the bytes Rust produced (no
+    copy, and no pandas import): float64, int64 (counters stay far below 2**63), or labels as a
+    dictionary array (int32 codes, categories in order of first appearance)."""
+    import array
 
-    kind = col[0]
+    import pyarrow as pa
+
+    kind, data = col[0], col[1]
     if kind == "f64":
-        return np.frombuffer(col[1], dtype="<f8").copy()
+        return pa.Array.from_buffers(pa.float64(), len(data) // 8, [None, pa.py_buffer(data)])
     if kind == "u64":
-        return np.frombuffer(col[1], dtype="<u8").astype(np.int64)
-    codes = np.frombuffer(col[1], dtype="<u4").astype(np.int32)
-    return pd.Categorical.from_codes(codes, categories=list(col[2]))
+        return pa.Array.from_buffers(pa.int64(), len(data) // 8, [None, pa.py_buffer(data)])
+    encoded = [c.encode() for c in col[2]]
+    offsets = array.array("i", [0])
+    for e in encoded:
+        offsets.append(offsets[-1] + len(e))
+    if sys.byteorder != "little":
+        offsets.byteswap()
+    categories = pa.Array.from_buffers(
+        pa.string(), len(encoded), [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(encoded))]
+    )
+    codes = pa.Array.from_buffers(pa.int32(), len(data) // 4, [None, pa.py_buffer(data)])
+    return pa.DictionaryArray.from_arrays(codes, categories)
+
+
+class Tables(Mapping):
+    """The run's tables by name: Arrow tables built from the core's buffers on first use
+    (`arrow(name)`), pandas DataFrames built from those on first use (`tables[name]`)."""
+
+    def __init__(self, raw: dict[str, dict[str, tuple]] | None = None, frames: dict | None = None):
+        self._raw = raw or {}
+        self._arrow: dict[str, Any] = {}
+        self._frames: dict[str, pd.DataFrame] = dict(frames or {})
+
+    def arrow(self, name: str):
+        """The table `name` as a pyarrow Table (no pandas involved)."""
+        if name not in self._arrow:
+            import pyarrow as pa
+
+            if name in self._raw:
+                cols = self._raw[name]
+                self._arrow[name] = pa.Table.from_arrays(
+                    [_arrow_column(v) for v in cols.values()], names=list(cols)
+                )
+            elif name in self._frames:
+                self._arrow[name] = pa.Table.from_pandas(self._frames[name], preserve_index=False)
+            else:
+                raise KeyError(name)
+        return self._arrow[name]
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            if name not in self._raw:
+                raise KeyError(name)
+            self._frames[name] = self.arrow(name).to_pandas()
+        return self._frames[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw or name in self._frames
+
+    def __iter__(self):
+        return iter(dict.fromkeys([*self._raw, *self._frames]))
+
+    def __len__(self) -> int:
+        return len(set(self._raw) | set(self._frames))
 
 
 _SAFE_PART = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
@@ -112,9 +169,13 @@ class Results:
 
     summary: dict[str, Any]
     resolved_scenario: str
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    tables: Tables = field(default_factory=Tables)
     #: Extra output files by relative path, e.g. `pcap/r1_to_r2.pcap` (from `[pcap]`).
     files: dict[str, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tables, Tables):
+            self.tables = Tables(frames=self.tables)
 
     @classmethod
     def from_core(cls, raw: dict[str, Any]) -> "Results":
@@ -126,14 +187,11 @@ class Results:
             "scenario_hash": scenario_hash(resolved),
             **summary,
         }
-        import pandas as pd
-
-        tables = {name: pd.DataFrame({c: _decode(v) for c, v in cols.items()}) for name, cols in raw["tables"].items()}
-        return cls(summary=summary, resolved_scenario=resolved, tables=tables, files=dict(raw.get("files", {})))
+        return cls(summary=summary, resolved_scenario=resolved, tables=Tables(raw["tables"]), files=dict(raw.get("files", {})))
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        tables = self.__dict__.get("tables", {})
-        if name in tables:
+        tables = self.__dict__.get("tables")
+        if tables is not None and name in TABLES and name in tables:
             return tables[name]
         raise AttributeError(name)
 
@@ -147,7 +205,6 @@ class Results:
         (`--force`), and a directory holding anything else never is (see `check_target`).
         Modes follow the umask.
         """
-        import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -157,9 +214,8 @@ class Results:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
         os.chmod(tmp, 0o777 & ~umask())
         try:
-            for name in TABLES:
-                df = self.tables.get(name, pd.DataFrame())
-                table = pa.Table.from_pandas(df, preserve_index=False)
+            for name in TABLES + tuple(n for n in OPTIONAL_TABLES if n in self.tables):
+                table = self.tables.arrow(name) if name in self.tables else pa.Table.from_arrays([], names=[])
                 pq.write_table(table, tmp / f"{name}.parquet")
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
             for name, text in (extra_files or {}).items():

@@ -23,18 +23,38 @@ fn scenario_err(py: Python<'_>, e: aqmlab_core::ScenarioError) -> PyErr {
     err
 }
 
+/// The little-endian bytes of a slice of 8-byte numbers (one copy into Python, no per-value
+/// conversion on little-endian machines).
+fn le_bytes_8<T: Copy>(v: &[T], to_le: impl Fn(T) -> [u8; 8]) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(target_endian = "little")]
+    {
+        let _ = &to_le;
+        // SAFETY: T is an 8-byte plain number (f64 or u64), any byte pattern of it is readable
+        // as bytes, and u8 has alignment 1.
+        std::borrow::Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v))
+        })
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        std::borrow::Cow::Owned(v.iter().flat_map(|&x| to_le(x)).collect())
+    }
+}
+
 /// Encodes a column compactly: ("f64", little-endian bytes), ("u64", bytes), or
 /// ("cat", u32 codes as bytes, categories in order of first appearance).
 fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
     match c {
-        Column::F64(v) => {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            ("f64", PyBytes::new_bound(py, &bytes)).into_py(py)
-        }
-        Column::U64(v) => {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-            ("u64", PyBytes::new_bound(py, &bytes)).into_py(py)
-        }
+        Column::F64(v) => (
+            "f64",
+            PyBytes::new_bound(py, &le_bytes_8(v, f64::to_le_bytes)),
+        )
+            .into_py(py),
+        Column::U64(v) => (
+            "u64",
+            PyBytes::new_bound(py, &le_bytes_8(v, u64::to_le_bytes)),
+        )
+            .into_py(py),
         Column::Str(v) => {
             let codes: Vec<u8> = v.codes.iter().flat_map(|c| c.to_le_bytes()).collect();
             (

@@ -1,4 +1,5 @@
-"""A slow, readable reference of RED's per-packet decision (ns-2.35 semantics, algorithms.md §2).
+"""A slow, readable reference of RED's per-packet decision (Floyd & Jacobson 1993,
+IEEE/ACM ToN 1(4), with ns-2.35 `queue/red.cc` semantics).
 
 Written independently of the Rust machinery (crates/aqmlab-core/src/qdisc/red/) from the
 specification, for differential tests: the same trace of arrivals and dequeues, with the same
@@ -140,7 +141,7 @@ class ReferenceRed:
         return outcome
 
     def spread(self, p_b: float, n: float) -> float:
-        """p_a from p_b and the count n (algorithms.md §2.5)."""
+        """p_a from p_b and the count n (FJ93's uniformization; ns-2's `wait_` rule)."""
         kind = self.params.spread
         if kind == "none":
             return p_b

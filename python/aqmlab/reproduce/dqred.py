@@ -24,7 +24,7 @@ TITLE = "Active queue management for congestion control: performance evaluation,
 CITATION = (
     "H. Mohammed, G. Attiya, S. El-Dolil, \"Active Queue Management for Congestion Control: "
     "Performance Evaluation, New Approach, and Comparative Study\", Int. J. Computing and Network "
-    "Technology 5(2), 2017 (ns-2). Paper 002 of the project's seeds; setup as read in papers.md §002."
+    "Technology 5(2), 2017 (ns-2). Setup as read in docs/reproductions/dqred.md."
 )
 
 SMALL = SCENARIOS / "dqred" / "small.toml"
@@ -37,14 +37,26 @@ SCHEMES = {
     "VQ": f'{{ kind = "avq", limit = {LIMIT} }}',
     "FQ": f'{{ kind = "fq", limit = {LIMIT} }}',
     # SFQ as the paper describes it (1024 sub-streams hashed on addresses and ports, a shared
-    # limit: Linux's SFQ, the project's quantum mode); DRR by flow (ns-2 hashes the source into 10
-    # buckets, which here puts two of the four flows in one bucket; the paper shows no sharing)
+    # limit: Linux's SFQ, the project's quantum mode); DRR by flow (ns-2 hashes the source node into
+    # 10 buckets with a hash that is the identity on small node ids: four sources, four buckets;
+    # aqmlab's salted "src" hash could merge two of them)
     "SFQ": f'{{ kind = "sfq", mode = "quantum", buckets = 1024, classify = "hash", limit = {LIMIT} }}',
     "DRR": f'{{ kind = "drr", classify = "flow", limit = "{LIMIT * 1000}B" }}',
     "REM": f'{{ kind = "rem", limit = {LIMIT} }}',
     "PI": f'{{ kind = "pi", limit = {LIMIT} }}',
 }
 FLOWS = ("flow1", "flow2", "flow3", "flow4")  # TCP, TCP, video UDP, CBR UDP
+
+#: Part 1 setups. "stated": the paper's stated rates on a 1 Mb/s bottleneck (our choice).
+#: "derived": the rates the paper's own Table II implies (docs/reproductions/dqred.md, "Part 1
+#: derived from Table II"): the CBR flow's throughput / (1 - its loss) is 17.82 KB/s in all six
+#: schemes where it loses packets, so it offered 142.56 kb/s; the fair schedulers' four shares
+#: add up to 87.33-87.35 KB/s = 698.8 kb/s, the bottleneck; the video flow's throughput / (1 -
+#: loss) is 36.76-37.0 KB/s under RED, VQ and DRR, i.e. 294 kb/s offered.
+SETUPS = {
+    "stated": [],
+    "derived": ['topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"', 'flows[3].rate="142.56kbps"'],
+}
 
 # The paper's Table II (per flow 1..4) and Table I (global power)
 PAPER_THR_KBps = {"DT": (5.89, 4.33, 63.86, 11.94), "RED": (16.06, 19.74, 32.76, 15.98), "VQ": (4.14, 26.44, 35.36, 17.08),
@@ -115,7 +127,9 @@ default_qdisc = {{ kind = "gred", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.
 """
 
 
-def att_scenario_text(n: int) -> str:
+def att_scenario_text(n: int, placement: str = "split") -> str:
+    """Part 2's scenario for N = n. `placement = "split"` (the pack's): sources in transit domain
+    1, sinks in domain 2; `"random"`: both drawn from every stub node (issue 10's alternative)."""
     ftp, audio, video = MIX[n]
     head = [
         f"# DQRED paper (002), part 2: N = {n} sources ({ftp} FTP, {audio} audio, {video} video; Table III)",
@@ -140,6 +154,8 @@ def att_scenario_text(n: int) -> str:
     ]
     text = "\n".join(head)
     d1, d2 = _stub_nodes(text)
+    if placement == "random":
+        d1 = d2 = d1 + d2
     rng = random.Random(PLACEMENT_SEED)
     flows = ["flows = ["]
     k = 0
@@ -147,6 +163,8 @@ def att_scenario_text(n: int) -> str:
         for i in range(1, count + 1):
             k += 1
             src, dst = rng.choice(d1), rng.choice(d2)
+            while dst == src:
+                dst = rng.choice(d2)
             if kind == "ftp":
                 flows.append(f'  {{ kind = "tcp", name = "ftp{i}", from = "{src}", to = "{dst}", cc = "reno", window_pkts = 20, start_jitter = "1s" }},')
             elif kind == "audio":
@@ -160,6 +178,31 @@ def att_scenario_text(n: int) -> str:
     return "\n".join(head[:11] + flows + [""] + head[11:])
 
 
+#: Part 2 alternatives at N = 150 (issue 10): the readings of the unstated setup the docs named
+#: but had not run. Each maps to the scenario text's transformation.
+VARIANTS = {
+    "lighter video (64 kb/s)": lambda t: t.replace('rate = "128kbps", size = "1000B"', 'rate = "64kbps", size = "1000B"'),
+    "audio in 1000-B packets": lambda t: t.replace('rate = "80kbps", size = "200B"', 'rate = "80kbps", size = "1000B"'),
+    "both (64-kb/s video, 1000-B audio)": lambda t: VARIANTS["audio in 1000-B packets"](VARIANTS["lighter video (64 kb/s)"](t)),
+    "random placement": None,  # att_scenario_text(150, "random")
+    "byte quotas": "same",  # the scenario as run; DQRED with quota_unit = "bytes" (VARIANT_ALGORITHMS)
+}
+#: Per-variant replacements of ALGORITHMS entries.
+VARIANT_ALGORITHMS = {
+    "byte quotas": {"DQRED": f'{{ kind = "dqred", limit = {LIMIT}, quota_unit = "bytes" }}'},
+}
+
+
+def variant_text(name: str, n: int = 150) -> str:
+    if VARIANTS[name] is None:
+        return att_scenario_text(n, "random")
+    if VARIANTS[name] == "same":
+        return att_path(n).read_text()
+    out = VARIANTS[name](att_path(n).read_text())
+    assert out != att_path(n).read_text(), name
+    return out
+
+
 def available_algorithms() -> dict[str, str]:
     """Part 2 algorithms whose disciplines this build has (DQRED needs the `dqred` discipline)."""
     from aqmlab import _core
@@ -171,17 +214,29 @@ def available_algorithms() -> dict[str, str]:
 def configurations(quick: bool) -> list[Config]:
     configs = []
     short = ['simulation.duration="20s"', 'simulation.warmup="5s"'] if quick else []
-    for scheme, q in SCHEMES.items():
-        configs.append(Config({"part": 1, "scheme": scheme}, SMALL, [f"topology.bottleneck.qdisc={q}", *short]))
+    for setup, extra in SETUPS.items():
+        for scheme, q in SCHEMES.items():
+            configs.append(Config({"part": 1, "setup": setup, "scheme": scheme}, SMALL,
+                                  [f"topology.bottleneck.qdisc={q}", *extra, *short]))
     for n in ((60, 150) if quick else NS):
         for alg, q in available_algorithms().items():
-            configs.append(Config({"part": 2, "scheme": alg, "N": n}, att_path(n), [f"topology.default_qdisc={q}", *short]))
+            configs.append(Config({"part": 2, "variant": "as run", "scheme": alg, "N": n}, att_path(n),
+                                  [f"topology.default_qdisc={q}", *short]))
+    for v in VARIANTS:
+        text = variant_text(v)
+        for alg, q in available_algorithms().items():
+            if VARIANTS[v] == "same" and alg not in VARIANT_ALGORITHMS.get(v, {}):
+                continue  # identical to the run "as run" (same scenario, same hash): reuse that row
+            q = VARIANT_ALGORITHMS.get(v, {}).get(alg, q)
+            configs.append(Config({"part": 2, "variant": v, "scheme": alg, "N": 150}, text,
+                                  [f"topology.default_qdisc={q}", *short]))
     return configs
 
 
 # ---------------------------------------------------------------- analysis
-def part1(results: PackResults) -> pd.DataFrame:
-    t = results.table[results.table["part"] == 1].copy()
+def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
+    """Part 1 per scheme for one setup ("stated" or "derived")."""
+    t = results.table[(results.table["part"] == 1) & (results.table["setup"] == setup)].copy()
     metrics = {}
     for i, f in enumerate(FLOWS, start=1):
         t[f"thr{i}"] = t[f"flows.{f}.throughput_bps"] / 8e3  # KB/s
@@ -201,25 +256,89 @@ def part1(results: PackResults) -> pd.DataFrame:
 CLASSES = ("ftp", "audio", "video")
 
 
-def part2(results: PackResults) -> pd.DataFrame:
-    t = results.table[results.table["part"] == 2].copy()
+def part2(results: PackResults, variant: str = "as run") -> pd.DataFrame:
+    """Part 2 per N and scheme for one setup variant ("as run" or a key of VARIANTS)."""
+    t = results.table[(results.table["part"] == 2) & (results.table["variant"] == variant)].copy()
     metrics = {}
     for c in CLASSES:
         def cols(metric):
-            return [x for x in t.columns if re.fullmatch(rf"flows\.{c}\d+\.{metric}", x)]
+            return sorted(x for x in t.columns if re.fullmatch(rf"flows\.{c}\d+\.{metric}", x))
         sent = t[cols("sent_pkts")].fillna(0).sum(axis=1)
         dropped = t[cols("dropped_pkts")].fillna(0).sum(axis=1)
         delivered = t[cols("delivered_pkts")].fillna(0).sum(axis=1)
         # packet-weighted mean one-way delay over the class
         dsum = sum(t[f"flows.{f}.delay_mean_s"].fillna(0) * t[f"flows.{f}.delivered_pkts"].fillna(0)
-                   for f in {x.rsplit(".", 1)[0].split(".", 1)[1] for x in cols("delivered_pkts")})
+                   for f in sorted({x.rsplit(".", 1)[0].split(".", 1)[1] for x in cols("delivered_pkts")}))
         t[f"{c}_thr_kbps"] = t[cols("goodput_bps" if c == "ftp" else "throughput_bps")].fillna(0).sum(axis=1) / 1e3
         t[f"{c}_loss_pct"] = 100 * dropped / sent
         t[f"{c}_delay_ms"] = 1e3 * dsum / delivered
         metrics.update({f"{c}_thr_kbps": f"{c}_thr_kbps", f"{c}_loss_pct": f"{c}_loss_pct", f"{c}_delay_ms": f"{c}_delay_ms"})
-    t["util_pct"] = 100 * t[f"links.{BOTTLENECK}.utilization_frac"]
+    col = f"links.{BOTTLENECK}.utilization_frac"
+    t["util_pct"] = 100 * t[col] if col in t else float("nan")
     metrics["util_pct"] = "util_pct"
     return summarize(t, ["N", "scheme"], metrics)
+
+
+def _part1_report(results: PackResults, setup: str, suffix: str, plt) -> str:
+    """Tables (paper beside ours) and a figure for one part-1 setup."""
+    out = []
+    p1 = part1(results, setup)
+    if not len(p1):
+        return ""
+    order = [s for s in SCHEMES if s in set(p1["scheme"])]
+    p1 = p1.set_index("scheme").loc[order].reset_index()
+    rows = []
+    for _, r in p1.iterrows():
+        s = r["scheme"]
+        for i in range(4):
+            rows.append({"scheme": s, "flow": FLOWS[i], "throughput [KB/s]": r[f"thr{i + 1}"], "paper": PAPER_THR_KBps[s][i],
+                         "delay [s]": r[f"delay{i + 1}"], "paper ": PAPER_DELAY_S[s][i],
+                         "loss [%]": r[f"loss{i + 1}"], "paper  ": PAPER_LOSS_PCT[s][i]})
+    out.append("### Table II: per-flow average throughput, delay and loss (paper beside each)\n")
+    out.append(results.write_table(f"part1{suffix}_table2_per_flow", pd.DataFrame(rows), ".3g") + "\n")
+    sysrows = [{"scheme": r["scheme"], "system throughput [kb/s]": r["sys_kbps"], "paper": PAPER_SYS_KBPS[r["scheme"]],
+                "total loss [%]": r["total_loss"], "paper ": PAPER_TOTAL_LOSS[r["scheme"]],
+                "Jain index": r["jain"], "paper  ": PAPER_FAIRNESS[r["scheme"]]} for _, r in p1.iterrows()]
+    out.append("### Table II (bottom): system throughput, total loss, fairness\n")
+    out.append(results.write_table(f"part1{suffix}_table2_system", pd.DataFrame(sysrows), ".4g") + "\n")
+    prow = []
+    for _, r in p1.iterrows():
+        row = {"scheme": r["scheme"]}
+        for i in range(4):
+            row[f"{FLOWS[i]}"] = r[f"power{i + 1}"]
+            row[f"{FLOWS[i]} paper"] = PAPER_POWER[r["scheme"]][i]
+        prow.append(row)
+    out.append("### Table I: global power = throughput [KB/s] / delay [s]\n")
+    out.append(results.write_table(f"part1{suffix}_table1_power", pd.DataFrame(prow), ".4g") + "\n")
+
+    paper = {"thr": PAPER_THR_KBps, "delay": PAPER_DELAY_S, "loss": PAPER_LOSS_PCT, "power": PAPER_POWER}
+    fig, axes = plt.subplots(1, 5, figsize=(18, 3.4))
+    width = 0.2
+    x = range(len(order))
+    panels = (("thr", "throughput [KB/s]"), ("delay", "delay [s]"), ("loss", "loss [%]"), ("power", "power [KB/s / s]"))
+    for ax, (key, title) in zip(axes, panels):
+        for i in range(4):
+            xs = [v + (i - 1.5) * width for v in x]
+            ax.bar(xs, p1[f"{key}{i + 1}"], width, label=FLOWS[i])
+            ax.plot(xs, [paper[key][s][i] for s in order], "k_", markersize=8, label="paper" if i == 0 else None)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(order, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    axes[3].set_yscale("log")
+    axes[4].bar(list(x), p1["jain"], 0.6, label="aqmlab")
+    axes[4].plot(list(x), [PAPER_FAIRNESS[s] for s in order], "k_", markersize=12, label="paper")
+    axes[4].set_xticks(list(x))
+    axes[4].set_xticklabels(order, fontsize=8)
+    axes[4].set_title("Jain's fairness index", fontsize=9)
+    axes[4].set_ylim(0, 1.05)
+    axes[4].grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(results.figure_path(f"part1{suffix}_per_flow"), dpi=80)
+    plt.close(fig)
+    out.append(f"![per-flow bars; black ticks: the paper](figures/part1{suffix}_per_flow.png)\n")
+    return "\n".join(out)
 
 
 def analyze(results: PackResults) -> str:
@@ -229,9 +348,6 @@ def analyze(results: PackResults) -> str:
     import matplotlib.pyplot as plt
 
     out = []
-    p1 = part1(results)
-    order = [s for s in SCHEMES if s in set(p1["scheme"])]
-    p1 = p1.set_index("scheme").loc[order].reset_index()
     out.append("## Part 1: eight schemes on the small topology\n")
     out.append(
         "Dumbbell with four sources (10 Mb/s, 2 ms access links) and a **1 Mb/s**, 10 ms bottleneck (the paper "
@@ -242,45 +358,15 @@ def analyze(results: PackResults) -> str:
         + ("Quick mode: 20 s runs, statistics over 5-20 s." if results.quick else "60 s runs, statistics over 5-60 s.")
         + "\n"
     )
-    rows = []
-    for _, r in p1.iterrows():
-        s = r["scheme"]
-        for i in range(4):
-            rows.append({"scheme": s, "flow": FLOWS[i], "throughput [KB/s]": r[f"thr{i + 1}"], "paper": PAPER_THR_KBps[s][i],
-                         "delay [s]": r[f"delay{i + 1}"], "paper ": PAPER_DELAY_S[s][i],
-                         "loss [%]": r[f"loss{i + 1}"], "paper  ": PAPER_LOSS_PCT[s][i]})
-    out.append("### Table II: per-flow average throughput, delay and loss (paper beside each)\n")
-    out.append(results.write_table("part1_table2_per_flow", pd.DataFrame(rows), ".3g") + "\n")
-    sysrows = [{"scheme": r["scheme"], "system throughput [kb/s]": r["sys_kbps"], "paper": PAPER_SYS_KBPS[r["scheme"]],
-                "total loss [%]": r["total_loss"], "paper ": PAPER_TOTAL_LOSS[r["scheme"]],
-                "Jain index": r["jain"], "paper  ": PAPER_FAIRNESS[r["scheme"]]} for _, r in p1.iterrows()]
-    out.append("### Table II (bottom): system throughput, total loss, fairness\n")
-    out.append(results.write_table("part1_table2_system", pd.DataFrame(sysrows), ".4g") + "\n")
-    prow = []
-    for _, r in p1.iterrows():
-        row = {"scheme": r["scheme"]}
-        for i in range(4):
-            row[f"{FLOWS[i]}"] = r[f"power{i + 1}"]
-            row[f"{FLOWS[i]} paper"] = PAPER_POWER[r["scheme"]][i]
-        prow.append(row)
-    out.append("### Table I: global power = throughput [KB/s] / delay [s]\n")
-    out.append(results.write_table("part1_table1_power", pd.DataFrame(prow), ".4g") + "\n")
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-    width = 0.2
-    x = range(len(order))
-    for ax, (key, title) in zip(axes, (("thr", "throughput [KB/s]"), ("delay", "delay [s]"), ("loss", "loss [%]"))):
-        for i in range(4):
-            ax.bar([v + (i - 1.5) * width for v in x], p1[f"{key}{i + 1}"], width, label=FLOWS[i])
-        ax.set_xticks(list(x))
-        ax.set_xticklabels(order, fontsize=8)
-        ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(results.figure_path("part1_per_flow"), dpi=80)
-    plt.close(fig)
-    out.append("![per-flow bars](figures/part1_per_flow.png)\n")
+    out.append(_part1_report(results, "stated", "", plt))
+    out.append("## Part 1, derived setup: the rates the paper's Table II implies\n")
+    out.append(
+        "Same topology with the bottleneck at **698.8 kb/s** (the sum of the four shares under FQ, SFQ and DRR), "
+        "the CBR flow at **142.56 kb/s** (its throughput / (1 - loss) is 17.82 KB/s in every scheme where it loses "
+        "packets) and the video flow at **294 kb/s** (throughput / (1 - loss) = 36.8-37.0 KB/s under RED, VQ and "
+        "DRR). The paper's values are beside ours.\n"
+    )
+    out.append(_part1_report(results, "derived", "_derived", plt))
 
     # ---- part 2
     p2 = part2(results)
@@ -321,4 +407,32 @@ def analyze(results: PackResults) -> str:
                     red, dq = g.loc["RED", f"{c}_loss_pct"], g.loc["DQRED", f"{c}_loss_pct"]
                     rows.append({"N": int(n), "class": c, "RED loss %": red, "DQRED loss %": dq, "DQRED lower": "yes" if dq < red else "no"})
             out.append(results.write_table("part2_claims", pd.DataFrame(rows), ".3g") + "\n")
+        out.append(_variants_report(results))
     return "\n".join(out)
+
+
+def _variants_report(results: PackResults) -> str:
+    """N = 150 under the alternatives of VARIANTS: does DQRED give real-time traffic lower loss?"""
+    rows = []
+    base = part2(results, "as run")
+    base = base[base["N"] == 150].set_index("scheme") if len(base) else base
+    for v in ["as run", *VARIANTS]:
+        p = part2(results, v)
+        p = p[p["N"] == 150].set_index("scheme") if len(p) else p
+        if len(p) and "RED" not in p.index and "RED" in base.index:
+            p = pd.concat([p, base.loc[["RED"]]])  # the variant's RED run is the "as run" one
+        if not len(p) or not {"RED", "DQRED"} <= set(p.index):
+            continue
+        row = {"variant": v}
+        for c in ("audio", "video"):
+            row[f"{c} loss RED %"] = p.loc["RED", f"{c}_loss_pct"]
+            row[f"{c} loss DQRED %"] = p.loc["DQRED", f"{c}_loss_pct"]
+        row["FTP RED [kb/s]"] = p.loc["RED", "ftp_thr_kbps"]
+        row["FTP DQRED [kb/s]"] = p.loc["DQRED", "ftp_thr_kbps"]
+        row["real-time loss lower with DQRED"] = "yes" if all(
+            row[f"{c} loss DQRED %"] < row[f"{c} loss RED %"] for c in ("audio", "video")) else "no"
+        rows.append(row)
+    if not rows:
+        return ""
+    return ("### N = 150 under the setup's alternatives (issue 10)\n\n"
+            + results.write_table("part2_variants", pd.DataFrame(rows), ".3g") + "\n")

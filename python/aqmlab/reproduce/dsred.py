@@ -1,5 +1,5 @@
 """DSRED pack: RED vs DSRED at an edge gateway whose egress has a CBR (constant) or rt-VBR
-(variable, `rate_model`) service rate (paper 004 in the seeds; scenarios/dsred/).
+(variable, `rate_model`) service rate (the OPNET DSRED-vs-RED study, docs/reproductions/dsred.md; scenarios/dsred/).
 
 Two egress rates are run: the OC-1 line rate of the paper's Table 1 (51.84 Mb/s), and a
 "contract" rate of 0.3 Mb/s inferred from the paper's own Table 3 by Little's law (a 0.35-0.56 s
@@ -30,6 +30,15 @@ QUEUE = "gateway->dest"
 RED = {"kind": "red", "min_th": 6, "max_th": 20, "max_p": 0.1, "w_q": 0.05, "limit": 100, "spread": "none"}
 DSRED = {"kind": "dsred", "min_th": 6, "max_th": 20, "gamma": 0.96, "w_q": 0.05, "limit": 100, "spread": "none"}
 EGRESS = {"OC-1": 51_840_000, "contract 0.3 Mb/s": 300_000}
+#: Other readings of the contract and the traffic (issue 10), at the contract rate with a CBR
+#: contract: label -> (egress rate in b/s, traffic). "AAL5 cell tax": a 1500-B packet travels as
+#: 32 cells of 53 B (1696 B), so the contract's cell rate carries 1500/1696 of it in packets.
+#: "UDP 110%": the four servers send constant-rate 1500-B packets at 110% of the contract instead
+#: of TCP (unresponsive traffic: the long-run drop rate is the excess, whatever the AQM).
+VARIANTS = {
+    "contract 0.3 Mb/s, AAL5 cell tax": (round(300_000 * 1500 / 1696), "tcp"),
+    "contract 0.3 Mb/s, UDP 110%": (300_000, "udp"),
+}
 #: The paper's Table 3 (long-term values; the same for both contracts per its text).
 PAPER = {
     "RED": {"normalized throughput": 0.65, "drop rate [pkt/s]": 3.0, "peak drop rate [pkt/s]": 5.0, "queueing delay [s]": 0.56},
@@ -51,8 +60,24 @@ def scenario_doc(aqm: dict[str, Any], rate_bps: int, vbr: bool, quick: bool) -> 
     return doc
 
 
+def _udp(doc: dict[str, Any], rate_bps: int) -> None:
+    """Replaces the four TCP transfers by CBR sources offering 110% of `rate_bps` together."""
+    for fl in doc["flows"]:
+        for key in ("mss",):
+            fl.pop(key, None)
+        fl["kind"] = "cbr"
+        fl["rate"] = f"{int(rate_bps * 1.1 / len(doc['flows']))}bps"
+        fl["size"] = "1500B"
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
+    for label, (rate, traffic) in VARIANTS.items():
+        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
+            doc = scenario_doc(aqm, rate, False, quick)
+            if traffic == "udp":
+                _udp(doc, rate)
+            out.append(Config(labels={"egress": label, "contract": "CBR", "aqm": name}, scenario=doc))
     for egress, rate in EGRESS.items():
         for contract in ("CBR", "rt-VBR"):
             for name, aqm in (("RED", RED), ("DSRED", DSRED)):
@@ -73,7 +98,19 @@ def _series(run: Path) -> pd.DataFrame:
     out["len_pkts"] = q["len_pkts"].astype(float)
     f = pd.read_parquet(run / "flow_series.parquet")
     out["throughput_bps"] = f.groupby("time_s")["throughput_bps"].sum().reindex(out.index)
+    out["delivered_pkts"] = f.groupby("time_s")["delivered_pkts"].sum().reindex(out.index).fillna(0.0)
     return out
+
+
+def normalized_series(s: pd.DataFrame, window: int = 10) -> pd.Series:
+    """Normalized throughput over time (the paper's figures): packets delivered / (delivered +
+    dropped) over `window`-sample windows. The gateway is the only place packets are lost, so
+    delivered + dropped is the gateway's arrivals up to the change of its queue (at most the
+    100-packet buffer per window)."""
+    drops = s["drops_per_s"] * np.diff(np.concatenate([[0.0], s.index.to_numpy()]))
+    d = s["delivered_pkts"].rolling(window, min_periods=1).sum()
+    x = drops.rolling(window, min_periods=1).sum()
+    return d / (d + x).replace(0, np.nan)
 
 
 def metrics(results: PackResults) -> pd.DataFrame:
@@ -85,7 +122,7 @@ def metrics(results: PackResults) -> pd.DataFrame:
         peak = s["drops_per_s"].rolling(10).mean().max()
         arrivals = r[f"queues.{QUEUE}.arrivals_pkts"]
         drops = r[f"queues.{QUEUE}.drops_pkts"]
-        rate = EGRESS[r["egress"]]
+        rate = EGRESS[r["egress"]] if r["egress"] in EGRESS else VARIANTS[r["egress"]][0]
         rows.append({
             "egress": r["egress"], "contract": r["contract"], "aqm": r["aqm"], "seed": r["seed"],
             "normalized throughput": (arrivals - drops) / arrivals if arrivals else math.nan,
@@ -96,7 +133,7 @@ def metrics(results: PackResults) -> pd.DataFrame:
             "long-term queueing delay [s]": float(tail["delay_s"].mean()),
             "avg queue [pkts]": float(s["avg_pkts"].mean()),
             "utilization": r[f"links.{QUEUE}.throughput_bps"] / rate,
-            "goodput [Mb/s]": r["aggregate.goodput_total_bps"] / 1e6,
+            "goodput [Mb/s]": r.get("aggregate.goodput_total_bps", math.nan) / 1e6,
         })
     return pd.DataFrame(rows)
 
@@ -113,7 +150,7 @@ def _figures(results: PackResults) -> list[str]:
     t = results.table[results.table["seed"] == results.table["seed"].min()]
     names = []
     for egress in EGRESS:
-        fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
+        fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
         for _, r in t[t["egress"] == egress].iterrows():
             s = _series(results.runs[r["run"]])
             lab = f"{r['aqm']} {r['contract']}"
@@ -122,7 +159,12 @@ def _figures(results: PackResults) -> list[str]:
             axes[0].plot(s.index, arr.to_numpy(), ls=ls, label=lab)
             axes[1].plot(s.index, s["delay_s"].rolling(10, min_periods=1).mean().to_numpy(), ls=ls, label=lab)
             axes[2].plot(s.index, s["avg_pkts"].rolling(10, min_periods=1).mean().to_numpy(), ls=ls, label=lab)
-        for ax, title in zip(axes, ("drops [pkts/s]", "queueing delay [s]", "average queue [pkts]")):
+            axes[3].plot(s.index, normalized_series(s).to_numpy(), ls=ls, label=lab)
+        for aqm, v in (("RED", 0.65), ("DSRED", 0.98)):
+            axes[3].axhline(v, color="k", lw=0.8, ls=":")
+            axes[3].text(0.01, v, f" paper {aqm}", transform=axes[3].get_yaxis_transform(), fontsize=7, va="bottom")
+        for ax, title in zip(axes, ("drops [pkts/s]", "queueing delay [s]", "average queue [pkts]",
+                                    "normalized throughput (delivered / arrived)")):
             ax.set_title(title, fontsize=9)
             ax.set_xlabel("time [s]", fontsize=8)
             ax.tick_params(labelsize=8)

@@ -18,8 +18,8 @@ NAME = "kato"
 TITLE = "Effects of a nonlinear packet drop probability function on RED performance (Kato et al.)"
 CITATION = (
     "K. Kato, H. Kato, H. Asahara, D. Ito, T. Kousaka, \"Effects of a nonlinear packet drop "
-    "probability function on RED performance\" (NOLTA / IEICE; ns-2). Paper 001 of the project's "
-    "seeds; setup as read in papers.md §001."
+    "probability function on RED performance\" (NOLTA / IEICE; ns-2). Setup as read in "
+    "docs/reproductions/kato.md."
 )
 
 SCENARIO = SCENARIOS / "kato" / "kato.toml"

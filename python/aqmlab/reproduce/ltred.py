@@ -19,14 +19,19 @@ NAME = "ltred"
 TITLE = "Effective utilization of router buffer by threshold parameter setting approach in RED (LTRED)"
 CITATION = (
     "K. Chhabra, M. Kshirsagar, A. Zadgaonkar, \"Effective Utilization of Router Buffer by "
-    "Threshold Parameter Setting Approach in RED\" (ns-2). Paper 003 of the project's seeds; setup "
-    "as read in papers.md §003."
+    "Threshold Parameter Setting Approach in RED\" (ns-2). Setup as read in "
+    "docs/reproductions/ltred.md."
 )
 
 #: (bottleneck rate, buffer B in packets): the paper's Table 1, Tables 2-5.
 CASES = (("0.8Mbps", 30), ("1.1Mbps", 40), ("1.45Mbps", 50), ("1.8Mbps", 60))
 MS = (30, 40, 50, 60)
 AQMS = ("RED", "ARED", "AVQ", "LTRED")
+#: Other readings of the paper, run beside its four AQMs (issue 10): LTRED with step 2's bump
+#: applied to the arriving packet's decision only; RED as ns-2.35's defaults would have run it
+#: (gentle_ true, byte mode with mean_pktsize_ 500 and the average in bytes: the paper's packet
+#: thresholds become 500-B units, i.e. 500/540 of a 540-B packet).
+READINGS = ("LTRED-decision", "RED-ns2")
 MSS = 500  # ns-2 packetSize_ 500: 540-B packets on the wire with the 40-B header
 QUEUE = "r1->r2"
 
@@ -104,6 +109,12 @@ def qdisc(aqm: str, buffer: int) -> str:
         return f"{{ kind = \"avq\", limit = {buffer} }}"
     if aqm == "LTRED":
         return f"{{ kind = \"ltred\", max_p = 0.1, {common} }}"
+    if aqm == "LTRED-decision":
+        return f"{{ kind = \"ltred\", max_p = 0.1, bump_persists = false, {common} }}"
+    if aqm == "RED-ns2":
+        lo = min_th * 500 / (MSS + 40)
+        return (f'{{ kind = "gred", min_th = {lo:.4g}, max_th = {3 * lo:.4g}, max_p = 0.1, byte_mode = true, '
+                f'w_q = 0.002, limit = {buffer}, mean_pktsize = "500B" }}')
     raise ValueError(aqm)
 
 
@@ -113,7 +124,7 @@ def configurations(quick: bool) -> list[Config]:
     configs = []
     for rate, b in cases:
         for m in ms:
-            for aqm in AQMS:
+            for aqm in AQMS + (READINGS[:1] if quick else READINGS):
                 o = [f'topology.bottleneck.rate="{rate}"', f"topology.bottleneck.qdisc={qdisc(aqm, b)}"]
                 configs.append(Config({"bandwidth": rate.replace("Mbps", " Mb/s"), "buffer": b, "m": m, "aqm": aqm}, scenario_path(m), o))
     return configs
@@ -137,6 +148,12 @@ def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
     t["delay_s"] = t[f"queues.{QUEUE}.sojourn_mean_s"]
     t["avg_queue_pkts"] = t[f"queues.{QUEUE}.mean_len_pkts"]
     t["util_pct"] = 100 * t[f"links.{QUEUE}.utilization_frac"]
+    # Other readings of the paper's columns: utilization counted in payload (goodput) bits,
+    # and "link delay" as queueing + one 540-B serialization + the 20-ms propagation.
+    rate = t["bandwidth"].str.replace(" Mb/s", "", regex=False).astype(float) * 1e6
+    duration = 30.0
+    t["payload_util_pct"] = 100 * total("total_goodput_bytes") * 8 / (rate * duration)
+    t["link_delay_s"] = t["delay_s"] + (MSS + 40) * 8 / rate + 0.020
     return t
 
 
@@ -177,9 +194,24 @@ for _line in _P.strip().splitlines():
 PAPER_COLS = ("delivered %", "lost %", "goodput %", "retransmitted/lost %", "queue delay [s]", "utilization %")
 
 
+#: The paper's Table 1 RTT column [ms] per bottleneck rate.
+PAPER_RTT_MS = {"0.8Mbps": 75.0, "1.1Mbps": 70.9, "1.45Mbps": 68.3, "1.8Mbps": 66.7}
+
+
+def table1_rtt_ms(rate: str) -> float:
+    """The reading that reproduces the paper's Table 1 RTT column (issue 10): twice S1's 10-ms
+    access link and the 20-ms bottleneck, plus one 1500-B transmission at the bottleneck rate
+    (60 ms + 12 kb / rate). The receiver-side access link and the 540-B packets of the
+    simulation do not enter it: the column is a nominal figure, not a measured RTT."""
+    bps = float(rate.replace("Mbps", "")) * 1e6
+    return 2 * (10 + 20) + 1500 * 8 / bps * 1e3
+
+
 def measured(results: PackResults) -> pd.DataFrame:
     t = _with_metrics(results.table)
-    return summarize(t, ["bandwidth", "buffer", "m", "aqm"], {**METRICS, "avg queue [pkts]": "avg_queue_pkts", "timeouts": "timeouts"})
+    return summarize(t, ["bandwidth", "buffer", "m", "aqm"], {**METRICS, "avg queue [pkts]": "avg_queue_pkts", "timeouts": "timeouts",
+                                                            "payload utilization %": "payload_util_pct",
+                                                            "queue + tx + propagation [s]": "link_delay_s"})
 
 
 def analyze(results: PackResults) -> str:
@@ -241,11 +273,25 @@ def analyze(results: PackResults) -> str:
             row["LTRED < RED"] = ("yes" if lt < red else "no") + ("" if sig else " (n.s.)")
         else:
             row["LTRED < RED"] = "yes" if lt < red else "no"
-        row["lowest loss"] = loss.idxmin()
-        row["highest utilization"] = util.idxmax()
+        for r in READINGS:
+            if r in loss:
+                row[f"{r} lost %"] = loss[r]
+        paper_aqms = [a for a in AQMS if a in loss]
+        row["lowest loss"] = loss[paper_aqms].idxmin()
+        row["highest utilization"] = util[paper_aqms].idxmax()
         rows.append(row)
     claims = pd.DataFrame(rows)
     out.append(results.write_table("claims", claims, ".3g") + "\n")
+
+    out.append(readings_report(results, m))
+    out.append("## Table 1's RTT column\n")
+    rtt = pd.DataFrame([{"bandwidth": r.replace("Mbps", " Mb/s"), "paper RTT [ms]": PAPER_RTT_MS[r],
+                         "2·(10 + 20) ms + 1500 B / rate [ms]": table1_rtt_ms(r),
+                         "base RTT of S1's path [ms]": 2 * (10 + 20 + 10),
+                         "base RTT of S3..Sn's paths [ms]": "96-100"} for r, _ in CASES])
+    out.append("The paper's RTTs are 60 ms plus one 1500-B transmission at the bottleneck rate (S1's access "
+               "link and the bottleneck, both ways), not a path's measured RTT:\n")
+    out.append(results.write_table("table1_rtt", rtt, ".4g") + "\n")
 
     # Figures: lost % and utilization vs m per AQM, one column per case
     cases = [c for c in CASES if (m["bandwidth"] == c[0].replace("Mbps", " Mb/s")).any()]
@@ -267,6 +313,49 @@ def analyze(results: PackResults) -> str:
     fig.savefig(results.figure_path("loss_utilization"), dpi=80)
     plt.close(fig)
     out.append("![loss and utilization](figures/loss_utilization.png) (solid: this reproduction; dashed: the paper)\n")
+    return "\n".join(out)
+
+
+def readings_report(results: PackResults, m: pd.DataFrame) -> str:
+    """Which reading of the paper's LTRED, RED and metric definitions matches its tables."""
+    out = ["## Other readings (issue 10)\n"]
+    rows = []
+    for (bw, b, mm), g in m.groupby(["bandwidth", "buffer", "m"], sort=False):
+        g = g.set_index("aqm")
+        for aqm, paper_aqm in (("LTRED", "LTRED"), ("LTRED-decision", "LTRED"), ("RED", "RED"), ("RED-ns2", "RED")):
+            if aqm not in g.index:
+                continue
+            p = PAPER.get((int(b), int(mm), paper_aqm))
+            r = g.loc[aqm]
+            rows.append({"bandwidth": bw, "buffer": int(b), "m": int(mm), "AQM": aqm,
+                         "lost %": r["lost %"], "paper lost %": p[1] if p else float("nan"),
+                         "queue delay [s]": r["queue delay [s]"], "paper link delay [s]": p[4] if p else float("nan"),
+                         "utilization %": r["utilization %"], "paper utilization %": p[5] if p else float("nan")})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return ""
+    out.append("Step 2 of LTRED read as a bump of this arrival's decision only (`LTRED-decision`) beside the "
+               "persistent reading the pack's LTRED uses; RED as ns-2.35's defaults would have run it "
+               "(`RED-ns2`: gentle, byte mode, 500-B mean packet) beside the paper's description.\n")
+    out.append(results.write_table("readings", df, ".4g") + "\n")
+    # Mean absolute difference to the paper per definition of the utilization and delay columns.
+    defs = []
+    for aqm in AQMS:
+        sub = m[m["aqm"] == aqm]
+        ps = [PAPER.get((int(b), int(mm), aqm)) for b, mm in zip(sub["buffer"], sub["m"])]
+        ok = [(i, p) for i, p in enumerate(ps) if p]
+        if not ok:
+            continue
+        def mad(col, j):
+            return sum(abs(float(sub[col].iloc[i]) - p[j]) for i, p in ok) / len(ok)
+        defs.append({"AQM": aqm,
+                     "utilization: busy time": mad("utilization %", 5),
+                     "utilization: payload bits": mad("payload utilization %", 5),
+                     "link delay: queueing": mad("queue delay [s]", 4),
+                     "link delay: queue + tx + propagation": mad("queue + tx + propagation [s]", 4)})
+    out.append("Mean absolute difference to the paper's columns under each definition (utilization in "
+               "points, delay in seconds; the smaller, the better the definition fits):\n")
+    out.append(results.write_table("definitions", pd.DataFrame(defs), ".3g") + "\n")
     return "\n".join(out)
 
 

@@ -95,11 +95,44 @@ def scenario_doc(scenario: int, qdisc: dict[str, Any], quick: bool) -> dict[str,
     return doc
 
 
+#: Sensitivity (issue 10): scenario 1's headline algorithms with RED's usual count spreading
+#: (`spread = "wait"`, ns-2's) instead of the pack's `"none"`; labels get a " [wait]" suffix.
+WAIT_LABELS = ("GRED", "NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)")
+
+
+#: Scenario 3 (TCP only) variants (issue 10): the paper's finite transfers (20, 10, 10, 10, 10 MB;
+#: scaled by 1/QUICK_FACTOR in quick mode) and a classic 8760-B receive window (six 1460-B
+#: segments) instead of bulk transfers with an unlimited window. Run for GRED and every NLGRED_1(k)
+#: and NLGRED_2(0.6); labels get a " [finite]" / " [rwnd 8760 B]" suffix.
+S3_VARIANTS = {"finite": "[finite]", "rwnd": "[rwnd 8760 B]"}
+S3_BYTES_MB = (20, 10, 10, 10, 10)
+
+
+def s3_variant_doc(variant: str, qdisc: dict[str, Any], quick: bool) -> dict[str, Any]:
+    doc = scenario_doc(3, qdisc, quick)
+    for i, fl in enumerate(doc["flows"]):
+        if variant == "finite":
+            mb = S3_BYTES_MB[i] / (QUICK_FACTOR if quick else 1.0)
+            fl["bytes"] = f"{int(mb * 1_000_000)}B"
+        else:
+            fl["window_bytes"] = "8760B"
+    return doc
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
     for s in (1, 2, 3):
         for labels, q in algorithms(s, quick):
             out.append(Config(labels={"scenario": s, **labels}, scenario=scenario_doc(s, q, quick)))
+    for variant, suffix in S3_VARIANTS.items():
+        for labels, q in algorithms(3, quick):
+            if labels["algorithm"] in ("GRED", "NLGRED_1") or labels["label"] == "NLGRED_2(m=0.6)":
+                lab = {**labels, "label": f"{labels['label']} {suffix}"}
+                out.append(Config(labels={"scenario": 3, **lab}, scenario=s3_variant_doc(variant, q, quick)))
+    for labels, q in algorithms(1, quick):
+        if labels["label"] in WAIT_LABELS:
+            lab = {**labels, "param": f"{labels['param']} wait".strip(), "label": f"{labels['label']} [wait]"}
+            out.append(Config(labels={"scenario": 1, **lab}, scenario=scenario_doc(1, {**q, "spread": "wait"}, quick)))
     return out
 
 
@@ -128,6 +161,13 @@ def run_series(run: Path) -> pd.DataFrame:
     g = f.groupby("time_s")
     out["jitter_s"] = (g["jw"].sum() / g["w"].sum().replace(0, np.nan)).reindex(out.index)
     out["throughput_bps"] = g["throughput_bps"].sum().reindex(out.index)
+    # OPNET-style statistics: running averages from t = 0 (OPNET's default "time average" view)
+    # of the delay and avgQ, and the delay *variation* (running standard deviation of the
+    # queueing delay), OPNET's delay-variation reading of "jitter" rather than IPDV.
+    d = out["delay_s"].where(out["delay_s"] > 0)
+    out["delay_run_s"] = d.expanding().mean()
+    out["avgq_run_pkts"] = out["avgq_pkts"].where(out["avgq_pkts"] > 0).expanding().mean()
+    out["dv_run_s"] = d.expanding(min_periods=2).std()
     return out
 
 
@@ -190,6 +230,67 @@ def headline(reg: pd.DataFrame) -> pd.DataFrame:
                 "avgQ vs GRED %": _pct(g.loc[lab, "avgq_pkts"], g.loc["GRED", "avgq_pkts"]),
                 "drops vs GRED %": _pct(g.loc[lab, "drops_per_s"], g.loc["GRED", "drops_per_s"]),
             })
+    return pd.DataFrame(rows)
+
+
+OPNET = {"delay_run_s": "delay (running mean)", "dv_run_s": "delay variation (running std)", "avgq_run_pkts": "avgQ (running mean)"}
+
+
+def opnet_headline(results: PackResults) -> pd.DataFrame:
+    """Scenario 1, OPNET-style statistics read at the end of each region: RNLGRED and the two
+    NLGREDs against GRED (negative = lower than GRED)."""
+    t = results.table[(results.table["scenario"] == 1) & (results.table["seed"] == results.table["seed"].min())]
+    series = {r["label"]: run_series(results.runs[r["run"]]) for _, r in t.iterrows()}
+    if "GRED" not in series:
+        return pd.DataFrame()
+    rows = []
+    for a, b, name in regions(1, results.quick):
+        at = {lab: s[s.index <= b].iloc[-1] for lab, s in series.items()}
+        for lab in ("NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)", "RNLGRED(manual)"):
+            if lab not in at:
+                continue
+            row = {"region": name, "load": LOAD_S1[name], "algorithm": lab}
+            for col, title in OPNET.items():
+                row[f"{title} vs GRED %"] = _pct(float(at[lab][col]), float(at["GRED"][col]))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def wait_sensitivity(reg: pd.DataFrame) -> pd.DataFrame:
+    """Scenario 1: queueing delay per region with the pack's spreading ("none") and RED's usual
+    count spreading ("wait")."""
+    s1 = reg[reg["scenario"] == 1]
+    mean = s1.groupby(["region", "label"], sort=False)["delay_s"].mean()
+    rows = []
+    for region in s1["region"].unique():
+        row = {"region": region}
+        for lab in WAIT_LABELS:
+            if (region, f"{lab} [wait]") in mean.index:
+                row[lab] = mean.loc[(region, lab)]
+                row[f"{lab} [wait]"] = mean.loc[(region, f"{lab} [wait]")]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def s3_k_trend(reg: pd.DataFrame) -> pd.DataFrame:
+    """Scenario 3: queueing delay of NLGRED_1(k) relative to GRED (mean over regions B-E, %), per
+    traffic variant; the paper: the improvement over GRED grows with k."""
+    s3 = reg[(reg["scenario"] == 3) & reg["region"].isin(["B", "C", "D", "E"])]
+    mean = s3.groupby("label")["delay_s"].mean()
+    rows = []
+    for name, suffix in (("bulk, unlimited window (as run)", ""), *((f"{k}", f" {v}") for k, v in S3_VARIANTS.items())):
+        g = mean.get(f"GRED{suffix}")
+        if g is None or not g == g:
+            continue
+        row = {"traffic": name}
+        for k in K_VALUES[1:]:
+            v = mean.get(f"NLGRED_1(k={k:g}){suffix}")
+            row[f"k={k:g} vs GRED %"] = _pct(v, g) if v is not None else math.nan
+        v = mean.get(f"NLGRED_2(m=0.6){suffix}")
+        row["NLGRED_2(0.6) vs GRED %"] = _pct(v, g) if v is not None else math.nan
+        ks = [row[f"k={k:g} vs GRED %"] for k in K_VALUES[1:]]
+        row["improvement grows with k"] = "yes" if all(b <= a for a, b in zip(ks, ks[1:])) else "no"
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -265,6 +366,23 @@ def analyze(results: PackResults) -> str:
     parts.append("## Scenario 1 against GRED (negative = lower than GRED)\n\n"
                  "Paper: RNLGRED up to 40% less delay and jitter, 35% less avgQ than GRED, slightly more drops.\n\n"
                  + results.write_table("scenario1_vs_gred", head, ".3g"))
+    oh = opnet_headline(results)
+    if len(oh):
+        parts.append("## Scenario 1 against GRED, OPNET-style statistics\n\n"
+                     "OPNET plots running averages from t = 0, and its delay variation is not IPDV. The same runs "
+                     "read that way, at the end of each region (negative = lower than GRED):\n\n"
+                     + results.write_table("scenario1_vs_gred_opnet", oh, ".3g"))
+    kt = s3_k_trend(reg)
+    if len(kt):
+        parts.append("## Scenario 3: the k-trend under other TCP traffic\n\n"
+                     "Queueing delay of NLGRED_1(k) and NLGRED_2(0.6) relative to GRED, mean over regions B-E "
+                     "(negative = lower than GRED). The paper: the improvement over GRED grows with k.\n\n"
+                     + results.write_table("scenario3_k_trend", kt, ".3g"))
+    ws = wait_sensitivity(reg)
+    if len(ws) and len(ws.columns) > 1:
+        parts.append("## Sensitivity: RED's usual count spreading (scenario 1, queueing delay [s])\n\n"
+                     "The pack runs the RED family with `spread = \"none\"` (p_a = p_b); `[wait]` is ns-2's count "
+                     "spreading.\n\n" + results.write_table("scenario1_wait_sensitivity", ws, ".3g"))
     for s in (1, 2, 3):
         wide = summ[summ["scenario"] == s].pivot(index="label", columns="region", values="delay_s")
         wide = wide[[n for _, _, n in REGIONS[s]]].reset_index()

@@ -19,10 +19,11 @@
 //! The real queue refuses an arrival when `limit` packets wait (project convention; ns-2
 //! drops when the backlog exceeds the limit after enqueueing).
 
-use super::fifo::Fifo;
+use super::common::{EcnMode, Fifo};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{to_secs, SimTime};
+use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Which published form of the capacity update to run.
@@ -52,9 +53,9 @@ pub struct AvqParams {
     /// Count in bytes (true, default) or in packets of `mean_pktsize`.
     pub queue_in_bytes: bool,
     /// Packet size for packet-mode units and the byte-mode buffer. Default 1000 bytes.
-    pub mean_pktsize: u64,
-    /// Mark ECN-capable packets instead of dropping. Default false.
-    pub ecn: bool,
+    pub mean_pktsize: Bytes,
+    /// Mark ECN-capable packets instead of dropping: "on" or "off" (default; or true / false).
+    pub ecn: EcnMode,
     /// "ns2" (default) or "paper".
     pub variant: AvqVariant,
 }
@@ -68,8 +69,8 @@ impl Default for AvqParams {
             buflim: 1.0,
             limit: 1000,
             queue_in_bytes: true,
-            mean_pktsize: 1000,
-            ecn: false,
+            mean_pktsize: Bytes(1000),
+            ecn: EcnMode::Off,
             variant: AvqVariant::Ns2,
         }
     }
@@ -112,13 +113,13 @@ impl Configure for Avq {
         if p.limit == 0 {
             return Err("limit: must be at least 1 packet".into());
         }
-        if p.mean_pktsize == 0 {
+        if p.mean_pktsize.0 == 0 {
             return Err("mean_pktsize: must be at least 1 byte".into());
         }
         if link.rate_bps == 0 {
             return Err("rate: the link must have a positive rate".into());
         }
-        let s = p.mean_pktsize as f64;
+        let s = p.mean_pktsize.0 as f64;
         let capacity = if p.queue_in_bytes {
             link.rate_bps as f64 / 8.0
         } else {
@@ -134,7 +135,7 @@ impl Configure for Avq {
             limit: p.limit as usize,
             in_bytes: p.queue_in_bytes,
             mean_pktsize: s,
-            ecn: p.ecn,
+            ecn: p.ecn.on_off()?,
             variant: p.variant,
             vq: 0.0,
             ct: p.ecnlim * capacity,
@@ -188,8 +189,8 @@ impl QueueDisc for Avq {
         self.q.push(pkt, size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn len_packets(&self) -> usize {
         self.q.len()
@@ -225,7 +226,7 @@ mod tests {
 
     #[test]
     fn capacity_update_matches_the_test_vector() {
-        // algorithms.md §7: C = 1250 pkt/s (10 Mb/s, 1000 B), Ct = 1000, packet mode, an
+        // Kunniyur & Srikant (SIGCOMM 2001) / ns-2 `queue/vq.cc` update, by hand: C = 1250 pkt/s (10 Mb/s, 1000 B), Ct = 1000, packet mode, an
         // arrival 1 ms after the previous one: Ct = 1000 + 0.15*0.98*1250*0.001 - 0.15.
         for v in [AvqVariant::Ns2, AvqVariant::Paper] {
             let mut q = packet_mode(v);
@@ -321,7 +322,7 @@ mod tests {
             ),
             (
                 AvqParams {
-                    mean_pktsize: 0,
+                    mean_pktsize: Bytes(0),
                     ..Default::default()
                 },
                 "mean_pktsize",

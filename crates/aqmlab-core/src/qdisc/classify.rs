@@ -7,7 +7,6 @@ use super::QdiscEvent;
 use crate::packet::{Packet, PacketId, PacketPool};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// What a scheduler looks at to decide which bucket (sub-queue) a packet joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,7 +20,7 @@ pub enum ClassifyBy {
     Hash,
     /// A hash of (source, destination) only and a salt: ns-2 `Queue/SFQ`.
     Addr,
-    /// A hash of the source address only and a salt: ns-2 `Queue/DRR` (`mask_ 1`).
+    /// A hash of the source address only and a salt: ns-2 `Queue/DRR` (default `mask_ 0`).
     Src,
     /// The packet's priority / DSCP value modulo the number of buckets.
     Priority,
@@ -98,57 +97,6 @@ impl Classifier {
         };
         // Lemire's multiply-shift reduction: unbiased enough and free of a division.
         (((h >> 32) * n) >> 32) as usize
-    }
-}
-
-/// A FIFO of packet ids with a byte count that can also give up its tail (for schedulers that
-/// drop from the tail of the longest queue).
-#[derive(Debug, Default, Clone)]
-pub struct PktQueue {
-    packets: VecDeque<(PacketId, u32)>,
-    bytes: u64,
-}
-
-impl PktQueue {
-    /// Appends a packet of `size` bytes.
-    #[inline]
-    pub fn push(&mut self, pkt: PacketId, size: u32) {
-        self.packets.push_back((pkt, size));
-        self.bytes += size as u64;
-    }
-    /// Removes the head.
-    #[inline]
-    pub fn pop_front(&mut self) -> Option<PacketId> {
-        let (p, s) = self.packets.pop_front()?;
-        self.bytes -= s as u64;
-        Some(p)
-    }
-    /// Removes the tail.
-    #[inline]
-    pub fn pop_back(&mut self) -> Option<PacketId> {
-        let (p, s) = self.packets.pop_back()?;
-        self.bytes -= s as u64;
-        Some(p)
-    }
-    /// Size of the head packet.
-    #[inline]
-    pub fn front_size(&self) -> Option<u32> {
-        self.packets.front().map(|x| x.1)
-    }
-    /// Packets held.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.packets.len()
-    }
-    /// True if empty.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
-    }
-    /// Bytes held.
-    #[inline]
-    pub fn bytes(&self) -> u64 {
-        self.bytes
     }
 }
 

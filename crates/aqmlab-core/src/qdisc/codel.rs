@@ -16,7 +16,7 @@
 //! * The control law is computed in floating point: `t + interval / sqrt(count)`, rounded to
 //!   the nanosecond (Linux uses a Newton-iterated reciprocal square root).
 
-use super::fifo::Fifo;
+use super::common::{EcnMode, Fifo};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::SimTime;
@@ -185,8 +185,9 @@ pub struct CodelParams {
     pub limit: u64,
     /// No drop while at most this many bytes remain queued (one MTU). Default 1500B.
     pub maxpacket: Bytes,
-    /// Mark ECN-capable packets instead of dropping. Default false (Linux `codel`).
-    pub ecn: bool,
+    /// Mark ECN-capable packets instead of dropping: "on" or "off" (default, Linux `codel`; or
+    /// true / false).
+    pub ecn: EcnMode,
     /// Re-entry rule for `count`: "rfc8289" (default), "ns2" or "acm_queue".
     pub count_rule: CountRule,
 }
@@ -198,7 +199,7 @@ impl Default for CodelParams {
             interval: Duration(100_000_000),
             limit: 1000,
             maxpacket: Bytes(1500),
-            ecn: false,
+            ecn: EcnMode::Off,
             count_rule: CountRule::Rfc8289,
         }
     }
@@ -212,7 +213,7 @@ impl CodelParams {
             target: self.target.0,
             interval: self.interval.0,
             maxpacket: self.maxpacket.0,
-            ecn: self.ecn,
+            ecn: self.ecn.on_off()?,
             count_rule: self.count_rule,
         })
     }
@@ -245,8 +246,8 @@ struct FifoSource<'a>(&'a mut Fifo);
 
 impl CodelSource for FifoSource<'_> {
     #[inline]
-    fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.0.pop(|p| ctx.pool.get(p).size)
+    fn pop(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.0.pop_front()
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
@@ -339,7 +340,7 @@ mod tests {
 
     #[test]
     fn drop_schedule_matches_the_test_vector() {
-        // algorithms.md §13: sojourn always above target; first drop at the first dequeue with
+        // RFC 8289's control law (next drop at interval / sqrt(count)), by hand: sojourn always above target; first drop at the first dequeue with
         // now >= first_above_time, later drops at +100, +170.71, +228.45, +278.45, +323.17 ms.
         // Dequeues every 10 us, so each drop lands within 10 us after its scheduled time.
         let mut h = Harness::new();
@@ -454,7 +455,7 @@ mod tests {
     #[test]
     fn ecn_marks_instead_of_dropping() {
         let mut h = Harness::new();
-        let mut q = codel(&h, |p| p.ecn = true);
+        let mut q = codel(&h, |p| p.ecn = EcnMode::On);
         for _ in 0..1000 {
             h.offer_ect(&mut q, 100);
         }

@@ -1,4 +1,4 @@
-//! `dqred`: Dynamic Queue RED (Mohammed, Attiya, El-Dolil 2017; papers.md §002, the paper's
+//! `dqred`: Dynamic Queue RED (Mohammed, Attiya, El-Dolil, Int. J. Computing and Network Technology 5(2), 2017; the paper's
 //! pseudo-code in its Figs. 10/12).
 //!
 //! Three FIFO classes chosen by the packet's priority field: `video_priority` (15) → video,
@@ -42,7 +42,8 @@
 //! recomputation that changed a quota or saw a non-zero count (with the counts and quotas), and
 //! `class_stats` per class at the end.
 
-use super::classify::{ClassStats, PktQueue};
+use super::classify::ClassStats;
+use super::common::{Fifo, PeriodicTimer};
 use super::red::core::{Decision, EcnMode, RedConfig, RedQueue, Spread};
 use super::red::curve::Curve;
 use super::red::AutoF64;
@@ -71,6 +72,17 @@ pub enum Rounding {
     Floor,
     /// Nearest integer (halves round up).
     Nearest,
+}
+
+/// What a class's per-round quota counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuotaUnit {
+    /// Packets (the paper's pseudo-code).
+    Packets,
+    /// Bytes: a quota of K lets a class send while it has sent less than K · `mean_pktsize`
+    /// bytes in its turn (the last packet may overshoot), so small packets get the same byte share.
+    Bytes,
 }
 
 /// RED parameters of one class.
@@ -117,11 +129,13 @@ pub struct DqredParams {
     pub rounding: Rounding,
     /// Quota of a class with count 0 while another count is not. Default 1.
     pub idle_weight: u64,
+    /// "packets" (default, the paper) or "bytes" (quota × mean_pktsize bytes per turn).
+    pub quota_unit: QuotaUnit,
     /// Spreading of early decisions (all classes). Default "wait" (ns-2).
     pub spread: Spread,
     /// Mean packet size S (idle decay, "auto" w_q). Default 1000B.
     pub mean_pktsize: Bytes,
-    /// ECN mode (all classes). Default "off".
+    /// ECN mode (all classes): "off" (default), "ns2", "ns3", or "on" (= "ns3").
     pub ecn: EcnMode,
     /// ns-2 mark_p. Default 0.1.
     pub mark_p: f64,
@@ -144,6 +158,7 @@ impl Default for DqredParams {
             interval: Duration(1_000_000_000),
             rounding: Rounding::Floor,
             idle_weight: 1,
+            quota_unit: QuotaUnit::Packets,
             spread: Spread::Wait,
             mean_pktsize: Bytes(1000),
             ecn: EcnMode::Off,
@@ -176,20 +191,21 @@ pub fn quotas(cnt: [u64; CLASSES], rounding: Rounding, idle_weight: u64) -> [u64
 /// Dynamic Queue RED.
 #[derive(Debug)]
 pub struct Dqred {
-    queues: [PktQueue; CLASSES],
+    queues: [Fifo; CLASSES],
     red: [RedQueue; CLASSES],
     curve: [Curve; CLASSES],
     video_priority: u8,
     audio_priority: u8,
     limit: usize,
-    period: SimTime,
+    timer: PeriodicTimer,
     rounding: Rounding,
     idle_weight: u64,
+    /// Bytes per quota unit (1 packet = 1 in packet mode; mean_pktsize in byte mode).
+    quota_bytes: Option<u64>,
     cnt: [u64; CLASSES],
     weight: [u64; CLASSES],
     turn: usize,
     served: u64,
-    sleeping: bool,
     total_pkts: usize,
     total_bytes: u64,
     stats: ClassStats,
@@ -235,7 +251,7 @@ fn class_red(
         mean_pktsize: s,
         ptc,
         limit: p.limit as f64,
-        ecn: p.ecn,
+        ecn: p.ecn.for_red(),
         mark_p: p.mark_p,
         hard_drop: p.hard_drop,
     };
@@ -282,14 +298,14 @@ impl Configure for Dqred {
             video_priority: p.video_priority,
             audio_priority: p.audio_priority,
             limit: p.limit as usize,
-            period: p.interval.0,
+            timer: PeriodicTimer::new(p.interval.0, false),
             rounding: p.rounding,
             idle_weight: p.idle_weight,
+            quota_bytes: (p.quota_unit == QuotaUnit::Bytes).then_some(p.mean_pktsize.0),
             cnt: [0; CLASSES],
             weight: [1; CLASSES],
             turn: 0,
             served: 0,
-            sleeping: false,
             total_pkts: 0,
             total_bytes: 0,
             stats: ClassStats::new(CLASSES),
@@ -297,7 +313,7 @@ impl Configure for Dqred {
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        ctx.set_timer(ctx.now + self.period);
+        self.timer.next(false, ctx);
     }
 }
 
@@ -371,10 +387,7 @@ impl QueueDisc for Dqred {
             (p.priority, p.size, p.ecn.is_ect())
         };
         let c = self.class_of(prio);
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.period + 1) * self.period);
-        }
+        self.timer.wake(ctx);
         self.stats.arrivals[c] += 1;
         self.stats.last_time = ctx.now;
         let q = self.queues[c].len() as f64;
@@ -420,9 +433,14 @@ impl QueueDisc for Dqred {
         // At most: finish the current turn, the two others, and the current class afresh.
         for _ in 0..=CLASSES {
             let c = self.turn;
-            if self.served < self.weight[c] && !self.queues[c].is_empty() {
-                self.served += 1;
-                return Some(self.pop(c, ctx));
+            let quota = self.weight[c].saturating_mul(self.quota_bytes.unwrap_or(1));
+            if self.served < quota && !self.queues[c].is_empty() {
+                let pkt = self.pop(c, ctx);
+                self.served += match self.quota_bytes {
+                    Some(_) => ctx.pool.get(pkt).size as u64,
+                    None => 1,
+                };
+                return Some(pkt);
             }
             self.turn = (c + 1) % CLASSES;
             self.served = 0;
@@ -443,11 +461,7 @@ impl QueueDisc for Dqred {
     fn on_timer(&mut self, ctx: &mut Ctx) {
         let idle = self.total_pkts == 0 && self.cnt.iter().all(|&c| c == 0);
         self.recompute(ctx.now);
-        if idle {
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.period);
-        }
+        self.timer.next(idle, ctx);
     }
     fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("weight_video", self.weight[VIDEO] as f64));
@@ -537,6 +551,29 @@ mod tests {
         let ev = q.take_events();
         assert_eq!(ev[0].what, "weights");
         assert_eq!(ev[0].detail, "2:1:3");
+    }
+
+    #[test]
+    fn byte_quotas_give_small_packets_the_same_byte_share() {
+        // quota_unit = "bytes", mean_pktsize 1000 B, equal quotas 1:1:1: a turn lasts while the
+        // class has sent less than 1000 B. Video (1000-B packets) sends 1 per turn, audio
+        // (200-B packets) 5, TCP (400-B packets) 3 (1200 B: the last packet overshoots).
+        let mut h = Harness::new();
+        let mut q = dq(&h, |p| p.quota_unit = QuotaUnit::Bytes);
+        for _ in 0..20 {
+            offer(&mut h, &mut q, 15, 1000);
+            offer(&mut h, &mut q, 10, 200);
+            offer(&mut h, &mut q, 0, 400);
+        }
+        assert_eq!(order(&mut h, &mut q, 18), "VAAAAATTTVAAAAATTT");
+        // In packet mode the same quotas are a packet round robin.
+        let mut q = dq(&h, |_| {});
+        for _ in 0..4 {
+            offer(&mut h, &mut q, 15, 1000);
+            offer(&mut h, &mut q, 10, 200);
+            offer(&mut h, &mut q, 0, 400);
+        }
+        assert_eq!(order(&mut h, &mut q, 6), "VATVAT");
     }
 
     #[test]

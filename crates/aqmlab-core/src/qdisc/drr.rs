@@ -12,7 +12,8 @@
 //! source address). The paper recommends a quantum of at least one maximum packet, which keeps
 //! the work per packet O(1); with ns-2's 250 B a 1040-B packet takes 4–5 visits.
 
-use super::classify::{check_buckets, ActiveRing, ClassStats, Classifier, ClassifyBy, PktQueue};
+use super::classify::{check_buckets, ActiveRing, ClassStats, Classifier, ClassifyBy};
+use super::common::{fattest, Fifo};
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::units::Bytes;
@@ -49,7 +50,7 @@ impl Default for DrrParams {
 /// Deficit round robin.
 #[derive(Debug)]
 pub struct Drr {
-    buckets: Vec<PktQueue>,
+    buckets: Vec<Fifo>,
     deficit: Vec<u64>,
     ring: ActiveRing,
     /// The current bucket already earned its quantum in this visit.
@@ -74,7 +75,7 @@ impl Configure for Drr {
             return Err("quantum: must be between 1B and 1GiB".into());
         }
         Ok(Drr {
-            buckets: (0..n).map(|_| PktQueue::default()).collect(),
+            buckets: (0..n).map(|_| Fifo::default()).collect(),
             deficit: vec![0; n],
             ring: ActiveRing::new(n),
             turn: false,
@@ -124,12 +125,7 @@ impl QueueDisc for Drr {
         self.total_bytes += size as u64;
         let mut verdict = Verdict::Enqueued;
         while self.total_bytes > self.limit {
-            let mut fat = 0;
-            for (i, q) in self.buckets.iter().enumerate() {
-                if q.bytes() > self.buckets[fat].bytes() {
-                    fat = i;
-                }
-            }
+            let fat = fattest(self.buckets.iter().map(|q| q.bytes()), 0, 0);
             let head = self.buckets[fat]
                 .pop_front()
                 .expect("fattest bucket holds packets");
@@ -198,7 +194,7 @@ mod tests {
 
     #[test]
     fn service_order_matches_the_test_vector() {
-        // algorithms.md §12, Q = 500: A has 1000-B packets, B 500-B, both backlogged.
+        // Shreedhar & Varghese (SIGCOMM 1995), worked by hand with Q = 500: A has 1000-B packets, B 500-B, both backlogged.
         // Round 1: A earns 500 (cannot send), B sends 500. Round 2: A sends 1000, B 500.
         // Round 3 repeats round 1, and so on: B A B | B A B | ...
         let mut h = Harness::new();

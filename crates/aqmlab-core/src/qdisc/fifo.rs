@@ -6,53 +6,10 @@
 //! ns-2's `Queue/DropTail` instead refuses an arrival when `q + 1 >= L` (at most L in the
 //! system): a scenario reproducing ns-2 sets `limit = L - 1`.
 
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-
-/// A plain FIFO of packet ids with a byte count.
-#[derive(Debug, Default)]
-pub struct Fifo {
-    packets: VecDeque<PacketId>,
-    bytes: u64,
-}
-
-impl Fifo {
-    /// Appends a packet of `size` bytes.
-    #[inline]
-    pub fn push(&mut self, pkt: PacketId, size: u32) {
-        self.packets.push_back(pkt);
-        self.bytes += size as u64;
-    }
-    /// Removes the head; the caller passes a way to look up its size.
-    #[inline]
-    pub fn pop(&mut self, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
-        let p = self.packets.pop_front()?;
-        self.bytes -= size_of(p) as u64;
-        Some(p)
-    }
-    /// The head packet, without removing it.
-    #[inline]
-    pub fn front(&self) -> Option<PacketId> {
-        self.packets.front().copied()
-    }
-    /// Packets held.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.packets.len()
-    }
-    /// True if empty.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
-    }
-    /// Bytes held.
-    #[inline]
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-}
 
 /// Parameters of `pfifo`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -97,8 +54,8 @@ impl QueueDisc for Pfifo {
         Verdict::Enqueued
     }
     #[inline]
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn len_packets(&self) -> usize {
         self.q.len()
@@ -156,8 +113,8 @@ impl QueueDisc for Bfifo {
         self.q.push(pkt, size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn len_packets(&self) -> usize {
         self.q.len()

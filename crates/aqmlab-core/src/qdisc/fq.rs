@@ -9,9 +9,12 @@
 //! packets are held, the packet dropped is the tail of the flow holding the most bytes, the
 //! arrival itself if its flow would be (at least) as long — so a flow that overloads the link
 //! cannot crowd the others out of the buffer. `overflow = "tail"` drops every arrival to a full
-//! buffer (a shared tail-drop buffer). ns-2's `Queue/FQ` variant is not implemented.
+//! buffer (a shared tail-drop buffer). `flow_limit` adds a tail-drop limit per flow queue, as
+//! ns-2's `FQLink` gives each flow its own DropTail queue (of `Queue set limit_` packets); ns-2's
+//! scheduling (real time as virtual time) is not implemented.
 
 use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
+use super::common::fattest;
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use serde::{Deserialize, Serialize};
@@ -42,6 +45,8 @@ pub struct FqParams {
     pub perturb: bool,
     /// What a full buffer drops: "longest" (default) or "tail".
     pub overflow: Overflow,
+    /// Packets one flow queue may hold (tail drop beyond), 0 = no per-flow limit. Default 0.
+    pub flow_limit: u64,
 }
 
 impl Default for FqParams {
@@ -52,6 +57,7 @@ impl Default for FqParams {
             classify: ClassifyBy::Flow,
             perturb: false,
             overflow: Overflow::Longest,
+            flow_limit: 0,
         }
     }
 }
@@ -82,6 +88,7 @@ pub struct Fq {
     perturb: bool,
     overflow: Overflow,
     limit: usize,
+    flow_limit: usize,
     v: u64,
     epoch: u64,
     seq: u64,
@@ -104,6 +111,11 @@ impl Configure for Fq {
             perturb: p.perturb,
             overflow: p.overflow,
             limit: p.limit as usize,
+            flow_limit: if p.flow_limit == 0 {
+                usize::MAX
+            } else {
+                p.flow_limit as usize
+            },
             v: 0,
             epoch: 0,
             seq: 0,
@@ -135,14 +147,8 @@ impl Fq {
         if self.overflow == Overflow::Tail {
             return false;
         }
-        let mut fat = b;
-        let mut fat_bytes = self.flows[b].bytes + size as u64;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.bytes > fat_bytes {
-                fat = i;
-                fat_bytes = f.bytes;
-            }
-        }
+        let own = self.flows[b].bytes + size as u64;
+        let fat = fattest(self.flows.iter().map(|f| f.bytes), b, own);
         if fat == b {
             return false;
         }
@@ -165,7 +171,8 @@ impl QueueDisc for Fq {
         let size = ctx.pool.get(pkt).size;
         self.stats.arrivals[b] += 1;
         self.stats.last_time = ctx.now;
-        if self.total_pkts >= self.limit && !self.make_room(b, size, ctx) {
+        let flow_full = self.flows[b].q.len() >= self.flow_limit;
+        if flow_full || (self.total_pkts >= self.limit && !self.make_room(b, size, ctx)) {
             self.stats.drops[b] += 1;
             return Verdict::Dropped(Reason::Overflow);
         }
@@ -245,7 +252,7 @@ mod tests {
 
     #[test]
     fn scfq_service_order_matches_the_test_vector() {
-        // algorithms.md §10: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
+        // SCFQ (Golestani, INFOCOM 1994) finish tags worked by hand: A enqueues 1000, 1000 (tags 1000, 2000); B enqueues 500 x 3
         // (tags 500, 1000, 1500): order B1, A1 (tie: earlier arrival), B2, B3, A2.
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});
@@ -285,6 +292,33 @@ mod tests {
         assert_eq!(h.pool.get(p).flow, 2, "tag 3500 precedes A's 4000");
         let p = h.take(&mut q).unwrap();
         assert_eq!(h.pool.get(p).flow, 0);
+    }
+
+    #[test]
+    fn flow_limit_tail_drops_per_flow_like_ns2_fqlink() {
+        // ns-2's FQLink: each flow has its own DropTail queue of `limit_` packets; a flow at its
+        // limit loses its arrival even while the shared buffer has room, and the other flows
+        // are unaffected.
+        let mut h = Harness::new();
+        let mut q = fq(&h, |p| {
+            p.limit = 100;
+            p.flow_limit = 3;
+        });
+        for _ in 0..3 {
+            assert_eq!(h.offer_flow(&mut q, 0, 1000), Verdict::Enqueued);
+        }
+        assert_eq!(
+            h.offer_flow(&mut q, 0, 1000),
+            Verdict::Dropped(Reason::Overflow)
+        );
+        for _ in 0..3 {
+            assert_eq!(h.offer_flow(&mut q, 1, 1000), Verdict::Enqueued);
+        }
+        assert_eq!(q.len_packets(), 6);
+        // Once a packet of flow 0 leaves, flow 0 may queue one more.
+        let p = h.take(&mut q).unwrap();
+        assert_eq!(h.pool.get(p).flow, 0);
+        assert_eq!(h.offer_flow(&mut q, 0, 1000), Verdict::Enqueued);
     }
 
     #[test]

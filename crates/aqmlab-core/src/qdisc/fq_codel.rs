@@ -16,7 +16,7 @@
 
 use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
 use super::codel::{check_codel_times, CodelConfig, CodelSource, CodelVars, CountRule};
-use super::fifo::Fifo;
+use super::common::{fattest, EcnMode, Fifo};
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::units::{Bytes, Duration};
@@ -59,8 +59,9 @@ pub struct FqCodelParams {
     pub interval: Duration,
     /// CoDel's MTU for the "at most one packet queued" exemption. Default 1514B.
     pub maxpacket: Bytes,
-    /// Mark ECN-capable packets instead of dropping. Default true (Linux, ns-3).
-    pub ecn: bool,
+    /// Mark ECN-capable packets instead of dropping: "on" (default, Linux, ns-3) or "off" (or
+    /// true / false).
+    pub ecn: EcnMode,
     /// Most packets dropped at once from the fattest flow on overflow. Default 64.
     pub drop_batch_size: u64,
     /// How packets map to queues: "hash" (default), "flow", "addr", "src", "priority".
@@ -84,7 +85,7 @@ impl Default for FqCodelParams {
             target: Duration(5_000_000),
             interval: Duration(100_000_000),
             maxpacket: Bytes(1514),
-            ecn: true,
+            ecn: EcnMode::On,
             drop_batch_size: 64,
             classify: ClassifyBy::Hash,
             perturb: true,
@@ -141,7 +142,7 @@ struct FlowSource<'a> {
 impl CodelSource for FlowSource<'_> {
     #[inline]
     fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.q.pop(|p| ctx.pool.get(p).size)?;
+        let p = self.q.pop_front()?;
         *self.total_pkts -= 1;
         *self.total_bytes -= ctx.pool.get(p).size as u64;
         Some(p)
@@ -193,7 +194,7 @@ impl Configure for FqCodel {
                 target: p.target.0,
                 interval: p.interval.0,
                 maxpacket: p.maxpacket.0,
-                ecn: p.ecn,
+                ecn: p.ecn.on_off()?,
                 count_rule: p.count_rule,
             },
             quantum: p.quantum.0 as i64,
@@ -216,16 +217,11 @@ impl Configure for FqCodel {
 impl FqCodel {
     /// Drops from the head of the flow with the most bytes; true if `arrival` was among them.
     fn drop_from_fattest(&mut self, arrival: PacketId, ctx: &mut Ctx) -> bool {
-        let mut fat = 0;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.q.bytes() > self.flows[fat].q.bytes() {
-                fat = i;
-            }
-        }
+        let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
         let threshold = self.flows[fat].q.bytes() / 2;
         let (mut dropped_bytes, mut n) = (0u64, 0u64);
         let mut arrival_dropped = false;
-        while let Some(p) = self.flows[fat].q.pop(|p| ctx.pool.get(p).size) {
+        while let Some(p) = self.flows[fat].q.pop_front() {
             let size = ctx.pool.get(p).size as u64;
             self.total_pkts -= 1;
             self.total_bytes -= size;
@@ -351,7 +347,7 @@ mod tests {
 
     #[test]
     fn sparse_flow_is_served_first_then_joins_the_old_list() {
-        // algorithms.md §15: bulk flow X on old_flows with deficit 200; new flow Y's 100-B
+        // RFC 8290 §4.2 (new flows are served first), worked by hand: bulk flow X on old_flows with deficit 200; new flow Y's 100-B
         // packet is served next (deficit 1514 -> 1414), then Y moves to old_flows, then X.
         let mut h = Harness::new();
         let mut q = fq(&h, |_| {});
@@ -447,7 +443,7 @@ mod tests {
         // A standing queue of old packets in flow 0 is dropped by CoDel; flow 1's fresh
         // packets, served in between, are never dropped.
         let mut h = Harness::new();
-        let mut q = fq(&h, |p| p.ecn = false);
+        let mut q = fq(&h, |p| p.ecn = EcnMode::Off);
         for _ in 0..2000 {
             h.offer_flow(&mut q, 0, 100);
         }

@@ -11,8 +11,10 @@ pub mod fifo;
 pub mod avq;
 pub mod classify;
 pub mod codel;
+pub mod common;
 pub mod dqred;
 pub mod drr;
+pub mod dualpi2;
 pub mod fq;
 pub mod fq_codel;
 pub mod pi;
@@ -20,6 +22,7 @@ pub mod pie;
 pub mod red;
 pub mod rem;
 pub mod sfq;
+pub mod tbf;
 
 use crate::packet::{PacketId, PacketPool};
 use crate::rng::Rng;
@@ -286,7 +289,11 @@ disciplines! {
     Rnlgred(red::Rnlgred) = "rnlgred": "Reconfigurable NLGRED: switches NLGRED_1/NLGRED_2 by delay (AL-Allaf & Jabbar 2020)",
     Ltred(red::Ltred) = "ltred": "LTRED: RED with instantaneous-queue rules (Chhabra et al.)",
     RedTable(red::RedTable) = "red_table": "RED machinery with a user piecewise-linear curve",
+    DualPi2(dualpi2::DualPi2) = "dualpi2": "DualQ Coupled PI2 AQM for L4S (RFC 9332)",
+    Tbf(tbf::Tbf) = "tbf": "Token Bucket Filter shaper (Linux sch_tbf)",
 }
 
 #[cfg(test)]
 pub mod testing;
+#[cfg(test)]
+mod vocabulary;

@@ -4,7 +4,7 @@
 //! Every `1/w` seconds: `p = clamp01(a (q - q_ref) - b (q_old - q_ref) + p)`, `q_old = q`, on
 //! the instantaneous queue `q` in packets. An arrival finding `limit` packets waiting is
 //! dropped; otherwise it is dropped (or, with `ecn`, marked if ECN-capable) with probability
-//! `p` (`p * size / mean_pktsize` with `byte_drop`). The coefficients `a`, `b` are designed for
+//! `p` (`p * size / mean_pktsize` with `byte_mode`). The coefficients `a`, `b` are designed for
 //! a given number of flows, link rate, round-trip time and sampling rate: see [`design`].
 //!
 //! Timer: the update runs on the grid `k / w` from time 0 (ns-2 runs the first update at
@@ -12,10 +12,11 @@
 //! the timer sleeps and the next arrival re-arms it at the next grid point: the result is the
 //! same as running it all the time.
 
-use super::fifo::Fifo;
+use super::common::{EcnMode, Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{SimTime, NS_PER_SEC};
+use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `pi`.
@@ -34,12 +35,14 @@ pub struct PiParams {
     pub limit: u64,
     /// Measure the queue in bytes divided by `mean_pktsize`. Default false.
     pub queue_in_bytes: bool,
-    /// Scale the drop probability by `size / mean_pktsize`. Default false.
-    pub byte_drop: bool,
+    /// Scale the drop probability by `size / mean_pktsize`. Default false. (`byte_drop` is a
+    /// deprecated alias.)
+    #[serde(alias = "byte_drop")]
+    pub byte_mode: bool,
     /// Mean packet size in bytes for the byte conversions. Default 500 (ns-2).
-    pub mean_pktsize: u64,
-    /// Mark ECN-capable packets instead of dropping. Default false.
-    pub ecn: bool,
+    pub mean_pktsize: Bytes,
+    /// Mark ECN-capable packets instead of dropping: "on" or "off" (default; or true / false).
+    pub ecn: EcnMode,
 }
 
 impl Default for PiParams {
@@ -51,9 +54,9 @@ impl Default for PiParams {
             qref: 50.0,
             limit: 1000,
             queue_in_bytes: false,
-            byte_drop: false,
-            mean_pktsize: 500,
-            ecn: false,
+            byte_mode: false,
+            mean_pktsize: Bytes(500),
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -87,16 +90,15 @@ pub struct Pi {
     q: Fifo,
     a: f64,
     b: f64,
-    period: SimTime,
+    timer: PeriodicTimer,
     qref: f64,
     limit: usize,
     queue_in_bytes: bool,
-    byte_drop: bool,
+    byte_mode: bool,
     mean_pktsize: f64,
     ecn: bool,
     p: f64,
     q_old: f64,
-    sleeping: bool,
 }
 
 impl Configure for Pi {
@@ -117,23 +119,22 @@ impl Configure for Pi {
         if p.limit == 0 {
             return Err("limit: must be at least 1 packet".into());
         }
-        if p.mean_pktsize == 0 {
+        if p.mean_pktsize.0 == 0 {
             return Err("mean_pktsize: must be at least 1 byte".into());
         }
         Ok(Pi {
             q: Fifo::default(),
             a: p.a,
             b: p.b,
-            period: ((NS_PER_SEC as f64 / p.w).round() as SimTime).max(1),
+            timer: PeriodicTimer::new(((NS_PER_SEC as f64 / p.w).round() as SimTime).max(1), false),
             qref: p.qref,
             limit: p.limit as usize,
             queue_in_bytes: p.queue_in_bytes,
-            byte_drop: p.byte_drop,
-            mean_pktsize: p.mean_pktsize as f64,
-            ecn: p.ecn,
+            byte_mode: p.byte_mode,
+            mean_pktsize: p.mean_pktsize.0 as f64,
+            ecn: p.ecn.on_off()?,
             p: 0.0,
             q_old: 0.0,
-            sleeping: false,
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
@@ -160,16 +161,13 @@ impl Pi {
 
 impl QueueDisc for Pi {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.period + 1) * self.period);
-        }
+        self.timer.wake(ctx);
         if self.q.len() >= self.limit {
             return Verdict::Dropped(Reason::Overflow);
         }
         let size = ctx.pool.get(pkt).size;
         let mut p = self.p;
-        if self.byte_drop {
+        if self.byte_mode {
             p = (p * size as f64 / self.mean_pktsize).min(1.0);
         }
         if p > 0.0 && ctx.rng.uniform() < p && !(self.ecn && ctx.mark(pkt, Reason::Early)) {
@@ -178,17 +176,13 @@ impl QueueDisc for Pi {
         self.q.push(pkt, size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn on_timer(&mut self, ctx: &mut Ctx) {
         let q = self.queue();
         self.update(q);
-        if q == 0.0 && self.p == 0.0 {
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.period);
-        }
+        self.timer.next(q == 0.0 && self.p == 0.0, ctx);
     }
     fn len_packets(&self) -> usize {
         self.q.len()
@@ -208,7 +202,8 @@ mod tests {
 
     #[test]
     fn first_steps_match_the_test_vector() {
-        // algorithms.md §9: a, b defaults, q_ref 50, p0 = 0, q_old = 0.
+        // Hollot et al. 2001 (INFOCOM; the PI difference equation with ns-2 `queue/pi.cc`
+        // defaults), worked by hand: a, b defaults, q_ref 50, p0 = 0, q_old = 0.
         let h = Harness::new();
         let mut pi = Pi::configure(&PiParams::default(), &h.link()).unwrap();
         let mut got = Vec::new();
@@ -225,7 +220,7 @@ mod tests {
     #[test]
     fn design_reproduces_the_papers_example() {
         // Hollot et al.: N = 60, C = 3750 pkt/s, R+ = 0.246 s -> m = 0.53; K = 9.64e-6 at
-        // 160 Hz -> a = 1.822e-5, b = 1.816e-5 (algorithms.md §9).
+        // 160 Hz -> a = 1.822e-5, b = 1.816e-5 (the paper's design example).
         let (_, m) = design(60.0, 3750.0, 0.246, 0.5);
         assert!((m - 0.53).abs() < 0.005, "{m}");
         let (a, b) = discretize(9.64e-6, 0.53, 160.0);
@@ -336,7 +331,7 @@ mod tests {
             ),
             (
                 PiParams {
-                    mean_pktsize: 0,
+                    mean_pktsize: Bytes(0),
                     ..Default::default()
                 },
                 "mean_pktsize",

@@ -18,7 +18,7 @@
 //!   (probability 0, both delays 0, full burst allowance, empty queue); an arrival re-arms the
 //!   timer at the next grid point, so the result equals running it all the time.
 
-use super::fifo::Fifo;
+use super::common::{EcnMode, Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::time::{to_secs, SimTime};
@@ -57,8 +57,9 @@ pub struct PieParams {
     pub limit: u64,
     /// "timestamp" (default) or "rate".
     pub latency: Latency,
-    /// Mark ECN-capable packets while the probability is below `mark_threshold`. Default false.
-    pub ecn: bool,
+    /// Mark ECN-capable packets while the probability is below `mark_threshold`: "on" or "off"
+    /// (default; or true / false).
+    pub ecn: EcnMode,
     /// Above this probability ECN-capable packets are dropped, not marked. Default 0.1.
     pub mark_threshold: f64,
     /// RFC 8033 §5.1 de-randomisation (accumulated probability). Default false.
@@ -79,7 +80,7 @@ impl Default for PieParams {
             mean_pktsize: Bytes(1000),
             limit: 1000,
             latency: Latency::Timestamp,
-            ecn: false,
+            ecn: EcnMode::Off,
             mark_threshold: 0.1,
             derandomize: false,
             byte_mode: false,
@@ -103,7 +104,7 @@ pub struct PieState {
 pub struct Pie {
     q: Fifo,
     target: f64,
-    tupdate: SimTime,
+    timer: PeriodicTimer,
     alpha: f64,
     beta: f64,
     max_burst: f64,
@@ -123,7 +124,6 @@ pub struct Pie {
     dq_count: u64,
     measurement_start: SimTime,
     avg_dq_time: f64,
-    sleeping: bool,
 }
 
 impl Configure for Pie {
@@ -158,7 +158,7 @@ impl Configure for Pie {
         Ok(Pie {
             q: Fifo::default(),
             target: to_secs(p.target.0),
-            tupdate: p.tupdate.0,
+            timer: PeriodicTimer::new(p.tupdate.0, true),
             alpha: p.alpha,
             beta: p.beta,
             max_burst,
@@ -166,7 +166,7 @@ impl Configure for Pie {
             mean_pktsize: p.mean_pktsize.0,
             limit: p.limit as usize,
             latency: p.latency,
-            ecn: p.ecn,
+            ecn: p.ecn.on_off()?,
             mark_threshold: p.mark_threshold,
             derandomize: p.derandomize,
             byte_mode: p.byte_mode,
@@ -181,7 +181,6 @@ impl Configure for Pie {
             dq_count: 0,
             measurement_start: 0,
             avg_dq_time: 0.0,
-            sleeping: true,
         })
     }
 }
@@ -224,7 +223,7 @@ impl Pie {
             st.drop_prob *= 0.98;
         }
         st.drop_prob = st.drop_prob.clamp(0.0, 1.0);
-        let tupdate = to_secs(self.tupdate);
+        let tupdate = to_secs(self.timer.period());
         st.burst_allowance = (st.burst_allowance - tupdate).max(0.0);
         if st.drop_prob == 0.0 && cur < self.target / 2.0 && st.qdelay_old < self.target / 2.0 {
             st.burst_allowance = self.max_burst;
@@ -269,10 +268,7 @@ impl Pie {
 
 impl QueueDisc for Pie {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.tupdate + 1) * self.tupdate);
-        }
+        self.timer.wake(ctx);
         if self.q.len() >= self.limit {
             self.accu_prob = 0.0;
             return Verdict::Dropped(Reason::Overflow);
@@ -290,7 +286,7 @@ impl QueueDisc for Pie {
     }
 
     fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.q.pop(|p| ctx.pool.get(p).size)?;
+        let p = self.q.pop_front()?;
         let now = ctx.now;
         let pk = ctx.pool.get(p);
         self.last_sojourn = to_secs(now.saturating_sub(pk.enqueued));
@@ -323,11 +319,7 @@ impl QueueDisc for Pie {
             && self.st.qdelay_old == 0.0
             && self.st.burst_allowance == self.max_burst
             && self.q.is_empty();
-        if rest {
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.tupdate);
-        }
+        self.timer.next(rest, ctx);
     }
 
     fn len_packets(&self) -> usize {
@@ -361,7 +353,8 @@ mod tests {
 
     #[test]
     fn update_and_auto_tuning_match_the_test_vectors() {
-        // algorithms.md §14.
+        // RFC 8033 §4.2 (alpha/beta update with auto-tuning), the 2% cap and the 0.98 decay,
+        // worked by hand.
         let h = Harness::new();
         let mut q = pie(&h, |_| {});
         q.update(0.030); // p = 0.039375 / 2048
@@ -432,7 +425,7 @@ mod tests {
         assert_eq!(h.offer(&mut q, 1000), Verdict::Enqueued); // backlog 2000 <= 2 * 1000
         assert_eq!(h.offer(&mut q, 1000), Verdict::Dropped(Reason::Early));
         // ECN: marked below the threshold, dropped above it.
-        let mut q = pie(&h, |p| p.ecn = true);
+        let mut q = pie(&h, |p| p.ecn = EcnMode::On);
         q.st = PieState {
             drop_prob: 0.099999,
             qdelay_old: 1.0,

@@ -13,11 +13,10 @@
 //! Timer: like `pi`, the update runs on the grid `k T` and sleeps while nothing changes (price
 //! 0, empty queue, no arrivals).
 
-use super::fifo::Fifo;
+use super::common::{EcnMode, Fifo, PeriodicTimer};
 use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
-use crate::time::SimTime;
-use crate::units::Duration;
+use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
 
 /// Parameters of `rem`.
@@ -37,11 +36,11 @@ pub struct RemParams {
     /// Weight of the newest arrival count in the smoothed input rate; 1 = no smoothing. Default 1.
     pub inw: f64,
     /// Packet size used to convert the link rate to packets. Default 1000 bytes.
-    pub mean_pktsize: u64,
+    pub mean_pktsize: Bytes,
     /// Maximum packets waiting. Default 1000.
     pub limit: u64,
-    /// Mark ECN-capable packets instead of dropping. Default false.
-    pub ecn: bool,
+    /// Mark ECN-capable packets instead of dropping: "on" or "off" (default; or true / false).
+    pub ecn: EcnMode,
 }
 
 impl Default for RemParams {
@@ -53,9 +52,9 @@ impl Default for RemParams {
             target: 20.0,
             update_interval: Duration(2_000_000),
             inw: 1.0,
-            mean_pktsize: 1000,
+            mean_pktsize: Bytes(1000),
             limit: 1000,
-            ecn: false,
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -68,7 +67,7 @@ pub struct Rem {
     ln_phi: f64,
     alpha: f64,
     target: f64,
-    period: SimTime,
+    timer: PeriodicTimer,
     inw: f64,
     capacity: f64,
     limit: usize,
@@ -77,7 +76,6 @@ pub struct Rem {
     prob: f64,
     arrivals: u64,
     input: f64,
-    sleeping: bool,
 }
 
 /// `1 - phi^(-price)`.
@@ -107,7 +105,7 @@ impl Configure for Rem {
         if !(p.inw.is_finite() && p.inw > 0.0 && p.inw <= 1.0) {
             return Err("inw: must be in (0, 1]".into());
         }
-        if p.mean_pktsize == 0 {
+        if p.mean_pktsize.0 == 0 {
             return Err("mean_pktsize: must be at least 1 byte".into());
         }
         if p.limit == 0 {
@@ -120,16 +118,15 @@ impl Configure for Rem {
             ln_phi: p.phi.ln(),
             alpha: p.alpha,
             target: p.target,
-            period: p.update_interval.0,
+            timer: PeriodicTimer::new(p.update_interval.0, true),
             inw: p.inw,
-            capacity: t * link.rate_bps as f64 / (8.0 * p.mean_pktsize as f64),
+            capacity: t * link.rate_bps as f64 / (8.0 * p.mean_pktsize.0 as f64),
             limit: p.limit as usize,
-            ecn: p.ecn,
+            ecn: p.ecn.on_off()?,
             price: 0.0,
             prob: 0.0,
             arrivals: 0,
             input: 0.0,
-            sleeping: true,
         })
     }
 }
@@ -146,10 +143,7 @@ impl Rem {
 
 impl QueueDisc for Rem {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        if self.sleeping {
-            self.sleeping = false;
-            ctx.set_timer((ctx.now / self.period + 1) * self.period);
-        }
+        self.timer.wake(ctx);
         self.arrivals += 1;
         if self.q.len() >= self.limit {
             return Verdict::Dropped(Reason::Overflow);
@@ -163,18 +157,17 @@ impl QueueDisc for Rem {
         self.q.push(pkt, ctx.pool.get(pkt).size);
         Verdict::Enqueued
     }
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        self.q.pop(|p| ctx.pool.get(p).size)
+    fn dequeue(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
+        self.q.pop_front()
     }
     fn on_timer(&mut self, ctx: &mut Ctx) {
         let arrivals = std::mem::take(&mut self.arrivals);
         self.update(self.q.len() as f64, arrivals);
-        if self.price == 0.0 && self.q.is_empty() && arrivals == 0 && self.input < 1e-12 {
+        let at_rest = self.price == 0.0 && self.q.is_empty() && arrivals == 0 && self.input < 1e-12;
+        if at_rest {
             self.input = 0.0;
-            self.sleeping = true;
-        } else {
-            ctx.set_timer(ctx.now + self.period);
         }
+        self.timer.next(at_rest, ctx);
     }
     fn len_packets(&self) -> usize {
         self.q.len()
@@ -195,7 +188,7 @@ mod tests {
 
     #[test]
     fn price_update_and_probability_match_the_test_vector() {
-        // algorithms.md §8: 10 Mb/s, 1000 B -> c = 2.5 packets per 2 ms; price 0, x = 3,
+        // Athuraliya et al. (IEEE Network 15(3), 2001) price update, by hand: 10 Mb/s, 1000 B -> c = 2.5 packets per 2 ms; price 0, x = 3,
         // q = 40: price = 0.001 (0.1 (40 - 20) + 3 - 2.5) = 0.0025, p = 2.4987e-6.
         let h = Harness::new();
         let mut r = Rem::configure(&RemParams::default(), &h.link()).unwrap();
@@ -242,7 +235,7 @@ mod tests {
         h.now = 6_000_000;
         h.with_ctx(|ctx| r.on_timer(ctx));
         assert_eq!(h.effects.timer, None);
-        assert!(r.sleeping);
+        assert!(r.timer.is_sleeping());
     }
 
     #[test]
@@ -293,7 +286,7 @@ mod tests {
             ),
             (
                 RemParams {
-                    mean_pktsize: 0,
+                    mean_pktsize: Bytes(0),
                     ..Default::default()
                 },
                 "mean_pktsize",

@@ -18,7 +18,8 @@
 //! `perturb_period` redrawn every period (McKenney). Packets already queued stay in their
 //! buckets (Linux re-hashes them), so a flow may briefly be spread over two buckets.
 
-use super::classify::{check_buckets, ActiveRing, ClassStats, Classifier, ClassifyBy, PktQueue};
+use super::classify::{check_buckets, ActiveRing, ClassStats, Classifier, ClassifyBy};
+use super::common::{fattest, Fifo};
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
 use crate::packet::PacketId;
 use crate::units::{Bytes, Duration};
@@ -71,7 +72,7 @@ impl Default for SfqParams {
 /// Stochastic fairness queueing.
 #[derive(Debug)]
 pub struct Sfq {
-    buckets: Vec<PktQueue>,
+    buckets: Vec<Fifo>,
     allot: Vec<i64>,
     ring: ActiveRing,
     classifier: Classifier,
@@ -99,7 +100,7 @@ impl Configure for Sfq {
             return Err("perturb_period: needs perturb = true".into());
         }
         Ok(Sfq {
-            buckets: (0..n).map(|_| PktQueue::default()).collect(),
+            buckets: (0..n).map(|_| Fifo::default()).collect(),
             allot: vec![0; n],
             ring: ActiveRing::new(n),
             classifier: Classifier::new(p.classify, n as u32),
@@ -143,14 +144,8 @@ impl Sfq {
 
     /// Quantum mode, full buffer: drops the longest bucket's tail; false if the arrival goes.
     fn make_room(&mut self, b: usize, ctx: &mut Ctx) -> bool {
-        let mut fat = b;
-        let mut fat_len = self.buckets[b].len() + 1;
-        for (i, q) in self.buckets.iter().enumerate() {
-            if q.len() > fat_len {
-                fat = i;
-                fat_len = q.len();
-            }
-        }
+        let own = self.buckets[b].len() as u64 + 1;
+        let fat = fattest(self.buckets.iter().map(|q| q.len() as u64), b, own);
         if fat == b {
             return false;
         }
@@ -248,7 +243,7 @@ mod tests {
 
     #[test]
     fn ns2_sharing_rule_matches_the_test_vector() {
-        // algorithms.md §11: maxqueue 40, 16 buckets, 30 queued -> left 10.
+        // ns-2 `queue/sfq.cc` sharing rule (McKenney, INFOCOM 1990), by hand: maxqueue 40, 16 buckets, 30 queued -> left 10.
         assert!(!ns2_accepts(5, 30, 40, 16)); // 5 >= floor(10/2)
         assert!(!ns2_accepts(3, 30, 40, 16)); // 10 < 16 and 3 > 2
         assert!(ns2_accepts(2, 30, 40, 16));

@@ -4,6 +4,8 @@
 //! The sender owns loss detection and the sequence-number machinery; a congestion control
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
+use super::dctcp::{Dctcp, EcnFeedback};
+use super::prague::Prague;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::time::SimTime;
 
@@ -34,6 +36,15 @@ pub struct AckInfo {
     /// and at least 1 byte, as a TCP with an integer byte window does (ns-3's TcpNewReno;
     /// RFC 5681 section 3.1). `None`: exact units/cwnd segments.
     pub whole_bytes_mss: Option<u32>,
+    /// `Some((bytes, mss))` with `cwnd_growth = "bytes"`: appropriate byte counting (RFC 3465)
+    /// on the payload bytes this ACK newly acknowledges.
+    pub abc_bytes: Option<(u64, u32)>,
+    /// The RTT sample this ACK gave (None under Karn's rule).
+    pub rtt: Option<SimTime>,
+    /// The cumulative ACK (next segment expected).
+    pub ack: u64,
+    /// One past the highest segment sent, before this ACK's transmissions.
+    pub snd_max: u64,
 }
 
 impl AckInfo {
@@ -41,6 +52,9 @@ impl AckInfo {
     /// acknowledges capped at RFC 3465's L = 2, so that one cumulative ACK covering a large
     /// hole (after a timeout's go-back-N, or a delayed burst) cannot open the window in a burst.
     pub fn units(&self) -> f64 {
+        if let Some((bytes, mss)) = self.abc_bytes {
+            return (bytes as f64).min(ABC_LIMIT as f64 * mss as f64) / mss as f64;
+        }
         if self.per_segment {
             self.acked.min(ABC_LIMIT) as f64
         } else {
@@ -96,6 +110,9 @@ pub trait CongestionControl {
     fn on_timeout(&mut self, _w: &mut Window, _l: &LossInfo) {}
     /// Fast recovery finished (the sender has set cwnd).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: SimTime) {}
+    /// Per-ACK ECN feedback (only with precise ECN feedback, `ecn = "l4s"` or `"dctcp"`),
+    /// called before the sender's once-per-window ECE reaction.
+    fn on_ecn_feedback(&mut self, _f: &EcnFeedback) {}
 }
 
 /// Every congestion control, dispatched by `match`.
@@ -109,10 +126,14 @@ pub enum Cc {
     NewReno(NewReno),
     /// CUBIC.
     Cubic(Cubic),
+    /// DCTCP (RFC 8257).
+    Dctcp(Dctcp),
+    /// TCP Prague (L4S).
+    Prague(Prague),
 }
 
 /// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic"];
+pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp", "prague"];
 
 macro_rules! each {
     ($self:ident, $c:ident => $e:expr) => {
@@ -121,6 +142,8 @@ macro_rules! each {
             Cc::Reno($c) => $e,
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::Dctcp($c) => $e,
+            Cc::Prague($c) => $e,
         }
     };
 }
@@ -152,5 +175,8 @@ impl CongestionControl for Cc {
     }
     fn on_recovery_exit(&mut self, w: &mut Window, now: SimTime) {
         each!(self, c => c.on_recovery_exit(w, now))
+    }
+    fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
+        each!(self, c => c.on_ecn_feedback(f))
     }
 }

@@ -3,10 +3,21 @@
 //! studies depend on them (segment 1000 + 40 B, initial window 2, 200 ms minimum RTO, 3 s
 //! initial RTO, 10 ms timer tick, SYN-like start, ACK per segment) and the RFCs elsewhere.
 //! See docs/tcp.md for the full table.
+//!
+//! `profile` ("ns2", the default, "linux" or "ns3"; `profile.rs`) supplies the defaults of the
+//! keys a scenario leaves out. The congestion control is a string (`cc = "cubic"`) or a table
+//! owning its options (`cc = { kind = "cubic", beta = 0.7 }`); the flat CUBIC keys
+//! (`cubic_c`, `cubic_beta`, `fast_convergence`, `reno_friendly`) remain as deprecated aliases.
+//! A scenario without the new keys resolves to exactly the table it resolved to before.
 
 use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
+use super::dctcp::Dctcp;
+use super::pacing::{PacingConfig, PacingMode};
+use super::prague::{Prague, DEFAULT_RTT_TARGET};
+use super::profile::{profile, ProfileDefaults};
 use super::{newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use crate::packet::Ecn;
 use crate::time::SimTime;
 use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
@@ -15,14 +26,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
-    /// Congestion control: "tahoe", "reno", "newreno" or "cubic". Default "newreno".
-    #[serde(default = "d_cc")]
-    pub cc: String,
+    /// Congestion control: "tahoe", "reno", "newreno" or "cubic", or a table
+    /// `{ kind = "cubic", c = 0.4, beta = 0.7, ... }`. Default: the profile's ("newreno").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<toml::Value>,
     /// Fast-recovery window rule for the NewReno-style recovery of cc = "newreno" and
     /// "cubic": "newreno" (RFC 6582 inflation/deflation) or "prr" (RFC 6937 Proportional Rate
-    /// Reduction, ns-3's default). Default "newreno".
-    #[serde(default = "d_recovery")]
-    pub recovery: String,
+    /// Reduction, ns-3's default). Default: the profile's ("newreno").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
     /// Application bytes to transfer (a file); absent: unlimited (bulk).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Bytes>,
@@ -32,9 +44,9 @@ pub struct TcpParams {
     /// TCP/IP header bytes added to every segment; ACKs are this size. Default 40B.
     #[serde(default = "d_header")]
     pub header: Bytes,
-    /// Initial congestion window in segments. Default 2 (ns-2 `windowInit_`).
-    #[serde(default = "d_iw")]
-    pub initial_window: u32,
+    /// Initial congestion window in segments. Default: the profile's (2, ns-2 `windowInit_`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window: Option<u32>,
     /// Receiver window cap in segments. Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_pkts: Option<u64>,
@@ -53,26 +65,26 @@ pub struct TcpParams {
     pub limited_transmit: bool,
     /// Window growth per ACK ("per_ack": ns-2 / RFC 5681) or per acknowledged segment
     /// ("per_segment": byte counting as in Linux and ns-3). Default "per_ack".
-    #[serde(default = "d_growth")]
-    pub cwnd_growth: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_growth: Option<String>,
     /// Congestion-avoidance growth in whole bytes: floor(MSS²/cwnd) bytes per ACK unit (at
     /// least 1), as a TCP with an integer byte window computes it (ns-3's TcpNewReno; RFC 5681
     /// section 3.1). Up to ~25% slower than the exact 1/cwnd at 1000-B segments and windows of
     /// a few hundred segments. Default false (exact).
-    #[serde(default)]
-    pub cwnd_whole_bytes: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwnd_whole_bytes: Option<bool>,
     /// Minimum RTO. Default 200ms (ns-2 `minrto_`; RFC 6298 says 1s).
-    #[serde(default = "d_min_rto")]
-    pub min_rto: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<Duration>,
     /// RTO before the first RTT sample. Default 3s (ns-2 `rtxcur_init_`; RFC 6298 says 1s).
-    #[serde(default = "d_init_rto")]
-    pub initial_rto: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Duration>,
     /// Maximum RTO, backoff included. Default 60s.
-    #[serde(default = "d_max_rto")]
-    pub max_rto: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rto: Option<Duration>,
     /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR). Default 10ms (ns-2 `tcpTick_`).
-    #[serde(default = "d_tick")]
-    pub timer_granularity: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_granularity: Option<Duration>,
     /// Largest backoff multiplier. Default 64.
     #[serde(default = "d_max_backoff")]
     pub max_backoff: u32,
@@ -81,14 +93,16 @@ pub struct TcpParams {
     pub syn: bool,
     /// Delayed ACKs at the sink: one ACK per two in-order segments, or after the timeout.
     /// Default false (ns-2 `Agent/TCPSink`).
-    #[serde(default)]
-    pub delayed_ack: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
     /// Delayed-ACK timeout. Default 100ms (ns-2 `interval_`).
-    #[serde(default = "d_delack")]
-    pub delayed_ack_timeout: Duration,
-    /// ECN-capable (RFC 3168). Default false.
-    #[serde(default)]
-    pub ecn: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack_timeout: Option<Duration>,
+    /// ECN: `false` / `"off"` (default), `true` / `"classic"` (RFC 3168: ECT(0), ECE latched
+    /// until CWR), `"l4s"` (ECT(1) with precise per-ACK feedback, RFC 8257 section 3.2) or
+    /// `"dctcp"` (ECT(0) with the same precise feedback, as data-centre DCTCP).
+    #[serde(default = "d_ecn")]
+    pub ecn: toml::Value,
     /// CUBIC: C. Default 0.4 (cc = "cubic" only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cubic_c: Option<f64>,
@@ -101,13 +115,69 @@ pub struct TcpParams {
     /// CUBIC: Reno-friendly region. Default true (cc = "cubic" only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reno_friendly: Option<bool>,
+    /// Selective acknowledgements (RFC 2018 blocks, RFC 6675 recovery). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// TCP timestamps (RFC 7323): RTT from TSecr, 12 option bytes per segment. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
+    /// Defaults of the stack to imitate: "ns2" (default), "linux" or "ns3".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// With delayed ACKs: the first this many data segments are acknowledged at once
+    /// (Linux's quick-ACK mode at connection start). Default: the profile's (0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<u32>,
+    /// Sender pacing: "off" (default), "linux" (rate = ratio × cwnd / SRTT) or "fixed"
+    /// (`pacing_rate`, as fq's maxrate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<String>,
+    /// Pacing ratio while cwnd < ssthresh/2 (Linux `tcp_pacing_ss_ratio`). Default 2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio: Option<f64>,
+    /// Pacing ratio otherwise (Linux `tcp_pacing_ca_ratio`). Default 1.2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio: Option<f64>,
+    /// Pacing rate of pacing = "fixed", or a cap on "linux" pacing (SO_MAX_PACING_RATE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_rate: Option<crate::units::Rate>,
+    /// Loss detection with SACK: "dupack" (RFC 6675's DupThresh rule, default) or "rack"
+    /// (RACK-TLP, RFC 8985: time-based detection and tail loss probes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_detection: Option<String>,
+    /// Record congestion events and retransmissions in the `tcp_trace` table. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<bool>,
 }
 
-fn d_cc() -> String {
-    "newreno".into()
+/// The options of a `cc = { kind = ..., ... }` table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcTable {
+    /// Algorithm name.
+    pub kind: String,
+    /// CUBIC: C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c: Option<f64>,
+    /// CUBIC: β.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    /// CUBIC: fast convergence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_convergence: Option<bool>,
+    /// CUBIC: Reno-friendly region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reno_friendly: Option<bool>,
+    /// CUBIC: HyStart++ (RFC 9406) in the initial slow start. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+    /// Prague: target RTT of the RTT-independence scaling ("0s": off). Default 25ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_target: Option<Duration>,
 }
-fn d_recovery() -> String {
-    "newreno".into()
+
+fn d_ecn() -> toml::Value {
+    toml::Value::Boolean(false)
 }
 fn d_mss() -> Bytes {
     Bytes(1000)
@@ -115,35 +185,14 @@ fn d_mss() -> Bytes {
 fn d_header() -> Bytes {
     Bytes(40)
 }
-fn d_iw() -> u32 {
-    2
-}
 fn d_dupthresh() -> u32 {
     3
 }
 fn d_true() -> bool {
     true
 }
-fn d_growth() -> String {
-    "per_ack".into()
-}
-fn d_min_rto() -> Duration {
-    Duration(200_000_000)
-}
-fn d_init_rto() -> Duration {
-    Duration(3_000_000_000)
-}
-fn d_max_rto() -> Duration {
-    Duration(60_000_000_000)
-}
-fn d_tick() -> Duration {
-    Duration(10_000_000)
-}
 fn d_max_backoff() -> u32 {
     64
-}
-fn d_delack() -> Duration {
-    Duration(100_000_000)
 }
 
 /// Validated, ready-to-run TCP settings.
@@ -175,6 +224,8 @@ pub struct TcpConfig {
     pub per_segment: bool,
     /// Congestion avoidance in whole bytes.
     pub cwnd_whole_bytes: bool,
+    /// Appropriate byte counting (RFC 3465) on acknowledged payload bytes.
+    pub abc: bool,
     /// Timers.
     pub min_rto: SimTime,
     /// RTO before any sample.
@@ -193,9 +244,42 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: SimTime,
     /// ECN-capable.
     pub ecn: bool,
+    /// Codepoint of new data segments when ECN-capable: ECT(0), or ECT(1) for L4S.
+    pub ect: Ecn,
+    /// Precise ECN feedback (RFC 8257 section 3.2 sink, per-ACK feedback to the cc).
+    pub precise_ecn: bool,
+    /// SACK (RFC 2018 / RFC 6675).
+    pub sack: bool,
+    /// Timestamps (RFC 7323).
+    pub timestamps: bool,
+    /// Delayed-ACK quick-ACK count at connection start.
+    pub quickack: u32,
+    /// Pacing settings.
+    pub pacing: PacingConfig,
+    /// Per-flow event trace.
+    pub trace: bool,
+    /// RACK-TLP loss detection (RFC 8985).
+    pub rack: bool,
+    /// Option bytes on every data segment and ACK (12 with timestamps: 10 + 2 NOPs).
+    pub ts_opt: u32,
+    /// Option bytes of the SYN: timestamps and SACK-permitted share 12 bytes (as Linux packs
+    /// them); SACK-permitted alone takes 4 (2 + 2 NOPs).
+    pub syn_opt: u32,
+    /// SACK blocks that fit one ACK: 4 (36 option bytes), 3 with timestamps (12 + 28 = 40).
+    pub max_sack_blocks: usize,
 }
 
 impl TcpConfig {
+    /// Payload bytes of the segments in `[from, to)`.
+    #[inline]
+    pub fn bytes_between(&self, from: u64, to: u64) -> u64 {
+        let at = |s: u64| match self.total_bytes {
+            Some(b) => (s * self.mss as u64).min(b),
+            None => s * self.mss as u64,
+        };
+        at(to) - at(from)
+    }
+
     /// Payload bytes of segment `seq` (the last segment of a file may be short).
     #[inline]
     pub fn payload(&self, seq: u64) -> u32 {
@@ -207,8 +291,120 @@ impl TcpConfig {
 }
 
 impl TcpParams {
+    /// The profile's defaults (errors name `profile`).
+    fn profile_defaults(&self) -> Result<ProfileDefaults, String> {
+        profile(self.profile.as_deref().unwrap_or("ns2"))
+    }
+
+    /// The congestion control's name and options, from `cc` as a string or a table (the flat
+    /// CUBIC keys are deprecated aliases of the table's options; giving both is an error).
+    fn cc_spec(&self, d: &ProfileDefaults) -> Result<(CcTable, bool), String> {
+        let flat = [
+            ("cubic_c", self.cubic_c.is_some()),
+            ("cubic_beta", self.cubic_beta.is_some()),
+            ("fast_convergence", self.fast_convergence.is_some()),
+            ("reno_friendly", self.reno_friendly.is_some()),
+        ];
+        match &self.cc {
+            Some(toml::Value::Table(t)) => {
+                if let Some((k, _)) = flat.iter().find(|(_, set)| *set) {
+                    return Err(format!(
+                        "{k}: give CUBIC options inside the cc table (cc = {{ kind = \"cubic\", ... }}), \
+                         not both"
+                    ));
+                }
+                let tab: CcTable = toml::Value::Table(t.clone()).try_into().map_err(|e| {
+                    let m = e.to_string();
+                    match m.find("unknown field `") {
+                        Some(i) => {
+                            let k = m[i + 15..].split('`').next().unwrap_or("?").to_string();
+                            format!(
+                                "cc.{k}: unknown key; the cc table takes kind, c, beta, \
+                                 fast_convergence, reno_friendly, hystart, rtt_target"
+                            )
+                        }
+                        None => format!("cc: {}", m.trim()),
+                    }
+                })?;
+                if tab.kind != "cubic" {
+                    let opts = [
+                        ("c", tab.c.is_some()),
+                        ("beta", tab.beta.is_some()),
+                        ("fast_convergence", tab.fast_convergence.is_some()),
+                        ("reno_friendly", tab.reno_friendly.is_some()),
+                        ("hystart", tab.hystart.is_some()),
+                    ];
+                    if let Some((k, _)) = opts.iter().find(|(_, set)| *set) {
+                        return Err(format!(
+                            "cc.{k}: only applies to kind = \"cubic\" (this table has kind = {:?})",
+                            tab.kind
+                        ));
+                    }
+                }
+                if tab.kind != "prague" && tab.rtt_target.is_some() {
+                    return Err(format!(
+                        "cc.rtt_target: only applies to kind = \"prague\" (this table has kind = {:?})",
+                        tab.kind
+                    ));
+                }
+                Ok((tab, true))
+            }
+            Some(toml::Value::String(_)) | None => {
+                let name = match &self.cc {
+                    Some(toml::Value::String(n)) => n.clone(),
+                    _ => d.cc.to_string(),
+                };
+                if name != "cubic" {
+                    if let Some((k, _)) = flat.iter().find(|(_, set)| *set) {
+                        return Err(format!(
+                            "{k}: only applies to cc = \"cubic\" (this flow has cc = {name:?})"
+                        ));
+                    }
+                }
+                Ok((
+                    CcTable {
+                        kind: name,
+                        c: self.cubic_c,
+                        beta: self.cubic_beta,
+                        fast_convergence: self.fast_convergence,
+                        reno_friendly: self.reno_friendly,
+                        hystart: None,
+                        rtt_target: None,
+                    },
+                    false,
+                ))
+            }
+            Some(other) => Err(format!(
+                "cc: a name such as \"cubic\" or a table {{ kind = \"cubic\", ... }}, got {}",
+                other.type_str()
+            )),
+        }
+    }
+
     /// Checks every parameter; errors are "key: message".
     pub fn validate(&self) -> Result<TcpConfig, String> {
+        let d = self.profile_defaults()?;
+        let (cct, is_table) = self.cc_spec(&d)?;
+        let (key_c, key_beta) = if is_table {
+            ("cc.c", "cc.beta")
+        } else {
+            ("cubic_c", "cubic_beta")
+        };
+        let recovery = self.recovery.clone().unwrap_or_else(|| d.recovery.into());
+        let initial_window = self.initial_window.unwrap_or(d.initial_window);
+        let cwnd_growth = self
+            .cwnd_growth
+            .clone()
+            .unwrap_or_else(|| d.cwnd_growth.into());
+        let cwnd_whole_bytes = self.cwnd_whole_bytes.unwrap_or(d.cwnd_whole_bytes);
+        let min_rto = self.min_rto.map_or(d.min_rto, |x| x.0);
+        let initial_rto = self.initial_rto.map_or(d.initial_rto, |x| x.0);
+        let max_rto = self.max_rto.map_or(d.max_rto, |x| x.0);
+        let granularity = self.timer_granularity.map_or(d.timer_granularity, |x| x.0);
+        let delayed_ack = self.delayed_ack.unwrap_or(d.delayed_ack);
+        let delayed_ack_timeout = self
+            .delayed_ack_timeout
+            .map_or(d.delayed_ack_timeout, |x| x.0);
         if !(1..=65_495).contains(&self.mss.0) {
             return Err(format!(
                 "mss: must be between 1B and 65495B, got {}B",
@@ -230,7 +426,7 @@ impl TcpParams {
             Some(Bytes(b)) => Some(b.div_ceil(mss as u64)),
             None => None,
         };
-        if self.initial_window == 0 || self.initial_window > 1_000_000 {
+        if initial_window == 0 || initial_window > 1_000_000 {
             return Err("initial_window: must be between 1 and 1000000 segments".into());
         }
         if self.window_pkts.is_some() && self.window_bytes.is_some() {
@@ -257,61 +453,55 @@ impl TcpParams {
         if self.dupack_threshold == 0 || self.dupack_threshold > 1000 {
             return Err("dupack_threshold: must be between 1 and 1000".into());
         }
-        let per_segment = match self.cwnd_growth.as_str() {
-            "per_ack" => false,
-            "per_segment" => true,
+        let (per_segment, abc) = match cwnd_growth.as_str() {
+            "per_ack" => (false, false),
+            "per_segment" => (true, false),
+            "bytes" => (true, true),
             other => {
                 return Err(format!(
-                    "cwnd_growth: unknown {other:?}; use \"per_ack\" or \"per_segment\""
+                    "cwnd_growth: unknown {other:?}; use \"per_ack\", \"per_segment\" or \"bytes\""
                 ))
             }
         };
-        if self.min_rto.0 > self.max_rto.0 {
+        if min_rto > max_rto {
             return Err("min_rto: must not exceed max_rto".into());
         }
-        if self.max_rto.0 == 0 {
+        if max_rto == 0 {
             return Err("max_rto: must be positive".into());
         }
-        if self.initial_rto.0 == 0 {
+        if initial_rto == 0 {
             return Err("initial_rto: must be positive".into());
         }
         if self.max_backoff == 0 || self.max_backoff > 1 << 20 {
             return Err("max_backoff: must be between 1 and 1048576".into());
         }
-        if self.delayed_ack && self.delayed_ack_timeout.0 == 0 {
+        if delayed_ack && delayed_ack_timeout == 0 {
             return Err("delayed_ack_timeout: must be positive when delayed_ack is on".into());
         }
-        let cubic_keys = [
-            ("cubic_c", self.cubic_c.is_some()),
-            ("cubic_beta", self.cubic_beta.is_some()),
-            ("fast_convergence", self.fast_convergence.is_some()),
-            ("reno_friendly", self.reno_friendly.is_some()),
-        ];
-        if self.cc != "cubic" {
-            if let Some((k, _)) = cubic_keys.iter().find(|(_, set)| *set) {
-                return Err(format!(
-                    "{k}: only applies to cc = \"cubic\" (this flow has cc = {:?})",
-                    self.cc
-                ));
-            }
-        }
-        let cc = match self.cc.as_str() {
-            "tahoe" => Cc::Tahoe(Tahoe),
-            "reno" => Cc::Reno(Reno),
-            "newreno" => Cc::NewReno(NewReno),
+        let cc_name = cct.kind.clone();
+        let cc = match cct.kind.as_str() {
+            "tahoe" => Cc::Tahoe(Tahoe::default()),
+            "reno" => Cc::Reno(Reno::default()),
+            "newreno" => Cc::NewReno(NewReno::default()),
+            "dctcp" => Cc::Dctcp(Dctcp::default()),
+            "prague" => Cc::Prague(Prague::new(
+                cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
+            )),
             "cubic" => {
-                let d = CubicParams::default();
+                let d_cubic = CubicParams::default();
+                let d = &d_cubic;
                 let p = CubicParams {
-                    c: self.cubic_c.unwrap_or(d.c),
-                    beta: self.cubic_beta.unwrap_or(d.beta),
-                    fast_convergence: self.fast_convergence.unwrap_or(d.fast_convergence),
-                    reno_friendly: self.reno_friendly.unwrap_or(d.reno_friendly),
+                    c: cct.c.unwrap_or(d.c),
+                    beta: cct.beta.unwrap_or(d.beta),
+                    fast_convergence: cct.fast_convergence.unwrap_or(d.fast_convergence),
+                    reno_friendly: cct.reno_friendly.unwrap_or(d.reno_friendly),
+                    hystart: cct.hystart.unwrap_or(d.hystart),
                 };
                 if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
-                    return Err(format!("cubic_c: must be in (0, 100], got {}", p.c));
+                    return Err(format!("{key_c}: must be in (0, 100], got {}", p.c));
                 }
                 if !(p.beta.is_finite() && p.beta > 0.0 && p.beta < 1.0) {
-                    return Err(format!("cubic_beta: must be in (0, 1), got {}", p.beta));
+                    return Err(format!("{key_beta}: must be in (0, 1), got {}", p.beta));
                 }
                 Cc::Cubic(Cubic::new(p))
             }
@@ -322,14 +512,64 @@ impl TcpParams {
                 ))
             }
         };
-        let prr = match self.recovery.as_str() {
+        let (ecn, ect, precise_ecn) = self.ecn_mode()?;
+        if matches!(cc, Cc::Prague(_)) && ect != Ecn::Ect1 {
+            return Err(
+                "cc: \"prague\" sends ECT(1) with precise ECN feedback; set ecn = \"l4s\"".into(),
+            );
+        }
+        if matches!(cc, Cc::Dctcp(_)) && !precise_ecn {
+            return Err(
+                "cc: \"dctcp\" needs precise ECN feedback; set ecn = \"l4s\" (ECT(1)) or \
+                 ecn = \"dctcp\" (ECT(0))"
+                    .into(),
+            );
+        }
+        let sack = self.sack.unwrap_or(d.sack);
+        let timestamps = self.timestamps.unwrap_or(d.timestamps);
+        let quickack = self.quickack.unwrap_or(d.quickack);
+        if quickack > 0 && !delayed_ack {
+            return Err("quickack: only applies with delayed_ack = true".into());
+        }
+        // Prague requests pacing (Linux: internal pacing); an explicit `pacing` key wins.
+        let pacing_default = if cct.kind == "prague" { "linux" } else { "off" };
+        let pacing = self.pacing_config(pacing_default)?;
+        // The profile's RACK default yields to sack = false; an explicit "rack" does not.
+        let default_ld = if sack { d.loss_detection } else { "dupack" };
+        let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
+            "dupack" => false,
+            "rack" if !sack => {
+                return Err(
+                    "loss_detection: \"rack\" needs sack = true (RACK reads SACK blocks)".into(),
+                )
+            }
+            "rack" => true,
+            other => {
+                return Err(format!(
+                    "loss_detection: unknown {other:?}; use \"dupack\" or \"rack\""
+                ))
+            }
+        };
+        if sack && cc.recovery() != Recovery::NewReno {
+            return Err(format!(
+                "sack: needs a congestion control whose recovery runs until the recovery point \
+                 (cc = \"newreno\" or \"cubic\"); RFC 6675 loss recovery would replace the \
+                 {:?} recovery of this flow",
+                self.cc
+            ));
+        }
+        let ts_opt = if timestamps { 12 } else { 0 };
+        if self.header.0 as u32 + ts_opt + if sack { 36 } else { 0 } > 1000 {
+            return Err("header: header plus TCP options must not exceed 1000B".into());
+        }
+        let prr = match recovery.as_str() {
             "newreno" => false,
             "prr" => {
                 if cc.recovery() != Recovery::NewReno {
                     return Err(format!(
                         "recovery: \"prr\" needs a congestion control with NewReno-style fast \
                          recovery (cc = \"newreno\" or \"cubic\"); this flow has cc = {:?}",
-                        self.cc
+                        cc_name
                     ));
                 }
                 true
@@ -347,34 +587,170 @@ impl TcpParams {
             total_bytes: self.bytes.map(|b| b.0),
             mss,
             header: self.header.0 as u32,
-            initial_window: self.initial_window,
+            initial_window,
             rwnd,
             initial_ssthresh,
             dupack_threshold: self.dupack_threshold,
             limited_transmit: self.limited_transmit,
             per_segment,
-            cwnd_whole_bytes: self.cwnd_whole_bytes,
-            min_rto: self.min_rto.0,
-            initial_rto: self.initial_rto.0,
-            max_rto: self.max_rto.0,
-            granularity: self.timer_granularity.0,
+            abc,
+            cwnd_whole_bytes,
+            min_rto,
+            initial_rto,
+            max_rto,
+            granularity,
             max_backoff: self.max_backoff,
             syn: self.syn,
-            delayed_ack: self.delayed_ack,
-            delayed_ack_timeout: self.delayed_ack_timeout.0,
-            ecn: self.ecn,
+            delayed_ack,
+            delayed_ack_timeout,
+            quickack,
+            pacing,
+            trace: self.trace.unwrap_or(false),
+            rack,
+            ecn,
+            ect,
+            precise_ecn,
+            sack,
+            timestamps,
+            ts_opt,
+            syn_opt: if timestamps {
+                12
+            } else if sack {
+                4
+            } else {
+                0
+            },
+            max_sack_blocks: if timestamps { 3 } else { 4 },
         })
     }
 
-    /// The parameters with CUBIC's defaults written out when cc = "cubic" (for the resolved scenario).
+    /// (ECN-capable, codepoint of new data, precise feedback) from `ecn`.
+    fn ecn_mode(&self) -> Result<(bool, Ecn, bool), String> {
+        match &self.ecn {
+            toml::Value::Boolean(false) => Ok((false, Ecn::NotEct, false)),
+            toml::Value::Boolean(true) => Ok((true, Ecn::Ect0, false)),
+            toml::Value::String(m) => match m.as_str() {
+                "off" => Ok((false, Ecn::NotEct, false)),
+                "classic" => Ok((true, Ecn::Ect0, false)),
+                "l4s" => Ok((true, Ecn::Ect1, true)),
+                "dctcp" => Ok((true, Ecn::Ect0, true)),
+                other => Err(format!(
+                    "ecn: unknown {other:?}; use true, false, \"off\", \"classic\", \"l4s\" or \
+                     \"dctcp\""
+                )),
+            },
+            other => Err(format!(
+                "ecn: true, false, \"off\", \"classic\", \"l4s\" or \"dctcp\", got a {}",
+                other.type_str()
+            )),
+        }
+    }
+
+    /// Pacing settings (errors name the key).
+    fn pacing_config(&self, default: &str) -> Result<PacingConfig, String> {
+        let mode = match self.pacing.as_deref().unwrap_or(default) {
+            "off" => PacingMode::Off,
+            "linux" => PacingMode::Linux,
+            "fixed" => PacingMode::Fixed,
+            other => {
+                return Err(format!(
+                    "pacing: unknown {other:?}; use \"off\", \"linux\" or \"fixed\""
+                ))
+            }
+        };
+        let ss = self.pacing_ss_ratio.unwrap_or(2.0);
+        let ca = self.pacing_ca_ratio.unwrap_or(1.2);
+        for (k, v) in [("pacing_ss_ratio", ss), ("pacing_ca_ratio", ca)] {
+            if !(v.is_finite() && v > 0.0 && v <= 100.0) {
+                return Err(format!("{k}: must be in (0, 100], got {v}"));
+            }
+        }
+        let rate = self.pacing_rate.map(|r| r.bps());
+        if let Some(r) = rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err("pacing_rate: must be positive".into());
+            }
+        }
+        if mode == PacingMode::Fixed && rate.is_none() {
+            return Err("pacing_rate: required with pacing = \"fixed\" (e.g. \"10Mbps\")".into());
+        }
+        let any_key = self.pacing_ss_ratio.is_some()
+            || self.pacing_ca_ratio.is_some()
+            || self.pacing_rate.is_some();
+        if mode == PacingMode::Off && any_key {
+            let k = if self.pacing_rate.is_some() {
+                "pacing_rate"
+            } else if self.pacing_ss_ratio.is_some() {
+                "pacing_ss_ratio"
+            } else {
+                "pacing_ca_ratio"
+            };
+            return Err(format!(
+                "{k}: pacing is off; set pacing = \"linux\" or \"fixed\" to use it"
+            ));
+        }
+        Ok(PacingConfig {
+            mode,
+            ss_ratio: ss,
+            ca_ratio: ca,
+            max_rate_bps: rate,
+        })
+    }
+
+    /// The parameters with every default written out (for the resolved scenario). A
+    /// scenario that uses none of the keys added with profiles resolves exactly as before.
     pub fn resolved(&self) -> TcpParams {
         let mut r = self.clone();
-        if r.cc == "cubic" {
-            let d = CubicParams::default();
-            r.cubic_c.get_or_insert(d.c);
-            r.cubic_beta.get_or_insert(d.beta);
-            r.fast_convergence.get_or_insert(d.fast_convergence);
-            r.reno_friendly.get_or_insert(d.reno_friendly);
+        let Ok(d) = self.profile_defaults() else {
+            return r;
+        };
+        let Ok((cct, is_table)) = self.cc_spec(&d) else {
+            return r;
+        };
+        let cubic = CubicParams::default();
+        if is_table {
+            let mut t = cct.clone();
+            if t.kind == "cubic" {
+                t.c.get_or_insert(cubic.c);
+                t.beta.get_or_insert(cubic.beta);
+                t.fast_convergence.get_or_insert(cubic.fast_convergence);
+                t.reno_friendly.get_or_insert(cubic.reno_friendly);
+                t.hystart.get_or_insert(cubic.hystart);
+            }
+            if t.kind == "prague" {
+                t.rtt_target.get_or_insert(Duration(DEFAULT_RTT_TARGET));
+            }
+            r.cc = toml::Value::try_from(&t).ok();
+        } else {
+            r.cc = Some(toml::Value::String(cct.kind.clone()));
+            if cct.kind == "cubic" {
+                r.cubic_c.get_or_insert(cubic.c);
+                r.cubic_beta.get_or_insert(cubic.beta);
+                r.fast_convergence.get_or_insert(cubic.fast_convergence);
+                r.reno_friendly.get_or_insert(cubic.reno_friendly);
+            }
+        }
+        r.recovery.get_or_insert_with(|| d.recovery.into());
+        r.initial_window.get_or_insert(d.initial_window);
+        r.cwnd_growth.get_or_insert_with(|| d.cwnd_growth.into());
+        r.cwnd_whole_bytes.get_or_insert(d.cwnd_whole_bytes);
+        r.min_rto.get_or_insert(Duration(d.min_rto));
+        r.initial_rto.get_or_insert(Duration(d.initial_rto));
+        r.max_rto.get_or_insert(Duration(d.max_rto));
+        r.timer_granularity
+            .get_or_insert(Duration(d.timer_granularity));
+        r.delayed_ack.get_or_insert(d.delayed_ack);
+        r.delayed_ack_timeout
+            .get_or_insert(Duration(d.delayed_ack_timeout));
+        if self.profile.is_some() {
+            r.sack.get_or_insert(d.sack);
+            r.timestamps.get_or_insert(d.timestamps);
+            r.quickack.get_or_insert(d.quickack);
+            let pace = if cct.kind == "prague" { "linux" } else { "off" };
+            r.pacing.get_or_insert_with(|| pace.into());
+            let sack = r.sack.unwrap_or(d.sack);
+            r.loss_detection
+                .get_or_insert_with(|| if sack { d.loss_detection } else { "dupack" }.into());
         }
         r
     }

@@ -2,9 +2,11 @@
 //! W_cubic(t) = C·(t − K)³ + W_max, a concave approach to the window at the last event and a
 //! convex probe beyond it, in real time rather than per RTT. Includes fast convergence and
 //! the Reno-friendly region (W_est, an AIMD estimate with α = 3(1−β)/(1+β)).
-//! Windows are in segments, time in seconds. Loss recovery is NewReno's.
+//! Windows are in segments, time in seconds. Loss recovery is NewReno's (or RFC 6675's with
+//! SACK). With `hystart = true` the initial slow start runs HyStart++ (RFC 9406, `hystart.rs`).
 
 use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::hystart::HyStartPP;
 use crate::time::{to_secs, SimTime};
 
 /// CUBIC's constants (RFC 9438 defaults: C = 0.4, β = 0.7, both options on).
@@ -18,6 +20,8 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// Reno-friendly region: never grow slower than an AIMD flow with the same β would.
     pub reno_friendly: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start.
+    pub hystart: bool,
 }
 
 impl Default for CubicParams {
@@ -27,6 +31,7 @@ impl Default for CubicParams {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
+            hystart: false,
         }
     }
 }
@@ -45,6 +50,8 @@ pub struct Cubic {
     k: f64,
     /// Reno-friendly window estimate.
     w_est: f64,
+    /// HyStart++ state until the first congestion event (None: off or done).
+    pub hystart: Option<HyStartPP>,
 }
 
 impl Cubic {
@@ -57,6 +64,7 @@ impl Cubic {
             epoch_start: None,
             k: 0.0,
             w_est: 0.0,
+            hystart: p.hystart.then(HyStartPP::default),
         }
     }
 
@@ -90,6 +98,7 @@ impl Cubic {
         }
         self.cwnd_prior = cwnd;
         self.epoch_start = None;
+        self.hystart = None; // HyStart++ serves the initial slow start only
     }
 
     /// Starts an epoch at `now` with the current window (RFC 9438 4.2 / 4.3).
@@ -115,7 +124,10 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let n = a.units();
         if w.cwnd < w.ssthresh {
-            w.cwnd += n;
+            match self.hystart.as_mut() {
+                Some(h) => h.on_ack(w, a),
+                None => w.cwnd += n,
+            }
             return;
         }
         let epoch = match self.epoch_start {
@@ -153,6 +165,7 @@ impl CongestionControl for Cubic {
             w.ssthresh = (w.cwnd * self.p.beta).max(2.0);
         }
         self.epoch_start = None;
+        self.hystart = None;
         w.cwnd = 1.0;
     }
 }
@@ -164,8 +177,8 @@ mod tests {
     const S: SimTime = 1_000_000_000;
 
     #[test]
-    fn window_function_matches_algorithms_md_vector() {
-        // algorithms.md 16.4: W_max 100, beta 0.7 -> cwnd 70, K = 4.2172 s; W(0) 70,
+    fn window_function_matches_the_hand_computed_vector() {
+        // RFC 9438's W_cubic(t) = C(t - K)^3 + W_max worked by hand: W_max 100, beta 0.7 -> cwnd 70, K = 4.2172 s; W(0) 70,
         // W(1) 86.681, W(2) 95.640, W(K) 100, W(6) 102.267.
         let mut c = Cubic::new(CubicParams::default());
         let mut w = Window {
@@ -190,6 +203,10 @@ mod tests {
                 srtt: None,
                 per_segment: false,
                 whole_bytes_mss: None,
+                abc_bytes: None,
+                rtt: None,
+                ack: 0,
+                snd_max: 0,
             },
         );
         assert!((c.k() - 4.2172).abs() < 1e-4, "K = {}", c.k());
@@ -205,8 +222,50 @@ mod tests {
     }
 
     #[test]
+    fn w_est_grows_by_alpha_per_window_of_acks() {
+        // RFC 9438 section 4.3: W_est += α_cubic · segments_acked / cwnd, α_cubic =
+        // 3(1 − β)/(1 + β) = 0.9/1.7 for β = 0.7; one window's worth of ACKs (70 at cwnd ≈ 70)
+        // adds ≈ α. With C tiny W_cubic stays below W_est, so cwnd = W_est (Reno-friendly).
+        // By hand: Σ_{k<70} α/(70 + kα/70) ≈ α(1 − α/140) = 0.52741 (to 1e-4).
+        let mut c = Cubic::new(CubicParams {
+            c: 1e-6,
+            ..Default::default()
+        });
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        let l = LossInfo {
+            now: 0,
+            flight: 100,
+            repeated_timeout: false,
+        };
+        c.on_loss(&mut w, &l);
+        assert_eq!(w.cwnd, 70.0);
+        for k in 0..70u64 {
+            c.on_ack(
+                &mut w,
+                &AckInfo {
+                    now: k * S / 1000,
+                    acked: 1,
+                    srtt: Some(S / 10),
+                    per_segment: true,
+                    whole_bytes_mss: None,
+                    abc_bytes: None,
+                    rtt: None,
+                    ack: 0,
+                    snd_max: 0,
+                },
+            );
+        }
+        let alpha = 0.9 / 1.7;
+        assert!((w.cwnd - (70.0 + 0.52741)).abs() < 2e-4, "{}", w.cwnd);
+        assert!((w.cwnd - 70.0 - alpha).abs() < 0.01);
+    }
+
+    #[test]
     fn fast_convergence_lowers_w_max() {
-        // algorithms.md 16.4: cwnd 80 < W_max_prev 100 -> W_max = 68.
+        // RFC 9438 fast convergence: cwnd 80 < W_max_prev 100 -> W_max = 80 (1 + 0.7) / 2 = 68.
         let mut c = Cubic::new(CubicParams::default());
         let l = LossInfo {
             now: 0,
@@ -271,6 +330,10 @@ mod tests {
                     srtt: Some(rtt),
                     per_segment: true,
                     whole_bytes_mss: None,
+                    abc_bytes: None,
+                    rtt: None,
+                    ack: 0,
+                    snd_max: 0,
                 },
             );
             at.push((now, w.cwnd));
@@ -321,6 +384,10 @@ mod tests {
                     srtt: Some(S / 10),
                     per_segment: true,
                     whole_bytes_mss: None,
+                    abc_bytes: None,
+                    rtt: None,
+                    ack: 0,
+                    snd_max: 0,
                 },
             );
         }

@@ -9,13 +9,23 @@
 pub mod cc;
 pub mod config;
 pub mod cubic;
+pub mod dctcp;
+pub mod hystart;
+#[cfg(test)]
+mod loopback;
 pub mod newreno;
+pub mod pacing;
+pub mod prague;
+pub mod profile;
 pub mod prr;
+pub mod rack;
 pub mod reno;
 pub mod rto;
+pub mod sack;
 pub mod sender;
 pub mod sink;
 pub mod tahoe;
+pub mod trace;
 
 pub use config::{TcpConfig, TcpParams};
 pub use sender::TcpSender;
@@ -63,6 +73,12 @@ pub enum TimerKind {
     Rto,
     /// The sink's delayed-ACK timer.
     DelAck,
+    /// The sender's pacing timer (only with pacing on).
+    Pace,
+    /// RACK's reordering timer (RFC 8985 section 6.3).
+    Reo,
+    /// The Tail Loss Probe timer (RFC 8985 section 7).
+    Pto,
 }
 
 /// What the transport asks the world to do.

@@ -9,7 +9,10 @@ use super::reno::{aimd_increase, halve, restart};
 
 /// NewReno congestion control.
 #[derive(Clone, Debug, Default)]
-pub struct NewReno;
+pub struct NewReno {
+    /// RFC 3465 bytes_acked (byte counting only).
+    pub bytes_acked: f64,
+}
 
 impl CongestionControl for NewReno {
     fn name(&self) -> &'static str {
@@ -19,12 +22,14 @@ impl CongestionControl for NewReno {
         Recovery::NewReno
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        aimd_increase(w, a);
+        aimd_increase(w, a, &mut self.bytes_acked);
     }
     fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+        self.bytes_acked = 0.0;
         halve(w, l);
     }
     fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        self.bytes_acked = 0.0;
         restart(w, l);
     }
 }

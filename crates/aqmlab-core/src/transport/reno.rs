@@ -5,8 +5,25 @@
 use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
 
 /// Slow start below ssthresh (+1 per ACK unit), congestion avoidance above (+1/cwnd per unit).
+/// With byte counting (`a.abc_bytes`, RFC 3465): slow start grows by min(bytes acked, L = 2·SMSS)
+/// (section 2.2) and congestion avoidance by one SMSS each time the bytes acknowledged since the
+/// last increase, kept in `bytes_acked`, reach cwnd (section 2.1).
 #[inline]
-pub fn aimd_increase(w: &mut Window, a: &AckInfo) {
+pub fn aimd_increase(w: &mut Window, a: &AckInfo, bytes_acked: &mut f64) {
+    if let Some((bytes, mss)) = a.abc_bytes {
+        let mss = mss as f64;
+        if w.cwnd < w.ssthresh {
+            w.cwnd += a.units();
+        } else {
+            *bytes_acked += bytes as f64;
+            let cwnd_bytes = w.cwnd * mss;
+            if *bytes_acked >= cwnd_bytes {
+                *bytes_acked -= cwnd_bytes;
+                w.cwnd += 1.0;
+            }
+        }
+        return;
+    }
     let n = a.units();
     if w.cwnd < w.ssthresh {
         w.cwnd += n;
@@ -43,7 +60,10 @@ pub fn restart(w: &mut Window, l: &LossInfo) {
 
 /// Reno congestion control.
 #[derive(Clone, Debug, Default)]
-pub struct Reno;
+pub struct Reno {
+    /// RFC 3465 bytes_acked (byte counting only).
+    pub bytes_acked: f64,
+}
 
 impl CongestionControl for Reno {
     fn name(&self) -> &'static str {
@@ -53,12 +73,14 @@ impl CongestionControl for Reno {
         Recovery::Reno
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        aimd_increase(w, a);
+        aimd_increase(w, a, &mut self.bytes_acked);
     }
     fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+        self.bytes_acked = 0.0;
         halve(w, l);
     }
     fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        self.bytes_acked = 0.0;
         restart(w, l);
     }
 }
@@ -74,6 +96,10 @@ mod tests {
             srtt: None,
             per_segment,
             whole_bytes_mss: None,
+            abc_bytes: None,
+            rtt: None,
+            ack: 0,
+            snd_max: 0,
         }
     }
 
@@ -85,16 +111,65 @@ mod tests {
             cwnd: 4.0,
             ssthresh: 1000.0,
         };
-        Reno.on_ack(&mut w, &ack(true, 300));
+        Reno::default().on_ack(&mut w, &ack(true, 300));
         assert_eq!(w.cwnd, 6.0);
         let mut w = Window {
             cwnd: 4.0,
             ssthresh: 1000.0,
         };
-        Reno.on_ack(&mut w, &ack(true, 2));
+        Reno::default().on_ack(&mut w, &ack(true, 2));
         assert_eq!(w.cwnd, 6.0);
-        Reno.on_ack(&mut w, &ack(true, 1));
+        Reno::default().on_ack(&mut w, &ack(true, 1));
         assert_eq!(w.cwnd, 7.0);
+    }
+
+    #[test]
+    fn byte_counting_follows_rfc3465() {
+        // RFC 3465 worked by hand with SMSS = 1000 B.
+        let abc = |bytes: u64| AckInfo {
+            abc_bytes: Some((bytes, 1000)),
+            ..ack(true, bytes.div_ceil(1000))
+        };
+        let mut r = Reno::default();
+        // Slow start (section 2.2): +min(bytes acked, L = 2·SMSS) per ACK: a 5000-B ACK adds
+        // 2000 B, a 500-B ACK (a short last segment) adds 500 B.
+        let mut w = Window {
+            cwnd: 4.0,
+            ssthresh: 1000.0,
+        };
+        r.on_ack(&mut w, &abc(5000));
+        assert_eq!(w.cwnd, 6.0);
+        r.on_ack(&mut w, &abc(500));
+        assert_eq!(w.cwnd, 6.5);
+        // Congestion avoidance (section 2.1): cwnd 10 SMSS grows by one SMSS once 10 000 B
+        // have been acknowledged, however they were grouped into ACKs (here 2000-B delayed
+        // ACKs: five of them), then needs 11 000 B for the next.
+        let mut w = Window {
+            cwnd: 10.0,
+            ssthresh: 10.0,
+        };
+        for k in 1..=5 {
+            r.on_ack(&mut w, &abc(2000));
+            assert_eq!(w.cwnd, if k < 5 { 10.0 } else { 11.0 }, "ACK {k}");
+        }
+        assert_eq!(r.bytes_acked, 0.0);
+        for _ in 0..5 {
+            r.on_ack(&mut w, &abc(2000));
+        }
+        assert_eq!((w.cwnd, r.bytes_acked), (11.0, 10_000.0));
+        r.on_ack(&mut w, &abc(1000));
+        assert_eq!((w.cwnd, r.bytes_acked), (12.0, 0.0));
+        // A loss resets the counter (the window it counted against is gone).
+        r.on_ack(&mut w, &abc(1000));
+        r.on_loss(
+            &mut w,
+            &LossInfo {
+                now: 0,
+                flight: 12,
+                repeated_timeout: false,
+            },
+        );
+        assert_eq!(r.bytes_acked, 0.0);
     }
 
     #[test]
@@ -110,10 +185,14 @@ mod tests {
         let mut bytes: u64 = 181_557;
         let a = AckInfo {
             whole_bytes_mss: Some(mss),
+            abc_bytes: None,
+            rtt: None,
+            ack: 0,
+            snd_max: 0,
             ..ack(false, 2)
         };
         for _ in 0..200 {
-            Reno.on_ack(&mut w, &a);
+            Reno::default().on_ack(&mut w, &a);
             bytes += ((mss as u64 * mss as u64) / bytes).max(1);
         }
         assert!(
@@ -128,14 +207,14 @@ mod tests {
             cwnd: 2000.0,
             ssthresh: 10.0,
         };
-        Reno.on_ack(&mut w, &a);
+        Reno::default().on_ack(&mut w, &a);
         assert!((w.cwnd - 2000.001).abs() < 1e-9);
         // Without the option the growth stays exact.
         let mut w = Window {
             cwnd: 181.557,
             ssthresh: 100.0,
         };
-        Reno.on_ack(&mut w, &ack(false, 2));
+        Reno::default().on_ack(&mut w, &ack(false, 2));
         assert!((w.cwnd - (181.557 + 1.0 / 181.557)).abs() < 1e-12);
     }
 
@@ -145,7 +224,7 @@ mod tests {
             cwnd: 2.0,
             ssthresh: 8.0,
         };
-        let mut r = Reno;
+        let mut r = Reno::default();
         // One window of ACKs (one per segment) doubles cwnd in slow start.
         for _ in 0..2 {
             r.on_ack(&mut w, &ack(false, 1));
@@ -170,7 +249,7 @@ mod tests {
 
     #[test]
     fn loss_halves_flight_with_floor_two() {
-        let mut r = Reno;
+        let mut r = Reno::default();
         let mut w = Window {
             cwnd: 20.0,
             ssthresh: 100.0,

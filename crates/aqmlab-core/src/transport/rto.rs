@@ -93,8 +93,8 @@ mod tests {
     const MS: SimTime = 1_000_000;
 
     #[test]
-    fn rfc6298_test_vector_from_algorithms_md() {
-        // algorithms.md 16.3: R = 100 ms -> RTO 300 ms with a 200 ms floor (ns-2), 1 s with the
+    fn rfc6298_test_vector() {
+        // RFC 6298 §2 worked by hand: R = 100 ms -> RTO 300 ms with a 200 ms floor (ns-2), 1 s with the
         // RFC floor; R' = 120 ms -> RTTVAR 42.5 ms, SRTT 102.5 ms, RTO 272.5 ms.
         let mut e = RttEstimator::new(1000 * MS, 200 * MS, 60_000 * MS, 10 * MS, 64);
         assert_eq!(e.rto(), 1000 * MS);

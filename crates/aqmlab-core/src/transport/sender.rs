@@ -4,6 +4,12 @@
 //! With `recovery = "prr"`, NewReno's fast recovery paces its sending with Proportional Rate
 //! Reduction (RFC 6937, `prr.rs`) instead of inflating and deflating cwnd.
 //!
+//! With `sack = true`, loss detection and recovery follow RFC 6675 on the scoreboard of
+//! `sack.rs` (IsLost, NextSeg, pipe); PRR, when selected, is driven by the data SACK and
+//! cumulative ACKs report delivered; after a timeout only unSACKed segments are resent.
+//! With `timestamps = true`, every ACK that advances `snd_una` gives an RTT sample from its
+//! echoed TSval (RFC 7323), retransmissions included.
+//!
 //! Sequence numbers are segment indices. `ack` values are "next segment expected".
 //! `recover` is one past the highest segment sent when recovery began (RFC 6582's "highest
 //! sequence number transmitted", as in ns-2 and FreeBSD): a new fast retransmit needs the
@@ -11,9 +17,13 @@
 
 use super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Recovery, Window};
 use super::config::TcpConfig;
+use super::dctcp::EcnFeedback;
 use super::newreno::{full_ack_cwnd, partial_ack_cwnd};
+use super::pacing::Pacer;
 use super::prr::Prr;
 use super::rto::RttEstimator;
+use super::sack::{SackBlocks, Scoreboard};
+use super::trace::TraceRow;
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
 use crate::stats::flow::FlowStats;
@@ -51,6 +61,9 @@ pub struct TcpSender {
     /// One past the highest segment ever sent.
     pub snd_max: u64,
     dupacks: u32,
+    /// `snd_max` at the first duplicate ACK: FlightSize for ssthresh leaves out what limited
+    /// transmit sent after it (RFC 3042 section 2, RFC 5681 section 3.2 step 2).
+    dup_mark: u64,
     in_recovery: bool,
     recover: Option<u64>,
     partial_seen: bool,
@@ -61,6 +74,8 @@ pub struct TcpSender {
     dup_delivered: u64,
     ecn_recover: Option<u64>,
     send_cwr: bool,
+    /// SND.UNA when the ACK being processed arrived (precise ECN feedback).
+    una_at_ack: u64,
     timed_out_seq: Option<u64>,
     syn_retx: bool,
     /// RTT estimator and RTO.
@@ -73,6 +88,26 @@ pub struct TcpSender {
     /// Times of ECN reductions (tests only).
     #[cfg(test)]
     pub ecn_reduction_times: Vec<SimTime>,
+    /// The SACK scoreboard (None: SACK off).
+    sb: Option<Scoreboard>,
+    /// After a timeout with SACK: resending the segments marked lost until `recover` is ACKed.
+    loss_state: bool,
+    /// The pacer (None: pacing off).
+    pacer: Option<Pacer>,
+    /// The RTT sample taken from the ACK being processed, if any.
+    ack_sample: Option<SimTime>,
+    /// Event trace (None: off).
+    pub trace: Option<Vec<TraceRow>>,
+    /// Cause of the next retransmission, when a caller knows it.
+    retx_cause: Option<&'static str>,
+    /// RACK's reordering timer.
+    reo_timer: Timer,
+    /// The Tail Loss Probe timer.
+    pto_timer: Timer,
+    /// One past the highest segment sent when a tail loss probe went out, until ACKed.
+    tlp_end: Option<u64>,
+    /// Retransmissions made while the scoreboard was borrowed, traced once it is back.
+    pending_trace: Vec<(SimTime, u64, &'static str)>,
 }
 
 impl TcpSender {
@@ -95,6 +130,7 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             dupacks: 0,
+            dup_mark: 0,
             in_recovery: false,
             recover: None,
             partial_seen: false,
@@ -102,6 +138,7 @@ impl TcpSender {
             dup_delivered: 0,
             ecn_recover: None,
             send_cwr: false,
+            una_at_ack: 0,
             timed_out_seq: None,
             syn_retx: false,
             rtt: RttEstimator::new(
@@ -116,6 +153,22 @@ impl TcpSender {
             fct: None,
             #[cfg(test)]
             ecn_reduction_times: Vec::new(),
+            sb: cfg.sack.then(|| {
+                if cfg.rack {
+                    Scoreboard::with_rack(cfg.dupack_threshold)
+                } else {
+                    Scoreboard::new(cfg.dupack_threshold)
+                }
+            }),
+            reo_timer: Timer::default(),
+            pto_timer: Timer::default(),
+            tlp_end: None,
+            loss_state: false,
+            pacer: Pacer::new(cfg.pacing),
+            ack_sample: None,
+            trace: cfg.trace.then(Vec::new),
+            retx_cause: None,
+            pending_trace: Vec::new(),
             cfg: cfg.clone(),
         }
     }
@@ -134,7 +187,15 @@ impl TcpSender {
     /// in for SACK): FlightSize minus the segments reported by duplicate ACKs. The segment at
     /// `snd_una` counts as in flight (its retransmission is, or is about to be, outstanding).
     pub fn pipe(&self) -> u64 {
-        (self.snd_max - self.snd_una).saturating_sub(self.dup_delivered)
+        match &self.sb {
+            Some(sb) => sb.pipe(self.snd_max - self.snd_una),
+            None => (self.snd_max - self.snd_una).saturating_sub(self.dup_delivered),
+        }
+    }
+
+    /// The SACK scoreboard, with SACK on.
+    pub fn scoreboard(&self) -> Option<&Scoreboard> {
+        self.sb.as_ref()
     }
 
     /// PRR state during a PRR fast recovery (tests and traces).
@@ -174,12 +235,12 @@ impl TcpSender {
             seq: 0,
             ack: 0,
             flags: fl,
-            size: self.cfg.header,
+            size: self.cfg.header + self.cfg.syn_opt,
             ts: now,
             ecn: Ecn::NotEct,
         });
         stats.total.sent_pkts += 1;
-        stats.total.sent_bytes += self.cfg.header as u64;
+        stats.total.sent_bytes += (self.cfg.header + self.cfg.syn_opt) as u64;
         if self.syn_retx {
             stats.total.retransmits += 1;
         }
@@ -187,17 +248,20 @@ impl TcpSender {
     }
 
     fn take_sample(&mut self, r: SimTime, stats: &mut FlowStats) {
+        self.ack_sample = Some(r);
         self.rtt.sample(r);
         self.last_rtt = Some(r);
         stats.rtt_sample(r);
     }
 
-    /// Processes an ACK: cumulative `ack`, `fl` flags, echoed timestamp `ts`.
+    /// Processes an ACK: cumulative `ack`, `fl` flags, echoed timestamp `ts`, SACK blocks.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
         ack: u64,
         fl: u8,
         ts: SimTime,
+        sack: Option<&SackBlocks>,
         now: SimTime,
         out: &mut Outbox,
         stats: &mut FlowStats,
@@ -205,7 +269,7 @@ impl TcpSender {
         match self.phase {
             Phase::SynSent => {
                 if fl & flags::SYN != 0 {
-                    if fl & flags::RETX == 0 {
+                    if fl & flags::RETX == 0 || self.cfg.timestamps {
                         self.take_sample(now - ts, stats);
                     }
                     self.phase = Phase::Open;
@@ -220,11 +284,17 @@ impl TcpSender {
                 }
                 return;
             }
-            Phase::Open => {}
+            Phase::Open => self.ack_sample = None,
             Phase::Idle | Phase::Done => return,
         }
         if fl & flags::SYN != 0 || ack > self.snd_max {
             return; // a duplicate SYN-ACK, or nonsense
+        }
+        self.una_at_ack = self.snd_una;
+        if self.sb.is_some() {
+            let none = SackBlocks::default();
+            self.sack_ack(ack, fl, ts, sack.unwrap_or(&none), now, out, stats);
+            return;
         }
         if ack > self.snd_una {
             self.new_ack(ack, fl, ts, now, out, stats);
@@ -234,9 +304,7 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.dup_ack(now, out, stats);
         }
-        if self.cfg.ecn && fl & flags::ECE != 0 {
-            self.ecn_echo(ack, now, stats);
-        }
+        self.ecn_ack(ack, fl, now, stats);
         self.try_send(now, out, stats);
     }
 
@@ -250,8 +318,9 @@ impl TcpSender {
         stats: &mut FlowStats,
     ) {
         let acked = ack - self.snd_una;
-        // Karn: no sample when the segment that triggered this ACK was a retransmission.
-        if fl & flags::RETX == 0 {
+        // Karn: no sample when the segment that triggered this ACK was a retransmission
+        // (timestamps: the echoed TSval is the retransmission's own, RFC 7323 section 4).
+        if fl & flags::RETX == 0 || self.cfg.timestamps {
             self.take_sample(now - ts, stats);
         }
         self.snd_una = ack;
@@ -290,6 +359,7 @@ impl TcpSender {
                 };
                 self.dup_delivered = 0;
                 self.cc.on_recovery_exit(&mut self.w, now);
+                self.record(now, "recovery_exit", "", ack);
             }
         } else {
             let info = AckInfo {
@@ -298,6 +368,13 @@ impl TcpSender {
                 srtt: self.rtt.srtt(),
                 per_segment: self.cfg.per_segment,
                 whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
+                abc_bytes: self
+                    .cfg
+                    .abc
+                    .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
+                rtt: self.ack_sample,
+                ack,
+                snd_max: self.snd_max,
             };
             self.cc.on_ack(&mut self.w, &info);
         }
@@ -318,6 +395,9 @@ impl TcpSender {
 
     fn dup_ack(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
         self.dupacks += 1;
+        if self.dupacks == 1 {
+            self.dup_mark = self.snd_max;
+        }
         self.cc.on_dupack(&mut self.w, now);
         if self.in_recovery {
             if self.prr.is_some() {
@@ -343,7 +423,7 @@ impl TcpSender {
         stats.total.fast_retransmits += 1;
         let l = LossInfo {
             now,
-            flight: self.snd_max - self.snd_una,
+            flight: self.dup_mark.min(self.snd_max) - self.snd_una,
             repeated_timeout: false,
         };
         self.recover = Some(self.snd_max);
@@ -380,6 +460,27 @@ impl TcpSender {
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
 
+    /// The ECN part of an ACK: precise per-ACK feedback to the congestion control (`ecn =
+    /// "l4s"` / `"dctcp"`), then the once-per-window reaction to ECE.
+    fn ecn_ack(&mut self, ack: u64, fl: u8, now: SimTime, stats: &mut FlowStats) {
+        if !self.cfg.ecn {
+            return;
+        }
+        let ece = fl & flags::ECE != 0;
+        if self.cfg.precise_ecn {
+            let f = EcnFeedback {
+                acked: self.snd_una.saturating_sub(self.una_at_ack),
+                ece,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_max,
+            };
+            self.cc.on_ecn_feedback(&f);
+        }
+        if ece {
+            self.ecn_echo(ack, now, stats);
+        }
+    }
+
     fn ecn_echo(&mut self, ack: u64, now: SimTime, stats: &mut FlowStats) {
         if self.in_recovery || self.phase != Phase::Open {
             return;
@@ -396,6 +497,7 @@ impl TcpSender {
         };
         self.cc.on_ecn(&mut self.w, &l);
         stats.total.ecn_reductions += 1;
+        self.record(now, "ecn_reduction", "", self.snd_una);
         #[cfg(test)]
         self.ecn_reduction_times.push(now);
         self.ecn_recover = Some(self.snd_max);
@@ -433,7 +535,16 @@ impl TcpSender {
                 self.recover = Some(self.snd_max);
                 self.ecn_recover = Some(self.snd_max);
                 self.timed_out_seq = Some(self.snd_una);
-                self.snd_nxt = self.snd_una; // go-back-N
+                match self.sb.as_mut() {
+                    // SACK: resend only what is not SACKed (RFC 6675 section 5.1, as Linux).
+                    Some(sb) => {
+                        sb.on_timeout(self.snd_max);
+                        self.loss_state = true;
+                        self.tlp_end = None;
+                    }
+                    None => self.snd_nxt = self.snd_una, // go-back-N
+                }
+                self.record(now, "timeout", "", self.snd_una);
                 self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
                 self.try_send(now, out, stats);
             }
@@ -444,6 +555,10 @@ impl TcpSender {
     /// Sends what the window allows: go-back-N retransmissions first, then new data.
     pub fn try_send(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
         if self.phase != Phase::Open {
+            return;
+        }
+        if self.sb.is_some() && (self.in_recovery || self.loss_state) {
+            self.sack_send(now, out, stats);
             return;
         }
         let extra = if self.cfg.limited_transmit
@@ -464,6 +579,9 @@ impl TcpSender {
         let cwnd = (self.w.cwnd.max(1.0).floor() as u64).saturating_add(extra);
         let wnd = cwnd.min(self.cfg.rwnd);
         while self.snd_nxt < self.snd_una + wnd {
+            if !self.pace_ready(now, out) {
+                break;
+            }
             if self.snd_nxt >= self.snd_max {
                 if now >= self.stop {
                     break;
@@ -493,11 +611,11 @@ impl TcpSender {
                 fl |= flags::CWR;
                 self.send_cwr = false;
             }
-            Ecn::Ect0
+            self.cfg.ect
         } else {
             Ecn::NotEct
         };
-        let size = self.cfg.payload(seq) + self.cfg.header;
+        let size = self.cfg.payload(seq) + self.cfg.header + self.cfg.ts_opt;
         out.segs.push(OutSeg {
             kind: PacketKind::Data,
             seq,
@@ -509,6 +627,33 @@ impl TcpSender {
         });
         stats.total.sent_pkts += 1;
         stats.total.sent_bytes += size as u64;
+        if let Some(p) = self.pacer.as_mut() {
+            let rate = p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size);
+            p.on_send(now, size, rate);
+        }
+        if let Some(sb) = self.sb.as_mut() {
+            sb.on_transmit(seq, now);
+        }
+        if retx && self.trace.is_some() {
+            let cause = self.retx_cause.take().unwrap_or(if self.cfg.sack {
+                if self.in_recovery {
+                    "sack_lost"
+                } else {
+                    "timeout_lost"
+                }
+            } else if self.dupacks >= self.cfg.dupack_threshold && seq == self.snd_una {
+                "fast_retransmit"
+            } else if self.in_recovery {
+                "partial_ack"
+            } else {
+                "go_back_n"
+            });
+            if self.sb.is_none() && self.cfg.sack {
+                self.pending_trace.push((now, seq, cause));
+            } else {
+                self.record(now, "retransmit", cause, seq);
+            }
+        }
         if retx {
             stats.total.retransmits += 1;
         }
@@ -517,6 +662,374 @@ impl TcpSender {
         }
         if !self.timer.running() {
             self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+        }
+    }
+
+    /// An ACK with SACK on (RFC 6675 section 5): scoreboard update, duplicate-ACK counting,
+    /// entry into and exit from loss recovery, window growth outside it.
+    #[allow(clippy::too_many_arguments)]
+    fn sack_ack(
+        &mut self,
+        ack: u64,
+        fl: u8,
+        ts: SimTime,
+        blocks: &SackBlocks,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        let Some(mut sb) = self.sb.take() else {
+            return;
+        };
+        let advanced = ack > self.snd_una;
+        let acked = ack.saturating_sub(self.snd_una);
+        let mut delivered = 0;
+        if advanced {
+            if fl & flags::RETX == 0 || self.cfg.timestamps {
+                self.take_sample(now - ts, stats);
+            }
+            delivered += sb.on_cum_ack(ack, now);
+            self.snd_una = ack;
+            self.snd_nxt = self.snd_nxt.max(ack);
+            self.dupacks = 0; // RFC 6675 5 (1)
+        }
+        let newly = sb.on_sack(blocks.blocks(), self.snd_max, now);
+        delivered += newly;
+        if self.tlp_end.is_some_and(|e| self.snd_una >= e) {
+            self.tlp_end = None; // the probe is acknowledged
+        }
+        if self.cfg.rack {
+            self.rack_detect(&mut sb, now, out);
+        }
+        // RFC 6675 section 2: an ACK that SACKs new data is a duplicate ACK.
+        if newly > 0 && !self.in_recovery && !self.loss_state {
+            self.dupacks += 1;
+            if self.dupacks == 1 {
+                self.dup_mark = self.snd_max;
+            }
+            self.cc.on_dupack(&mut self.w, now);
+        }
+        if let Some(total) = self.cfg.total_segs {
+            if self.snd_una >= total {
+                self.sb = Some(sb);
+                self.phase = Phase::Done;
+                self.fct = Some(now - self.start);
+                self.timer.cancel();
+                return;
+            }
+        }
+        let recover = self.recover.unwrap_or(0);
+        if self.in_recovery {
+            if ack >= recover {
+                // The recovery point is acknowledged: recovery ends with cwnd = ssthresh.
+                self.in_recovery = false;
+                self.prr = None;
+                self.w.cwnd = self.w.ssthresh;
+                self.cc.on_recovery_exit(&mut self.w, now);
+                self.pending_trace.push((now, ack, "recovery_exit"));
+            } else if let Some(p) = self.prr.as_mut() {
+                let pipe = sb.pipe(self.snd_max - self.snd_una) as f64;
+                let sndcnt = p.on_ack(delivered as f64, pipe, self.w.ssthresh);
+                self.w.cwnd = pipe + sndcnt;
+            }
+        } else {
+            if self.loss_state && ack >= recover {
+                self.loss_state = false;
+            }
+            if advanced {
+                let info = AckInfo {
+                    now,
+                    acked,
+                    srtt: self.rtt.srtt(),
+                    per_segment: self.cfg.per_segment,
+                    whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
+                    abc_bytes: self
+                        .cfg
+                        .abc
+                        .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
+                    rtt: self.ack_sample,
+                    ack,
+                    snd_max: self.snd_max,
+                };
+                self.cc.on_ack(&mut self.w, &info);
+            }
+            let may_enter = !self.loss_state
+                && self.snd_max > self.snd_una
+                && self.recover.is_none_or(|r| self.snd_una > r);
+            let detected = if self.cfg.rack {
+                sb.lost > 0
+            } else {
+                self.dupacks >= self.cfg.dupack_threshold || sb.is_lost(self.snd_una)
+            };
+            if may_enter && detected {
+                self.enter_sack_recovery(&mut sb, delivered, now, out, stats);
+            }
+        }
+        if advanced {
+            if self.snd_una == self.snd_max {
+                self.timer.cancel();
+            } else {
+                self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+            }
+        }
+        self.sb = Some(sb);
+        self.flush_trace();
+        self.ecn_ack(ack, fl, now, stats);
+        self.try_send(now, out, stats);
+        self.arm_pto(now, out);
+    }
+
+    /// RFC 6675 section 5 step (4): fast retransmit of the first unacknowledged segment and
+    /// entry into loss recovery; with PRR (RFC 6937) RecoverFS is the FlightSize at entry.
+    fn enter_sack_recovery(
+        &mut self,
+        sb: &mut Scoreboard,
+        delivered: u64,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        stats.total.fast_retransmits += 1;
+        let flight = self.snd_max - self.snd_una;
+        // RFC 5681 section 3.2 step 2 (and RFC 3042): the FlightSize that sets ssthresh leaves
+        // out what limited transmit sent after the first duplicate ACK. PRR's RecoverFS below
+        // is the whole flight (RFC 6937).
+        let before_limited = if self.dupacks > 0 {
+            self.dup_mark.min(self.snd_max) - self.snd_una
+        } else {
+            flight
+        };
+        let l = LossInfo {
+            now,
+            flight: before_limited,
+            repeated_timeout: false,
+        };
+        self.recover = Some(self.snd_max);
+        self.ecn_recover = Some(self.snd_max);
+        self.cc.on_loss(&mut self.w, &l);
+        self.in_recovery = true;
+        if self.cfg.prr {
+            let mut p = Prr::new(flight as f64);
+            let pipe = sb.pipe(flight) as f64;
+            let sndcnt = p.on_ack(delivered as f64, pipe, self.w.ssthresh);
+            self.w.cwnd = pipe + sndcnt;
+            self.prr = Some(p);
+        } else {
+            self.w.cwnd = self.w.ssthresh; // RFC 6675 (4.2)
+        }
+        // (4.3): the segment at HighACK + 1 goes out whatever the window says.
+        self.tlp_end = None;
+        let s = if self.cfg.rack {
+            sb.next_lost().unwrap_or(self.snd_una)
+        } else {
+            self.snd_una
+        };
+        sb.on_retransmit(s);
+        self.retx_cause = Some("fast_retransmit");
+        self.send_seg(s, now, out, stats);
+        sb.on_transmit(s, now);
+        self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+    }
+
+    /// Sending during SACK recovery or after a timeout (RFC 6675 step (C)): while pipe is
+    /// below cwnd, NextSeg() — the lowest lost segment not yet retransmitted, else new data.
+    fn sack_send(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
+        let Some(mut sb) = self.sb.take() else {
+            return;
+        };
+        let cwnd = self.w.cwnd.max(1.0).floor() as u64;
+        loop {
+            if sb.pipe(self.snd_max - self.snd_una) >= cwnd || !self.pace_ready(now, out) {
+                break;
+            }
+            if let Some(s) = sb.next_lost() {
+                sb.on_retransmit(s);
+                self.send_seg(s, now, out, stats);
+                sb.on_transmit(s, now);
+                continue;
+            }
+            let s = self.snd_nxt;
+            let blocked = s >= self.snd_una + self.cfg.rwnd
+                || now >= self.stop
+                || self.cfg.total_segs.is_some_and(|t| s >= t);
+            if blocked {
+                break;
+            }
+            self.send_seg(s, now, out, stats);
+            sb.on_transmit(s, now);
+            self.snd_nxt += 1;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        }
+        self.sb = Some(sb);
+        self.flush_trace();
+    }
+
+    /// RACK step 5 on the scoreboard, arming the reordering timer if a segment may still
+    /// qualify later.
+    fn rack_detect(&mut self, sb: &mut Scoreboard, now: SimTime, out: &mut Outbox) {
+        let srtt = self.rtt.srtt().unwrap_or(SimTime::MAX);
+        let recovering = self.in_recovery || self.loss_state;
+        let th = self.cfg.dupack_threshold as u64;
+        let reo = sb
+            .rack
+            .as_ref()
+            .map_or(0, |r| r.reo_wnd(recovering, sb.sacked, th, srtt));
+        if let Some(wait) = sb.rack_detect(now, reo) {
+            self.reo_timer.set(now + wait, TimerKind::Reo, out);
+        }
+    }
+
+    /// Arms the tail loss probe (RFC 8985 section 7.2): PTO = 2·SRTT (+ 200 ms for a lone
+    /// segment, the worst-case delayed ACK; 1 s before any sample), at most the RTO.
+    fn arm_pto(&mut self, now: SimTime, out: &mut Outbox) {
+        if !self.cfg.rack
+            || self.phase != Phase::Open
+            || self.in_recovery
+            || self.loss_state
+            || self.tlp_end.is_some()
+            || self.snd_max == self.snd_una
+        {
+            return;
+        }
+        let pto = match self.rtt.srtt() {
+            Some(s) => {
+                2 * s
+                    + if self.snd_max - self.snd_una == 1 {
+                        200_000_000
+                    } else {
+                        0
+                    }
+            }
+            None => 1_000_000_000,
+        };
+        self.pto_timer
+            .set(now + pto.min(self.rtt.rto()), TimerKind::Pto, out);
+    }
+
+    /// Handles a RACK reordering-timer or tail-loss-probe event of generation `gen`.
+    pub fn on_rack_timer(
+        &mut self,
+        kind: TimerKind,
+        gen: u32,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        match kind {
+            TimerKind::Reo => {
+                if !self.reo_timer.fire(gen, now, TimerKind::Reo, out) {
+                    return;
+                }
+                let Some(mut sb) = self.sb.take() else {
+                    return;
+                };
+                self.rack_detect(&mut sb, now, out);
+                let may_enter = !self.in_recovery
+                    && !self.loss_state
+                    && self.snd_max > self.snd_una
+                    && self.recover.is_none_or(|r| self.snd_una > r);
+                if may_enter && sb.lost > 0 {
+                    self.enter_sack_recovery(&mut sb, 0, now, out, stats);
+                }
+                self.sb = Some(sb);
+                self.flush_trace();
+                self.try_send(now, out, stats);
+            }
+            TimerKind::Pto => {
+                if !self.pto_timer.fire(gen, now, TimerKind::Pto, out)
+                    || self.in_recovery
+                    || self.loss_state
+                    || self.tlp_end.is_some()
+                    || self.snd_max == self.snd_una
+                {
+                    return;
+                }
+                // RFC 8985 7.3: new data if the receive window allows, else the last segment.
+                let s = self.snd_nxt;
+                let new_ok = s < self.snd_una + self.cfg.rwnd
+                    && now < self.stop
+                    && self.cfg.total_segs.is_none_or(|t| s < t);
+                if new_ok {
+                    self.send_seg(s, now, out, stats);
+                    self.snd_nxt += 1;
+                    self.snd_max = self.snd_max.max(self.snd_nxt);
+                } else {
+                    let last = self.snd_max - 1;
+                    if let Some(sb) = self.sb.as_mut() {
+                        sb.on_retransmit(last);
+                    }
+                    self.retx_cause = Some("tail_loss_probe");
+                    self.send_seg(last, now, out, stats);
+                }
+                self.tlp_end = Some(self.snd_max);
+                self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// True if pacing lets a segment leave now (always with pacing off).
+    #[inline]
+    fn pace_ready(&mut self, now: SimTime, out: &mut Outbox) -> bool {
+        match self.pacer.as_mut() {
+            None => true,
+            Some(p) => p.ready(now, out),
+        }
+    }
+
+    /// Handles a pacing timer event of generation `gen`.
+    pub fn on_pace_timer(
+        &mut self,
+        gen: u32,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        if self.pacer.as_mut().is_some_and(|p| p.fire(gen, now, out)) {
+            self.try_send(now, out, stats);
+        }
+    }
+
+    /// Traces the events held while the scoreboard was borrowed.
+    fn flush_trace(&mut self) {
+        if self.pending_trace.is_empty() {
+            return;
+        }
+        for (t, seq, what) in std::mem::take(&mut self.pending_trace) {
+            match what {
+                "recovery_exit" => self.record(t, "recovery_exit", "", seq),
+                cause => self.record(t, "retransmit", cause, seq),
+            }
+        }
+    }
+
+    /// Appends a trace row (trace on only).
+    fn record(&mut self, now: SimTime, event: &'static str, cause: &'static str, seq: u64) {
+        if self.trace.is_none() {
+            return;
+        }
+        let pipe = self.pipe();
+        let (sacked, lost, retrans_out, ranges) = self.sb.as_ref().map_or((0, 0, 0, 0), |sb| {
+            (sb.sacked, sb.lost, sb.retrans, sb.holes() as u64)
+        });
+        let row = TraceRow {
+            time: now,
+            event,
+            cause,
+            seq,
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            pipe,
+            sacked,
+            lost,
+            retrans_out,
+            sack_ranges: ranges,
+        };
+        if let Some(t) = self.trace.as_mut() {
+            t.push(row);
         }
     }
 }
@@ -567,12 +1080,99 @@ mod tests {
                 a,
                 0,
                 self.now - 100 * MS,
+                None,
                 self.now,
                 &mut self.out,
                 &mut self.stats,
             );
             self.sent()
         }
+    }
+
+    impl Drive {
+        fn ack_sack(&mut self, a: u64, blocks: &[(u64, u64)]) -> Vec<u64> {
+            let mut sb = SackBlocks::default();
+            for (i, &b) in blocks.iter().enumerate() {
+                sb.b[i] = b;
+                sb.n += 1;
+            }
+            self.now += MS;
+            self.s.on_ack(
+                a,
+                0,
+                self.now - 100 * MS,
+                Some(&sb),
+                self.now,
+                &mut self.out,
+                &mut self.stats,
+            );
+            self.sent()
+        }
+    }
+
+    #[test]
+    fn sack_recovery_resends_every_hole_in_the_first_rtt() {
+        // Worked by hand from RFC 6675 (DupThresh 3, no PRR: cwnd = ssthresh on entry).
+        // Window 0..9 in flight, segments 2, 5 and 7 lost (the NewReno case above).
+        let mut d =
+            Drive::new("initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true");
+        assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+        assert_eq!(d.ack_sack(1, &[]), vec![10]);
+        assert_eq!(d.ack_sack(2, &[]), vec![11]);
+        // 3 and 4 arrive: two duplicate ACKs that SACK new data.
+        assert!(d.ack_sack(2, &[(3, 4)]).is_empty());
+        assert!(d.ack_sack(2, &[(3, 5)]).is_empty());
+        // 6 arrives: third duplicate ACK. SACKed {3, 4, 6}: IsLost(2). FlightSize 10 ->
+        // ssthresh = cwnd = 5; retransmit 2; pipe = 10 − 3 SACKed − 1 lost + 1 resent = 7.
+        assert_eq!(d.ack_sack(2, &[(6, 7), (3, 5)]), vec![2]);
+        assert!(d.s.in_recovery());
+        assert_eq!((d.s.w.cwnd, d.s.w.ssthresh), (5.0, 5.0));
+        assert_eq!(d.s.pipe(), 7);
+        // 8 arrives: SACKed {3, 4, 6, 8}; 5 has only 6 and 8 above it: pipe 6, nothing sent.
+        assert!(d.ack_sack(2, &[(8, 9), (6, 7), (3, 5)]).is_empty());
+        assert_eq!(d.s.pipe(), 6);
+        // 9 arrives: {3, 4, 6, 8, 9}: 5 is lost; pipe = 10 − 5 − 2 + 1 = 4 < 5: resend 5.
+        assert_eq!(d.ack_sack(2, &[(8, 10), (6, 7), (3, 5)]), vec![5]);
+        // 10 arrives: 7 is lost; pipe = 10 − 6 − 3 + 2 = 3: resend 7, then new 12 (pipe 5).
+        assert_eq!(d.ack_sack(2, &[(8, 11), (6, 7), (3, 5)]), vec![7, 12]);
+        // 11 arrives: pipe = 11 − 7 − 3 + 3 = 4: new 13.
+        assert_eq!(d.ack_sack(2, &[(8, 12), (6, 7), (3, 5)]), vec![13]);
+        // All three holes went out before any retransmission could have been acknowledged.
+        // The resent 2 arrives: ACK 5; resent 5: ACK 7; resent 7: ACK 12 = recover: done.
+        d.ack_sack(5, &[(6, 7), (8, 12)]);
+        d.ack_sack(7, &[(8, 12)]);
+        assert!(d.s.in_recovery());
+        d.ack_sack(12, &[]);
+        assert!(!d.s.in_recovery());
+        assert_eq!(d.s.w.cwnd, 5.0);
+        assert_eq!(d.stats.total.retransmits, 3);
+        assert_eq!(d.stats.total.fast_retransmits, 1);
+        assert_eq!(d.stats.total.timeouts, 0);
+    }
+
+    #[test]
+    fn sack_recovery_leaves_limited_transmit_out_of_the_ssthresh_flight() {
+        // RFC 5681 section 3.2 step 2 with RFC 6675 entry: window 0..9, segment 0 lost. The
+        // first two duplicate ACKs (SACKing 1, then 1-2) each release one new segment by
+        // limited transmit (10, 11); at the third FlightSize is 10, not 12: ssthresh 5.
+        let p: TcpParams = toml::from_str(
+            "syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true",
+        )
+        .unwrap();
+        let cfg = p.validate().unwrap();
+        let mut d = Drive {
+            s: TcpSender::new(&cfg, 0, SimTime::MAX),
+            out: Outbox::default(),
+            stats: FlowStats::new(0),
+            now: 1000 * MS,
+        };
+        d.s.start(0, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+        assert_eq!(d.ack_sack(0, &[(1, 2)]), vec![10]);
+        assert_eq!(d.ack_sack(0, &[(1, 3)]), vec![11]);
+        assert_eq!(d.ack_sack(0, &[(1, 4)]), vec![0]);
+        assert!(d.s.in_recovery());
+        assert_eq!(d.s.w.ssthresh, 5.0);
     }
 
     #[test]
@@ -616,6 +1216,33 @@ mod tests {
         assert_eq!(d.stats.total.timeouts, 0);
         assert_eq!(d.stats.total.retransmits, 3);
         assert_eq!(d.stats.total.fast_retransmits, 1);
+    }
+
+    #[test]
+    fn limited_transmit_segments_do_not_count_in_the_ssthresh_flight() {
+        // RFC 3042 section 2 and RFC 5681 section 3.2 step 2: the segments sent by limited
+        // transmit on the first two duplicate ACKs are left out of FlightSize when ssthresh is
+        // set at the third (ns-2 uses cwnd/2 = 5 here as well).
+        let p: TcpParams = toml::from_str(
+            "syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"",
+        )
+        .unwrap();
+        let cfg = p.validate().unwrap();
+        let mut d = Drive {
+            s: TcpSender::new(&cfg, 0, SimTime::MAX),
+            out: Outbox::default(),
+            stats: FlowStats::new(0),
+            now: 1000 * MS,
+        };
+        d.s.start(0, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+        // Segment 0 lost: the first two duplicate ACKs each release one new segment.
+        assert_eq!(d.ack(0), vec![10]);
+        assert_eq!(d.ack(0), vec![11]);
+        // Third: FlightSize = 10 (not 12): ssthresh 5, cwnd 5 + 3.
+        assert_eq!(d.ack(0), vec![0]);
+        assert_eq!(d.s.w.ssthresh, 5.0);
+        assert_eq!(d.s.w.cwnd, 8.0);
     }
 
     #[test]
@@ -753,7 +1380,15 @@ mod tests {
         assert_eq!(d.stats.total.timeouts, 1);
         // The ACK of the retransmission (flag echoed): no RTT sample, backoff kept.
         d.now = 1100 * MS;
-        d.s.on_ack(1, flags::RETX, 1000 * MS, d.now, &mut d.out, &mut d.stats);
+        d.s.on_ack(
+            1,
+            flags::RETX,
+            1000 * MS,
+            None,
+            d.now,
+            &mut d.out,
+            &mut d.stats,
+        );
         assert_eq!(d.s.rtt.srtt(), None);
         assert_eq!(d.s.rtt.backoff(), 2);
         // Slow start: cwnd 2 -> resend 1, 2 (go-back-N, retransmissions).
@@ -761,9 +1396,40 @@ mod tests {
         assert_eq!(d.stats.total.retransmits, 3);
         // A fresh ACK with a genuine timestamp gives a sample and clears the backoff.
         d.now = 1200 * MS;
-        d.s.on_ack(3, 0, 1100 * MS, d.now, &mut d.out, &mut d.stats);
+        d.s.on_ack(3, 0, 1100 * MS, None, d.now, &mut d.out, &mut d.stats);
         assert_eq!(d.s.rtt.srtt(), Some(100 * MS));
         assert_eq!(d.s.rtt.backoff(), 1);
+    }
+
+    #[test]
+    fn timestamps_give_rtt_samples_from_retransmissions_and_option_bytes() {
+        // RFC 7323 section 4: the echoed TSval identifies the transmission, so the ACK of a
+        // retransmitted segment is a valid sample (Karn's rule is not needed).
+        let mut d = Drive::new("initial_window = 2\ninitial_rto = \"1s\"\ntimestamps = true");
+        let segs: Vec<u32> = d.out.segs.iter().map(|s| s.size).collect();
+        assert_eq!(segs, vec![1052, 1052]); // 1000 + 40 + 12
+        d.sent();
+        let (t, _, g) = *d.out.timers.last().unwrap();
+        d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+        assert_eq!(d.sent(), vec![0]);
+        // The ACK of the retransmission (sent at 1 s) arrives at 1.08 s echoing its TSval.
+        d.now = 1080 * MS;
+        d.s.on_ack(
+            1,
+            flags::RETX,
+            1000 * MS,
+            None,
+            d.now,
+            &mut d.out,
+            &mut d.stats,
+        );
+        assert_eq!(d.s.last_rtt, Some(80 * MS));
+        assert_eq!(d.s.rtt.srtt(), Some(80 * MS));
+        assert_eq!(d.s.rtt.backoff(), 1);
+        // A duplicate ACK gives no sample (RFC 7323 4.2: only ACKs that advance SND.UNA).
+        d.now = 1200 * MS;
+        d.s.on_ack(1, 0, 1100 * MS, None, d.now, &mut d.out, &mut d.stats);
+        assert_eq!(d.s.last_rtt, Some(80 * MS));
     }
 
     #[test]
@@ -772,14 +1438,14 @@ mod tests {
             Drive::new("initial_window = 10\ninitial_ssthresh = 10\necn = true\ncc = \"reno\"");
         d.sent();
         d.now += MS;
-        d.s.on_ack(1, flags::ECE, 0, d.now, &mut d.out, &mut d.stats);
+        d.s.on_ack(1, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
         // Reduced to FlightSize/2 = 9/2 without retransmitting; nothing fits the window.
         assert_eq!(d.s.w.cwnd, 4.5);
         assert!(d.out.segs.is_empty());
         // More ECEs for the same window (ACKs up to 10 = snd_max at the reduction): ignored.
         for a in 2..=10 {
             d.now += MS;
-            d.s.on_ack(a, flags::ECE, 0, d.now, &mut d.out, &mut d.stats);
+            d.s.on_ack(a, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
         }
         assert_eq!(d.stats.total.ecn_reductions, 1);
         // The first new segment carries CWR; all new segments are ECT(0).
@@ -790,7 +1456,7 @@ mod tests {
         assert!(segs.iter().all(|s| s.ecn == Ecn::Ect0));
         // An ECE acknowledging the CWR segment is a fresh mark: a second reduction.
         d.now += MS;
-        d.s.on_ack(11, flags::ECE, 0, d.now, &mut d.out, &mut d.stats);
+        d.s.on_ack(11, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
         assert_eq!(d.stats.total.ecn_reductions, 2);
         assert_eq!(d.stats.total.retransmits, 0);
     }

@@ -1,8 +1,17 @@
 //! The TCP sink: cumulative ACKs (one per data segment, or per two in-order segments with
 //! delayed ACKs), immediate ACKs for out-of-order, duplicate and gap-filling segments, and
-//! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives).
+//! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives), or
+//! with `ecn = "l4s"` / `"dctcp"` DCTCP's precise echo (RFC 8257 section 3.2: ECE carries the
+//! CE state of the segments acknowledged; a state change flushes a held delayed ACK).
+//! With `sack`, every ACK carries RFC 2018 blocks (`sack.rs`); they travel beside the packet
+//! in a per-flow log keyed by an ACK number carried in the ACK's `seq`, so packets stay small.
+//! With `timestamps`, the echoed TSval follows RFC 7323 section 4.3: TS.Recent is taken
+//! from a segment only if it starts at or below the last ACK sent (Last.ACK.sent), so a
+//! delayed ACK echoes the earlier segment and an ACK for out-of-order data echoes the last
+//! in-sequence segment; a retransmission that fills the hole is echoed itself.
 
 use super::config::TcpConfig;
+use super::sack::{SackBlocks, SackReceiver};
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
 use crate::time::SimTime;
@@ -16,12 +25,28 @@ pub struct TcpSink {
     /// `ooo[i]`: segment `rcv_nxt + i` has arrived (empty, or false at 0 and true at the end).
     ooo: VecDeque<bool>,
     ece: bool,
+    /// DCTCP / L4S precise feedback instead of RFC 3168's latched echo.
+    precise: bool,
     delayed: bool,
     timeout: SimTime,
     header: u32,
     /// The in-order segment whose ACK is being delayed: (its timestamp, its RETX flag).
     held: Option<(SimTime, u8)>,
     timer: Timer,
+    /// SACK block state (None: SACK off).
+    sack: Option<SackReceiver>,
+    max_blocks: usize,
+    /// ACKs sent with SACK on (their number travels in the ACK's `seq`).
+    acks_sent: u64,
+    /// Blocks of the ACKs in flight: (ACK number, blocks).
+    sack_log: VecDeque<(u64, SackBlocks)>,
+    /// Timestamps on: option bytes per ACK, TS.Recent and Last.ACK.sent (RFC 7323).
+    ts_opt: u32,
+    timestamps: bool,
+    ts_recent: SimTime,
+    last_ack_sent: u64,
+    /// Quick-ACK segments left (Linux: ACK at once at connection start).
+    quick_left: u32,
 }
 
 impl TcpSink {
@@ -31,25 +56,59 @@ impl TcpSink {
             rcv_nxt: 0,
             ooo: VecDeque::new(),
             ece: false,
+            precise: cfg.precise_ecn,
             delayed: cfg.delayed_ack,
             timeout: cfg.delayed_ack_timeout,
             header: cfg.header,
             held: None,
             timer: Timer::default(),
+            sack: cfg.sack.then(SackReceiver::default),
+            max_blocks: cfg.max_sack_blocks,
+            acks_sent: 0,
+            sack_log: VecDeque::new(),
+            ts_opt: cfg.ts_opt,
+            timestamps: cfg.timestamps,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            quick_left: cfg.quickack,
         }
     }
 
-    fn ack(&self, ts: SimTime, retx: u8, out: &mut Outbox) {
+    fn ack(&mut self, ts: SimTime, retx: u8, blocks: SackBlocks, out: &mut Outbox) {
         let fl = retx | if self.ece { flags::ECE } else { 0 };
+        let mut seq = 0;
+        if self.sack.is_some() {
+            self.acks_sent += 1;
+            seq = self.acks_sent;
+            self.sack_log.push_back((seq, blocks));
+        }
+        let ts = if self.timestamps { self.ts_recent } else { ts };
+        self.last_ack_sent = self.rcv_nxt;
         out.segs.push(OutSeg {
             kind: PacketKind::Ack,
-            seq: 0,
+            seq,
             ack: self.rcv_nxt,
             flags: fl,
-            size: self.header,
+            size: self.header + self.ts_opt + blocks.option_bytes(),
             ts,
             ecn: Ecn::NotEct,
         });
+    }
+
+    /// The SACK blocks of ACK number `id` as it reaches the sender (None with SACK off or
+    /// for an ACK the log no longer holds). Entries of older ACKs (lost ones) are dropped.
+    pub fn sack_for(&mut self, id: u64) -> Option<SackBlocks> {
+        self.sack.as_ref()?;
+        while let Some(&(k, b)) = self.sack_log.front() {
+            if k > id {
+                return None; // reordered: already forgotten
+            }
+            self.sack_log.pop_front();
+            if k == id {
+                return Some(b);
+            }
+        }
+        None
     }
 
     /// A data segment arrived. Returns the range of segments newly delivered in order.
@@ -70,18 +129,31 @@ impl TcpSink {
                 seq: 0,
                 ack: 0,
                 flags: flags::SYN | retx,
-                size: self.header,
+                size: self.header + self.ts_opt,
                 ts,
                 ecn: Ecn::NotEct,
             });
             return before..before;
         }
-        // CWR first: a segment with both CWR and CE keeps the echo on (RFC 3168 6.1.3).
-        if fl & flags::CWR != 0 {
-            self.ece = false;
-        }
-        if ecn == Ecn::Ce {
-            self.ece = true;
+        if self.precise {
+            // RFC 8257 section 3.2: ECE mirrors the CE state of the segments an ACK covers; a
+            // change of state sends the held delayed ACK at once, with the old state.
+            let ce = ecn == Ecn::Ce;
+            if ce != self.ece {
+                if let Some((hts, hretx)) = self.held.take() {
+                    self.timer.cancel();
+                    self.ack(hts, hretx, SackBlocks::default(), out);
+                }
+                self.ece = ce;
+            }
+        } else {
+            // CWR first: a segment with both CWR and CE keeps the echo on (RFC 3168 6.1.3).
+            if fl & flags::CWR != 0 {
+                self.ece = false;
+            }
+            if ecn == Ecn::Ce {
+                self.ece = true;
+            }
         }
         let had_gap = !self.ooo.is_empty();
         if seq >= self.rcv_nxt {
@@ -95,15 +167,28 @@ impl TcpSink {
                 self.rcv_nxt += 1;
             }
         }
+        // RFC 7323 4.3: TS.Recent from segments at or below Last.ACK.sent only.
+        if self.timestamps && seq <= self.last_ack_sent && ts >= self.ts_recent {
+            self.ts_recent = ts;
+        }
+        let (rcv_nxt, max) = (self.rcv_nxt, self.max_blocks);
+        let blocks = match self.sack.as_mut() {
+            Some(r) => r.on_segment(seq, rcv_nxt, max),
+            None => SackBlocks::default(),
+        };
         let in_order_no_gap = seq == before && !had_gap;
-        if !self.delayed || !in_order_no_gap {
+        let quick = self.delayed && in_order_no_gap && self.quick_left > 0;
+        if quick {
+            self.quick_left -= 1;
+        }
+        if !self.delayed || !in_order_no_gap || quick {
             self.held = None;
             self.timer.cancel();
-            self.ack(ts, retx, out);
+            self.ack(ts, retx, blocks, out);
         } else if let Some((hts, hretx)) = self.held.take() {
             // Second in-order segment: acknowledge both; echo the older timestamp.
             self.timer.cancel();
-            self.ack(hts, hretx, out);
+            self.ack(hts, hretx, blocks, out);
         } else {
             self.held = Some((ts, retx));
             self.timer.set(now + self.timeout, TimerKind::DelAck, out);
@@ -115,7 +200,7 @@ impl TcpSink {
     pub fn on_timer(&mut self, gen: u32, now: SimTime, out: &mut Outbox) {
         if self.timer.fire(gen, now, TimerKind::DelAck, out) {
             if let Some((ts, retx)) = self.held.take() {
-                self.ack(ts, retx, out);
+                self.ack(ts, retx, SackBlocks::default(), out);
             }
         }
     }
@@ -183,6 +268,75 @@ mod tests {
     }
 
     #[test]
+    fn timestamps_echo_follows_rfc7323_section_4_3() {
+        // TSval = send time here. RFC 7323 4.3 worked by hand, delayed ACKs on.
+        let mut s = sink("timestamps = true\ndelayed_ack = true");
+        let mut out = Outbox::default();
+        let echo = |out: &mut Outbox| {
+            let v: Vec<(u64, SimTime, u32)> =
+                out.segs.iter().map(|a| (a.ack, a.ts, a.size)).collect();
+            out.segs.clear();
+            v
+        };
+        // Segments 0 (TSval 10) and 1 (TSval 20): one ACK echoing the earlier TSval 10
+        // (segment 1 starts above Last.ACK.sent = 0, so it does not update TS.Recent).
+        s.on_data(0, 0, Ecn::NotEct, 10, 10, &mut out);
+        s.on_data(1, 0, Ecn::NotEct, 20, 20, &mut out);
+        // ACKs are header + 12 option bytes (10-byte option + 2 NOPs).
+        assert_eq!(echo(&mut out), vec![(2, 10, 52)]);
+        // Segment 3 (TSval 40) out of order: the immediate duplicate ACK echoes TS.Recent = 10,
+        // the last in-sequence segment's (an RTT sample from it is conservatively long).
+        s.on_data(3, 0, Ecn::NotEct, 40, 40, &mut out);
+        assert_eq!(echo(&mut out), vec![(2, 10, 52)]);
+        // The retransmitted 2 (TSval 90) fills the hole: 2 <= Last.ACK.sent = 2, so TS.Recent
+        // = 90 and the ACK echoes the retransmission (the sender may take its RTT sample).
+        s.on_data(2, flags::RETX, Ecn::NotEct, 90, 90, &mut out);
+        assert_eq!(echo(&mut out), vec![(4, 90, 52)]);
+        // Without timestamps the out-of-order ACK echoes its own segment's send time.
+        let mut plain = sink("");
+        plain.on_data(0, 0, Ecn::NotEct, 10, 10, &mut out);
+        plain.on_data(2, 0, Ecn::NotEct, 30, 30, &mut out);
+        assert_eq!(echo(&mut out), vec![(1, 10, 40), (1, 30, 40)]);
+    }
+
+    #[test]
+    fn sack_acks_carry_blocks_and_their_option_bytes() {
+        let mut s = sink("sack = true\ntimestamps = true");
+        let mut out = Outbox::default();
+        for seq in [0, 2, 4, 6, 8] {
+            s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        // 40 B header + 12 (timestamps) + SACK: 0, 1, 2, 3, 3 blocks (8·n + 4 bytes);
+        // with timestamps at most 3 blocks fit the 40 option bytes.
+        let sizes: Vec<u32> = out.segs.iter().map(|a| a.size).collect();
+        assert_eq!(sizes, vec![52, 64, 72, 80, 80]);
+        let ids: Vec<u64> = out.segs.iter().map(|a| a.seq).collect();
+        assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+        // The sender side looks the blocks up by ACK number; lost ACKs' entries are skipped.
+        assert_eq!(s.sack_for(2).unwrap().blocks(), &[(2, 3)]);
+        assert_eq!(s.sack_for(5).unwrap().blocks(), &[(8, 9), (6, 7), (4, 5)]);
+        assert_eq!(s.sack_for(3), None);
+        // Without timestamps four blocks fit (4·8 + 4 = 36 option bytes).
+        let mut s = sink("sack = true");
+        for seq in [0, 2, 4, 6, 8, 10] {
+            s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        assert_eq!(out.segs.last().unwrap().size, 40 + 36);
+    }
+
+    #[test]
+    fn quickack_acks_the_first_segments_at_once_then_every_second() {
+        let mut s = sink("delayed_ack = true\nquickack = 3");
+        let mut out = Outbox::default();
+        for seq in 0..7 {
+            s.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        // 0, 1, 2 acknowledged one by one; then 3+4 and 5+6 together.
+        let a: Vec<u64> = out.segs.iter().map(|a| a.ack).collect();
+        assert_eq!(a, vec![1, 2, 3, 5, 7]);
+    }
+
+    #[test]
     fn ece_is_echoed_until_cwr() {
         let mut s = sink("ecn = true");
         let mut out = Outbox::default();
@@ -196,5 +350,36 @@ mod tests {
             .map(|(_, f)| f & flags::ECE != 0)
             .collect();
         assert_eq!(e, vec![true, true, false, false, true]);
+    }
+
+    #[test]
+    fn precise_echo_follows_rfc8257_section_3_2() {
+        // No delayed ACKs: every ACK echoes exactly its own segment's CE state; CWR is ignored.
+        let mut s = sink("ecn = \"l4s\"");
+        let mut out = Outbox::default();
+        let ces = [true, false, true, true, false, false];
+        for (i, &ce) in ces.iter().enumerate() {
+            let e = if ce { Ecn::Ce } else { Ecn::Ect1 };
+            let fl = if i == 3 { flags::CWR } else { 0 };
+            s.on_data(i as u64, fl, e, 0, 0, &mut out);
+        }
+        let e: Vec<bool> = acks(&mut out)
+            .iter()
+            .map(|(_, f)| f & flags::ECE != 0)
+            .collect();
+        assert_eq!(e, ces.to_vec());
+        // Delayed ACKs (RFC 8257 Figure 1): segments 0 (CE) and 1 (CE) acked together with ECE;
+        // 2 (not CE) is held; 3 (CE) changes the state: the held ACK for 2 goes out at once
+        // without ECE, then 3 is held with state CE; 4 (not CE) flushes 3 with ECE; 4 is held.
+        let mut s = sink("ecn = \"l4s\"\ndelayed_ack = true");
+        for (i, ce) in [true, true, false, true, false].into_iter().enumerate() {
+            let e = if ce { Ecn::Ce } else { Ecn::Ect1 };
+            s.on_data(i as u64, 0, e, 0, 0, &mut out);
+        }
+        let a: Vec<(u64, bool)> = acks(&mut out)
+            .iter()
+            .map(|&(a, f)| (a, f & flags::ECE != 0))
+            .collect();
+        assert_eq!(a, vec![(2, true), (3, false), (4, true)]);
     }
 }

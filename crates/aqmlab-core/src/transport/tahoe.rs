@@ -7,7 +7,10 @@ use super::reno::{aimd_increase, halve, restart};
 
 /// Tahoe congestion control.
 #[derive(Clone, Debug, Default)]
-pub struct Tahoe;
+pub struct Tahoe {
+    /// RFC 3465 bytes_acked (byte counting only).
+    pub bytes_acked: f64,
+}
 
 impl CongestionControl for Tahoe {
     fn name(&self) -> &'static str {
@@ -17,9 +20,10 @@ impl CongestionControl for Tahoe {
         Recovery::Tahoe
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        aimd_increase(w, a);
+        aimd_increase(w, a, &mut self.bytes_acked);
     }
     fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+        self.bytes_acked = 0.0;
         restart(w, l);
     }
     /// An ECN echo halves (RFC 3168) rather than restarting from one segment.
@@ -27,6 +31,7 @@ impl CongestionControl for Tahoe {
         halve(w, l);
     }
     fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+        self.bytes_acked = 0.0;
         restart(w, l);
     }
 }

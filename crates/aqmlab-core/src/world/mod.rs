@@ -254,6 +254,14 @@ impl World {
                     .sender
                     .on_timer(gen, now, &mut self.tcp_out, &mut flow.stats),
                 TimerKind::DelAck => t.sink.on_timer(gen, now, &mut self.tcp_out),
+                TimerKind::Pace => {
+                    t.sender
+                        .on_pace_timer(gen, now, &mut self.tcp_out, &mut flow.stats)
+                }
+                TimerKind::Reo | TimerKind::Pto => {
+                    t.sender
+                        .on_rack_timer(kind, gen, now, &mut self.tcp_out, &mut flow.stats)
+                }
             }
             self.flush_tcp(f, now);
         }
@@ -396,7 +404,11 @@ impl World {
                         flow.stats.total.goodput_bytes += cfg.payload(s) as u64;
                     }
                 }
-                PacketKind::Ack => t.sender.on_ack(ack, fl, ts, now, out, &mut flow.stats),
+                PacketKind::Ack => {
+                    let sack = t.sink.sack_for(seq);
+                    t.sender
+                        .on_ack(ack, fl, ts, sack.as_ref(), now, out, &mut flow.stats)
+                }
             }
             self.flush_tcp(f, now);
             return;
@@ -744,6 +756,14 @@ impl World {
         results.tables.insert("links".into(), links);
         results.tables.insert("flows".into(), flows);
         results.tables.insert("events".into(), events);
+        let trace =
+            crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
+                App::Tcp(t) => t.sender.trace.as_deref().map(|r| (f.name.as_str(), r)),
+                _ => None,
+            }));
+        if trace.rows() > 0 {
+            results.tables.insert("tcp_trace".into(), trace);
+        }
         results.tables.insert(
             "queue_series".into(),
             std::mem::take(&mut self.queue_series),

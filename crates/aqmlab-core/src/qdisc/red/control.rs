@@ -49,6 +49,11 @@ pub struct LtredCtl {
     pub s: f64,
     /// Byte mode.
     pub byte_mode: bool,
+    /// The `avg += 0.05·q` bump stays in the average (true) or applies to this arrival's
+    /// decision only (false): the paper's step 2 admits both readings.
+    pub persist: bool,
+    /// The bump to take back after the decision (per-decision reading).
+    pub pending: f64,
 }
 
 /// RNLGRED's operating mode.
@@ -308,11 +313,25 @@ impl Control {
             Control::Ltred(l) => {
                 let q_pkts = if l.byte_mode { q / l.s } else { q };
                 if q_pkts > 0.75 * l.b {
-                    // papers.md: the bump persists in avg.
+                    // The project's reading of LTRED (docs/aqm/ltred.md): the bump persists in avg; otherwise after_decide removes it.
                     red.st.avg += 0.05 * q;
+                    if !l.persist {
+                        l.pending = 0.05 * q;
+                    }
                 }
             }
             Control::Rnlgred(r) => r.on_arrival(backlog_bytes),
+        }
+    }
+
+    /// Runs after the arrival's decision: LTRED's per-decision bump is taken back.
+    #[inline]
+    pub fn after_decide(&mut self, red: &mut RedQueue) {
+        if let Control::Ltred(l) = self {
+            if l.pending != 0.0 {
+                red.st.avg -= l.pending;
+                l.pending = 0.0;
+            }
         }
     }
 

@@ -4,7 +4,8 @@
 //! gives it the backlog `q` seen by an arrival, the arrival's size and ECN capability, a drop
 //! curve, and a source of uniforms, and gets a [`Decision`] back.
 //!
-//! Per-packet logic (algorithms.md §2.3, ns-2.35 `queue/red.cc` semantics):
+//! Per-packet logic (Floyd & Jacobson 1993, IEEE/ACM ToN 1(4), with ns-2.35 `queue/red.cc`
+//! semantics):
 //! 1. `m = floor(ptc · idle time)` if the queue was idle; `avg = avg·(1-w_q)^(m+1) + w_q·q`.
 //! 2. `count += 1`, `count_bytes += size`.
 //! 3. If `avg ≥ min` and `q > 1`: forced if `avg ≥ forced point` (or the controller forces);
@@ -22,7 +23,8 @@ use crate::qdisc::Reason;
 use crate::time::{to_secs, SimTime};
 use serde::{Deserialize, Serialize};
 
-/// How early decisions are spread out between packets (algorithms.md §2.5).
+/// How early decisions are spread out between packets (Floyd & Jacobson 1993's count-based
+/// uniformization; ns-2 `wait_`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Spread {
@@ -35,19 +37,7 @@ pub enum Spread {
     None,
 }
 
-/// Whether and how early decisions mark ECN-capable packets instead of dropping them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EcnMode {
-    /// Never mark: every decision drops.
-    Off,
-    /// ns-2 (`setbit_ true`, `use_mark_p_ true`): an early decision marks an ECT packet only
-    /// while `p_b < mark_p`; forced decisions drop.
-    Ns2,
-    /// ns-3 (`UseEcn true`): every early decision marks an ECT packet; forced decisions drop
-    /// unless `hard_drop = false`, in which case they mark too.
-    Ns3,
-}
+pub use crate::qdisc::common::EcnMode;
 
 /// What the machinery decided for an arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,7 +162,9 @@ impl RedQueue {
             m = (self.cfg.ptc * to_secs(now.saturating_sub(self.st.idle_start))).floor();
         }
         let keep = 1.0 - self.cfg.w_q;
-        self.st.avg = self.st.avg * keep.powf(m + 1.0) + self.cfg.w_q * q;
+        // pow(x, 1) is exactly x, so the busy-queue case (m = 0) skips the call.
+        let decay = if m == 0.0 { keep } else { keep.powf(m + 1.0) };
+        self.st.avg = self.st.avg * decay + self.cfg.w_q * q;
     }
 
     /// Steps 2–4: decides the fate of an arrival of `size` bytes that saw backlog `q` (queue
@@ -226,7 +218,7 @@ impl RedQueue {
                         && match cfg.ecn {
                             EcnMode::Off => false,
                             EcnMode::Ns2 => p_b < cfg.mark_p,
-                            EcnMode::Ns3 => true,
+                            EcnMode::Ns3 | EcnMode::On => true,
                         };
                     decision = if mark {
                         Decision::Mark(Reason::Early)
@@ -239,7 +231,8 @@ impl RedQueue {
             st.old = false;
         }
         if forced {
-            decision = if ect && cfg.ecn == EcnMode::Ns3 && !cfg.hard_drop {
+            let ns3 = matches!(cfg.ecn, EcnMode::Ns3 | EcnMode::On);
+            decision = if ect && ns3 && !cfg.hard_drop {
                 Decision::Mark(Reason::Forced)
             } else {
                 Decision::Drop(Reason::Forced)
@@ -290,8 +283,8 @@ mod tests {
     }
 
     #[test]
-    fn spreading_matches_the_algorithms_md_vectors() {
-        // p_b = 0.05 (algorithms.md §2.7).
+    fn spreading_matches_the_hand_computed_vectors() {
+        // p_b = 0.05 in FJ93's p_a = p_b / (1 - count p_b) and ns-2's wait rule, worked by hand.
         let nw = |n: f64| spread_probability(Spread::Nowait, 0.05, n);
         assert!(close(nw(1.0), 0.052632, 1e-6));
         assert!(close(nw(5.0), 0.066667, 1e-6));
@@ -309,7 +302,7 @@ mod tests {
     }
 
     #[test]
-    fn idle_decay_matches_the_algorithms_md_example() {
+    fn idle_decay_matches_the_hand_computed_example() {
         // w_q 0.002, avg 10, 10 Mb/s with S = 500 B (ptc 2500/s), idle 0.1 s, q 0:
         // m = 250, avg = 10·0.998^251 = 6.0501.
         let mut r = RedQueue::new(cfg(Spread::Wait));
@@ -325,7 +318,7 @@ mod tests {
 
     #[test]
     fn byte_mode_scales_p_a_with_size() {
-        // algorithms.md §2.7: p_a = 0.1, size 1000 B with S = 500 -> 0.2; 250 B -> 0.05.
+        // ns-2 byte mode (p_a · size / S), by hand: p_a = 0.1, size 1000 B with S = 500 -> 0.2; 250 B -> 0.05.
         // Built from a flat curve p_b = 0.1 with no spreading, observed through the decision rate.
         let mut c = cfg(Spread::None);
         c.byte_mode = true;

@@ -93,14 +93,14 @@ pub fn nlgred_region2(min: f64, max1: f64, max_p0: f64, k: f64, avg: f64) -> f64
     max_p0 * (avg.powf(k) - min.powf(k)) / (max1 - min).powf(k)
 }
 
-/// NLGRED_1(k) (papers.md): returns (max_p, j), where max_p is region 2's value at max_th and
+/// NLGRED_1(k) (AL-Allaf & Jabbar 2020, read as in `docs/aqm/nlgred.md`): returns (max_p, j), where max_p is region 2's value at max_th and
 /// `j = ln(max_p)/ln(max_p0)` makes region 3 start there.
 pub fn nlgred1_params(k: f64, min_th: f64, max_th: f64, max_p0: f64) -> (f64, f64) {
     let max_p = nlgred_region2(min_th, max_th, max_p0, k, max_th);
     (max_p, max_p.ln() / max_p0.ln())
 }
 
-/// NLGRED_2(m) (papers.md): solves k so that region 2 reaches `target` (0.2 in the paper) at
+/// NLGRED_2(m) (AL-Allaf & Jabbar 2020, read as in `docs/aqm/nlgred.md`): solves k so that region 2 reaches `target` (0.2 in the paper) at
 /// `max_th' = m·max_th`; returns (k, j) with `j = ln(target)/ln(max_p0)`.
 pub fn nlgred2_params(
     m: f64,
@@ -435,7 +435,8 @@ mod tests {
 
     #[test]
     fn red_and_gentle_vectors() {
-        // algorithms.md §2.7.
+        // RED (Floyd & Jacobson 1993) and gentle RED (Floyd 2000) curves, min_th 5, max_th 15,
+        // max_p 0.1, worked by hand.
         assert_eq!(RED.p(4.0), 0.0);
         assert!(close(RED.p(7.5), 0.025, 1e-12));
         assert!(close(RED.p(10.0), 0.05, 1e-12));
@@ -449,7 +450,7 @@ mod tests {
 
     #[test]
     fn nlred_vectors() {
-        // algorithms.md §5.
+        // NLRED (Zhou, Yeung, Li, Computer Networks 50, 2006): 1.5 max_p x^2, worked by hand.
         let c = Curve::Nlred {
             min: 5.0,
             max: 15.0,
@@ -464,7 +465,7 @@ mod tests {
 
     #[test]
     fn dsred_vectors() {
-        // algorithms.md §6: K_l 10, K_h 30, gamma 0.96.
+        // Double-slope RED (Zheng & Atiquzzaman), worked by hand: K_l 10, K_h 30, gamma 0.96.
         let c = Curve::DoubleSlope {
             kl: 10.0,
             kh: 30.0,

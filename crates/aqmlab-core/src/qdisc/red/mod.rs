@@ -7,7 +7,7 @@
 //! build and in their defaults. Every parameter, its default and its source is documented on
 //! the parameter structs below and in `docs/aqm/<name>.md`.
 //!
-//! Common parameters (all members): `limit`, `w_q`, `spread`, `bytes`, `mean_pktsize`, `ecn`,
+//! Common parameters (all members): `limit`, `w_q`, `spread`, `byte_mode`, `mean_pktsize`, `ecn`,
 //! `mark_p`, `hard_drop` — see [`CommonDoc`].
 
 pub mod control;
@@ -17,7 +17,7 @@ pub mod curve;
 use self::control::{AredCtl, AredVariant, Control, LtredCtl, RnlgredCtl, RnlgredMode};
 use self::core::{Decision, EcnMode, RedConfig, RedQueue, Spread};
 use self::curve::{nlgred2_params, Curve};
-use super::fifo::Fifo;
+use super::common::Fifo;
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketPool};
 use crate::rng::Rng;
@@ -83,9 +83,9 @@ impl<'de> Deserialize<'de> for AutoF64 {
 /// | `limit` | member-specific | hard limit, packets waiting excluding the one in transmission (ns-2 RED's `q ≥ limit` test); byte mode compares bytes with `limit × mean_pktsize` |
 /// | `w_q` | member-specific | EWMA weight, or `"auto"` = `1 - exp(-1/C)`, C = link rate / (8·mean_pktsize) (Floyd et al. 2001) |
 /// | `spread` | member-specific | `"wait"` (ns-2/ns-3 default), `"nowait"` (FJ93), `"none"` (p_a = p_b) |
-/// | `bytes` | false | byte mode (ns-2 `bytes_`/`queue_in_bytes_`) |
-/// | `mean_pktsize` | 1000B | S: byte-mode conversions and the idle packet time (ns-2 default 500 B, see algorithms.md pitfall) |
-/// | `ecn` | "off" | `"off"`, `"ns2"` (mark early decisions while p_b < mark_p), `"ns3"` (mark every early decision) |
+/// | `byte_mode` | false | byte mode (ns-2 `bytes_`/`queue_in_bytes_`); `bytes` is a deprecated alias |
+/// | `mean_pktsize` | 1000B | S: byte-mode conversions and the idle packet time (ns-2's default is 500 B: with 1040-B TCP packets a byte-mode limit then holds about half the packets one expects, so set it) |
+/// | `ecn` | "off" | `"off"` (or false), `"ns2"` (mark early decisions while p_b < mark_p), `"ns3"` (mark every early decision), `"on"` (or true) = `"ns3"` |
 /// | `mark_p` | 0.1 | ns-2 `mark_p_` |
 /// | `hard_drop` | true | ns-3 `UseHardDrop`: forced decisions drop even ECT packets (ecn = "ns3") |
 pub struct CommonDoc;
@@ -94,7 +94,7 @@ struct Common {
     limit: u64,
     w_q: AutoF64,
     spread: Spread,
-    bytes: bool,
+    byte_mode: bool,
     mean_pktsize: u64,
     ecn: EcnMode,
     mark_p: f64,
@@ -118,8 +118,9 @@ macro_rules! red_params {
             pub w_q: AutoF64,
             #[doc = concat!("Spreading of early decisions. Default ", stringify!($spread), ".")]
             pub spread: Spread,
-            /// Byte mode. Default false.
-            pub bytes: bool,
+            /// Byte mode. Default false. (`bytes` is a deprecated alias.)
+            #[serde(alias = "bytes")]
+            pub byte_mode: bool,
             /// Mean packet size S. Default 1000B.
             pub mean_pktsize: Bytes,
             /// ECN mode. Default "off".
@@ -136,7 +137,7 @@ macro_rules! red_params {
                     limit: $limit,
                     w_q: $wq,
                     spread: $spread,
-                    bytes: false,
+                    byte_mode: false,
                     mean_pktsize: Bytes(1000),
                     ecn: EcnMode::Off,
                     mark_p: 0.1,
@@ -150,7 +151,7 @@ macro_rules! red_params {
                     limit: self.limit,
                     w_q: self.w_q,
                     spread: self.spread,
-                    bytes: self.bytes,
+                    byte_mode: self.byte_mode,
                     mean_pktsize: self.mean_pktsize.0,
                     ecn: self.ecn,
                     mark_p: self.mark_p,
@@ -185,15 +186,15 @@ fn red_config(c: &Common, link: &LinkInfo) -> Result<RedConfig, String> {
     if !(c.mark_p > 0.0 && c.mark_p <= 1.0) {
         return Err(format!("mark_p: must be in (0, 1], got {}", c.mark_p));
     }
-    let unit = if c.bytes { s } else { 1.0 };
+    let unit = if c.byte_mode { s } else { 1.0 };
     Ok(RedConfig {
         w_q,
         spread: c.spread,
-        byte_mode: c.bytes,
+        byte_mode: c.byte_mode,
         mean_pktsize: s,
         ptc,
         limit: c.limit as f64 * unit,
-        ecn: c.ecn,
+        ecn: c.ecn.for_red(),
         mark_p: c.mark_p,
         hard_drop: c.hard_drop,
     })
@@ -278,6 +279,7 @@ impl RedDisc {
         let d = self
             .red
             .decide(q, size, ect, &self.curve, force, || draw.draw(rng));
+        self.control.after_decide(&mut self.red);
         match d {
             Decision::Accept => {
                 self.fifo.push(pkt, size);
@@ -307,7 +309,7 @@ impl QueueDisc for RedDisc {
     }
     #[inline]
     fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.fifo.pop(|p| ctx.pool.get(p).size);
+        let p = self.fifo.pop_front();
         if p.is_none() {
             self.red.on_empty_dequeue(ctx.now);
         }
@@ -422,7 +424,7 @@ red_member! {
 
 red_params! {
     /// `ared`: Adaptive RED (Floyd, Gummadi, Shenker 2001), gentle. Defaults from the paper and
-    /// ns-2.35 (algorithms.md §4): thresholds "auto" from `target_delay` 5 ms, w_q "auto",
+    /// ns-2.35 `queue/red.cc`: thresholds "auto" from `target_delay` 5 ms, w_q "auto",
     /// initial max_p 0.1, interval 0.5 s, alpha 0.01, beta 0.9, top 0.5, bottom "auto".
     AredParams (limit = 1000, w_q = AutoF64::Auto, spread = Spread::Wait) {
         /// min_th in packets, or "auto" = max(5, target_delay·C/2). Default "auto".
@@ -523,9 +525,10 @@ red_member! {
 }
 
 red_params! {
-    /// `dsred`: double-slope RED (Zheng & Atiquzzaman). Defaults from paper 004 as read in
-    /// papers.md: K_l 6 (`min_th`), K_h 20 (`max_th`), gamma 0.96, w_q 0.05; spread "none"
-    /// (algorithms.md §6: uniformization unverified, default off).
+    /// `dsred`: double-slope RED (Zheng & Atiquzzaman). Defaults from the OPNET DSRED-vs-RED
+    /// study reproduced in `docs/reproductions/dsred.md`: K_l 6 (`min_th`), K_h 20 (`max_th`),
+    /// gamma 0.96, w_q 0.05; spread "none" (whether DSRED applies RED's count uniformization is
+    /// not stated in the sources we have, so it is off by default; `docs/aqm/dsred.md`).
     DsredParams (limit = 1000, w_q = AutoF64::Value(0.05), spread = Spread::None) {
         /// K_l in packets. Default 6.
         min_th: f64 = 6.0,
@@ -547,7 +550,7 @@ red_member! {
 // nlgred, nlgred1, nlgred2, rnlgred
 
 red_params! {
-    /// `nlgred`: the general NLGRED curve (AL-Allaf & Jabbar 2020, papers.md) with exponents k, j
+    /// `nlgred`: the general NLGRED curve (AL-Allaf & Jabbar 2020, IJCDS) with exponents k, j
     /// and region-2 end `m·max_th`. Defaults are the paper's base GRED: min_th 100,
     /// max_th 300, max_p0 0.1, w_q 0.002, limit 500; k 1, m 1, j "auto" (continuity) give GRED.
     NlgredParams (limit = 500, w_q = AutoF64::Value(0.002), spread = Spread::Wait) {
@@ -618,7 +621,7 @@ red_member! {
 
 red_params! {
     /// `nlgred1`: NLGRED_1(k): region 2 with exponent k up to max_th; max_p and j derived
-    /// (papers.md). Default k 5 (the paper's best), base GRED parameters as `nlgred`.
+    /// (as read in `docs/aqm/nlgred.md`). Default k 5 (the paper's best), base GRED parameters as `nlgred`.
     Nlgred1Params (limit = 500, w_q = AutoF64::Value(0.002), spread = Spread::Wait) {
         /// min_th in packets. Default 100.
         min_th: f64 = 100.0,
@@ -644,7 +647,7 @@ red_member! {
 
 red_params! {
     /// `nlgred2`: NLGRED_2(m): region 2 ends at m·max_th where it reaches `p_target`; k is
-    /// solved numerically, j = ln(p_target)/ln(max_p0) (papers.md). Default m 0.6 (the paper's
+    /// solved numerically, j = ln(p_target)/ln(max_p0) (`docs/aqm/nlgred.md`). Default m 0.6 (the paper's
     /// best), p_target 0.2.
     Nlgred2Params (limit = 500, w_q = AutoF64::Value(0.002), spread = Spread::Wait) {
         /// min_th in packets. Default 100.
@@ -685,9 +688,9 @@ pub enum RnlgredModeName {
 }
 
 red_params! {
-    /// `rnlgred`: one queue switching between NLGRED_1(k) and NLGRED_2(m) (papers.md). Defaults:
-    /// k 5, m 0.6, mode "auto", period 5 s, w 15, probe 1 s (papers.md's reading of the paper's
-    /// Fig. 5), start on NLGRED_1; `threshold` is required in "manual" mode.
+    /// `rnlgred`: one queue switching between NLGRED_1(k) and NLGRED_2(m) (AL-Allaf & Jabbar 2020). Defaults:
+    /// k 5, m 0.6, mode "auto", period 5 s, w 15, probe 1 s (the project's reading of the paper's
+    /// Fig. 5, `docs/aqm/rnlgred.md`), start on NLGRED_1; `threshold` is required in "manual" mode.
     RnlgredParams (limit = 500, w_q = AutoF64::Value(0.002), spread = Spread::Wait) {
         /// min_th in packets. Default 100.
         min_th: f64 = 100.0,
@@ -752,11 +755,14 @@ red_member! {
 
 red_params! {
     /// `ltred`: Chhabra et al. On a buffer of `limit` = B packets: Min_T 0.4B, Max_T 0.7B,
-    /// P_m 0.1, w 0.002 (the paper); per arrival `avg += 0.05·q` if q > 0.75B (persisting, papers.md),
+    /// P_m 0.1, w 0.002 (the paper); per arrival `avg += 0.05·q` if q > 0.75B (persisting, `docs/aqm/ltred.md`),
     /// forced drop if q > 0.85B and avg > 0.6B. Default limit 50 (one of the paper's buffers).
     LtredParams (limit = 50, w_q = AutoF64::Value(0.002), spread = Spread::Wait) {
         /// P_m (RED's max_p between Min_T and Max_T). Default 0.1.
         max_p: f64 = 0.1,
+        /// Step 2's `avg += 0.05·q` stays in the average (true, the project's reading) or counts for this
+        /// arrival's decision only (false). Default true.
+        bump_persists: bool = true,
     }
 }
 
@@ -765,7 +771,13 @@ red_member! {
     Ltred, LtredParams, |p, link| {
         let cfg = red_config(&p.common(), link)?;
         let b = p.limit as f64;
-        let ctl = LtredCtl { b, s: cfg.mean_pktsize, byte_mode: cfg.byte_mode };
+        let ctl = LtredCtl {
+            b,
+            s: cfg.mean_pktsize,
+            byte_mode: cfg.byte_mode,
+            persist: p.bump_persists,
+            pending: 0.0,
+        };
         RedDisc::new(cfg, Curve::Red { min: 0.4 * b, max: 0.7 * b, max_p: p.max_p }, Control::Ltred(ctl))
     }
 }

@@ -25,7 +25,8 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 }
 
 #[test]
-fn ared_automatic_parameters_match_algorithms_md() {
+fn ared_automatic_parameters_match_the_hand_computed_values() {
+    // Floyd, Gummadi, Shenker 2001 (ICSI TR) and ns-2.35 `red.cc` auto-setting rules, by hand:
     // 10 Mb/s, S = 500 B -> C = 2500 pkt/s: min_th 6.25, max_th 18.75, band [11.25, 13.75],
     // w_q = 1 - exp(-1/2500) = 3.9992e-4; ns-2 bottom 0.008.
     let d = build("ared", "mean_pktsize = 500\nvariant = \"ns2\"", 10_000_000).unwrap();
@@ -44,7 +45,7 @@ fn ared_automatic_parameters_match_algorithms_md() {
 }
 
 #[test]
-fn ared_steps_match_algorithms_md() {
+fn ared_steps_match_the_hand_computed_values() {
     let d = build("ared", "mean_pktsize = 500", 10_000_000).unwrap();
     let Control::Adaptive(a) = &d.control else {
         panic!()
@@ -209,6 +210,36 @@ fn ltred_rules() {
     assert!(!d.control.force(&r, 34.0));
     r.st.avg = 23.0;
     assert!(!d.control.force(&r, 35.0));
+}
+
+#[test]
+fn ltred_bump_per_decision_counts_once_and_is_taken_back() {
+    // bump_persists = false: the arrival at q = 31 > 0.75B decides with avg + 0.05q (so the
+    // forced rule at q > 34 sees it too), and the stored average is the plain EWMA afterwards.
+    let mut d = build(
+        "ltred",
+        "limit = 40
+bump_persists = false",
+        10_000_000,
+    )
+    .unwrap();
+    d.red.st.idle = false;
+    d.red.st.avg = 10.0;
+    let (mut r, mut c) = (d.red.clone(), d.curve.clone());
+    d.control.after_avg(0, &mut r, &mut c, 31.0, 0);
+    assert!(close(r.st.avg, 10.0 + 0.05 * 31.0, 1e-12));
+    d.control.after_decide(&mut r);
+    assert!(close(r.st.avg, 10.0, 1e-12));
+    // 23 + 0.05·35 = 24.75 > 0.6B = 24 during the decision: forced.
+    r.st.avg = 23.0;
+    d.control.after_avg(0, &mut r, &mut c, 35.0, 0);
+    assert!(d.control.force(&r, 35.0));
+    d.control.after_decide(&mut r);
+    assert!(close(r.st.avg, 23.0, 1e-12));
+    // Below 0.75B there is no bump to take back.
+    d.control.after_avg(0, &mut r, &mut c, 20.0, 0);
+    d.control.after_decide(&mut r);
+    assert!(close(r.st.avg, 23.0, 1e-12));
 }
 
 #[test]

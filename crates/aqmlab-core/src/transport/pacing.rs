@@ -1,0 +1,156 @@
+//! Sender pacing: segments leave no faster than a pacing rate, one at a time, instead of in
+//! window-sized bursts.
+//!
+//! - `pacing = "linux"`: Linux's rate (`tcp_update_pacing_rate`, net/ipv4/tcp_input.c):
+//!   rate = ratio × cwnd × segment size / SRTT with ratio = `pacing_ss_ratio` (2.0) while
+//!   cwnd < ssthresh/2 (slow start) and `pacing_ca_ratio` (1.2) otherwise; no pacing before
+//!   the first RTT sample (Linux starts with an unlimited rate); `pacing_rate` caps it as
+//!   SO_MAX_PACING_RATE does.
+//! - `pacing = "fixed"`: a constant `pacing_rate`, as the `fq` qdisc's `maxrate` per flow.
+//!
+//! Interpretation: after each segment the next may leave at max(now, previous departure) +
+//! wire size / rate (Linux's `tcp_wstamp_ns`), so an idle sender earns no credit. Segment
+//! sizes are wire bytes (payload + header + options). When pacing is off the sender holds no
+//! pacer and schedules no events.
+
+use super::{Outbox, Timer, TimerKind};
+use crate::time::{to_secs, SimTime};
+
+/// Which pacing rule a sender uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacingMode {
+    /// No pacing.
+    Off,
+    /// Linux internal pacing (ratio × cwnd / SRTT).
+    Linux,
+    /// A fixed rate (fq maxrate style).
+    Fixed,
+}
+
+/// Validated pacing settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacingConfig {
+    /// The rule.
+    pub mode: PacingMode,
+    /// Ratio in slow start (cwnd < ssthresh / 2).
+    pub ss_ratio: f64,
+    /// Ratio otherwise.
+    pub ca_ratio: f64,
+    /// Fixed rate, or a cap on the Linux rate (bits/s).
+    pub max_rate_bps: Option<f64>,
+}
+
+/// Pacing state of one sender.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    cfg: PacingConfig,
+    /// Earliest departure of the next segment.
+    pub next: SimTime,
+    timer: Timer,
+}
+
+impl Pacer {
+    /// A pacer, or None when pacing is off.
+    pub fn new(cfg: PacingConfig) -> Option<Self> {
+        (cfg.mode != PacingMode::Off).then(|| Pacer {
+            cfg,
+            next: 0,
+            timer: Timer::default(),
+        })
+    }
+
+    /// The pacing rate in bits/s (None: unpaced) for window `cwnd` / `ssthresh` (segments),
+    /// smoothed RTT `srtt` and `seg_bytes` wire bytes per segment.
+    pub fn rate_bps(
+        &self,
+        cwnd: f64,
+        ssthresh: f64,
+        srtt: Option<SimTime>,
+        seg_bytes: u32,
+    ) -> Option<f64> {
+        match self.cfg.mode {
+            PacingMode::Off => None,
+            PacingMode::Fixed => self.cfg.max_rate_bps,
+            PacingMode::Linux => {
+                let srtt = to_secs(srtt?);
+                if srtt <= 0.0 {
+                    return self.cfg.max_rate_bps;
+                }
+                let ratio = if cwnd < ssthresh / 2.0 {
+                    self.cfg.ss_ratio
+                } else {
+                    self.cfg.ca_ratio
+                };
+                let r = ratio * cwnd.max(1.0) * seg_bytes as f64 * 8.0 / srtt;
+                Some(self.cfg.max_rate_bps.map_or(r, |m| r.min(m)))
+            }
+        }
+    }
+
+    /// True if a segment may leave at `now`; otherwise arms the pacing timer for `next`.
+    pub fn ready(&mut self, now: SimTime, out: &mut Outbox) -> bool {
+        if now >= self.next {
+            return true;
+        }
+        self.timer.set(self.next, TimerKind::Pace, out);
+        false
+    }
+
+    /// A segment of `bytes` left at `now` under `rate` bits/s.
+    pub fn on_send(&mut self, now: SimTime, bytes: u32, rate: Option<f64>) {
+        if let Some(r) = rate {
+            let gap = (bytes as f64 * 8.0 / r * 1e9).round() as SimTime;
+            self.next = self.next.max(now) + gap;
+        }
+    }
+
+    /// Handles a pacing timer event; true if the sender should try to send.
+    pub fn fire(&mut self, gen: u32, now: SimTime, out: &mut Outbox) -> bool {
+        self.timer.fire(gen, now, TimerKind::Pace, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(mode: PacingMode, max: Option<f64>) -> PacingConfig {
+        PacingConfig {
+            mode,
+            ss_ratio: 2.0,
+            ca_ratio: 1.2,
+            max_rate_bps: max,
+        }
+    }
+
+    #[test]
+    fn linux_rate_uses_the_slow_start_and_avoidance_ratios() {
+        let p = Pacer::new(cfg(PacingMode::Linux, None)).unwrap();
+        // cwnd 10 × 1000 B / 100 ms = 800 kb/s; ×2 in slow start (10 < 100/2), ×1.2 after.
+        let srtt = Some(100_000_000);
+        assert_eq!(p.rate_bps(10.0, 100.0, srtt, 1000), Some(1_600_000.0));
+        assert!((p.rate_bps(10.0, 10.0, srtt, 1000).unwrap() - 960_000.0).abs() < 1e-6);
+        // No RTT sample yet: unpaced.
+        assert_eq!(p.rate_bps(10.0, 10.0, None, 1000), None);
+        // A cap (SO_MAX_PACING_RATE).
+        let c = Pacer::new(cfg(PacingMode::Linux, Some(1e6))).unwrap();
+        assert_eq!(c.rate_bps(10.0, 100.0, srtt, 1000), Some(1e6));
+        assert!(Pacer::new(cfg(PacingMode::Off, None)).is_none());
+    }
+
+    #[test]
+    fn departures_are_spaced_by_size_over_rate_and_idle_earns_no_credit() {
+        let mut p = Pacer::new(cfg(PacingMode::Fixed, Some(8e6))).unwrap();
+        let mut out = Outbox::default();
+        assert!(p.ready(0, &mut out));
+        // 1000 B at 8 Mb/s = 1 ms.
+        p.on_send(0, 1000, Some(8e6));
+        assert_eq!(p.next, 1_000_000);
+        assert!(!p.ready(500_000, &mut out));
+        assert_eq!(out.timers, vec![(1_000_000, TimerKind::Pace, 1)]);
+        assert!(p.fire(1, 1_000_000, &mut out));
+        // Idle until 10 ms: the next gap starts from now, not from 1 ms.
+        p.on_send(10_000_000, 1000, Some(8e6));
+        assert_eq!(p.next, 11_000_000);
+    }
+}

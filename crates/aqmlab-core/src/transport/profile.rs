@@ -1,0 +1,132 @@
+//! TCP profiles: `profile = "ns2" | "linux" | "ns3"` picks the defaults of every TCP key the
+//! scenario does not set, so that a flow behaves like the named stack without looking up a
+//! dozen constants. `ns2` is aqmlab's historical default and stays the default.
+//! Sources (see docs/tcp.md for the table):
+//! - ns2: ns-2.35 `Agent/TCP` and `Agent/TCPSink` defaults (`tcp-defaults.tcl`).
+//! - linux: Linux 6.x `include/net/tcp.h` (TCP_INIT_CWND 10, TCP_RTO_MIN 200 ms,
+//!   TCP_TIMEOUT_INIT 1 s, TCP_RTO_MAX 120 s, TCP_ATO_MIN 40 ms, TCP_MAX_QUICKACKS 16),
+//!   `tcp_rtt_estimator` (RTTVAR floored at TCP_RTO_MIN, modelled as G = 200 ms), sysctls
+//!   `tcp_sack` = 1, `tcp_timestamps` = 1, `tcp_recovery` = 1 (RACK) with TLP, `tcp_congestion_control` = cubic, PRR recovery
+//!   (`tcp_cwnd_reduction`), growth per acknowledged segment.
+//! - ns3: ns-3.44 `TcpSocket` / `TcpSocketBase` attribute defaults (InitialCwnd 10,
+//!   DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s, ClockGranularity 1 ms, Sack true,
+//!   Timestamp true, RecoveryType TcpPrrRecovery; TcpNewReno's whole-byte, per-ACK growth).
+
+/// Names accepted by `profile`.
+pub const PROFILE_NAMES: &[&str] = &["ns2", "linux", "ns3"];
+
+/// The defaults one profile sets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProfileDefaults {
+    /// Congestion control.
+    pub cc: &'static str,
+    /// Initial window (segments).
+    pub initial_window: u32,
+    /// Fast-recovery rule.
+    pub recovery: &'static str,
+    /// "per_ack" or "per_segment".
+    pub cwnd_growth: &'static str,
+    /// Integer-byte congestion avoidance.
+    pub cwnd_whole_bytes: bool,
+    /// Minimum RTO (ns).
+    pub min_rto: u64,
+    /// RTO before the first sample (ns).
+    pub initial_rto: u64,
+    /// Maximum RTO (ns).
+    pub max_rto: u64,
+    /// Clock granularity G (ns).
+    pub timer_granularity: u64,
+    /// Delayed ACKs.
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout (ns).
+    pub delayed_ack_timeout: u64,
+    /// Segments acknowledged at once at the start of a connection (Linux quick-ACK mode).
+    pub quickack: u32,
+    /// SACK.
+    pub sack: bool,
+    /// Timestamps.
+    pub timestamps: bool,
+    /// Loss detection with SACK: "dupack" or "rack".
+    pub loss_detection: &'static str,
+}
+
+const MS: u64 = 1_000_000;
+
+/// The defaults of profile `name`, or an error naming the choices.
+pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
+    let ns2 = ProfileDefaults {
+        cc: "newreno",
+        initial_window: 2,
+        recovery: "newreno",
+        cwnd_growth: "per_ack",
+        cwnd_whole_bytes: false,
+        min_rto: 200 * MS,
+        initial_rto: 3000 * MS,
+        max_rto: 60_000 * MS,
+        timer_granularity: 10 * MS,
+        delayed_ack: false,
+        delayed_ack_timeout: 100 * MS,
+        quickack: 0,
+        sack: false,
+        timestamps: false,
+        loss_detection: "dupack",
+    };
+    match name {
+        "ns2" => Ok(ns2),
+        "linux" => Ok(ProfileDefaults {
+            cc: "cubic",
+            initial_window: 10,
+            recovery: "prr",
+            cwnd_growth: "per_segment",
+            cwnd_whole_bytes: false,
+            min_rto: 200 * MS,
+            initial_rto: 1000 * MS,
+            max_rto: 120_000 * MS,
+            timer_granularity: 200 * MS,
+            delayed_ack: true,
+            delayed_ack_timeout: 40 * MS,
+            quickack: 16,
+            sack: true,
+            timestamps: true,
+            loss_detection: "rack",
+        }),
+        "ns3" => Ok(ProfileDefaults {
+            cc: "newreno",
+            initial_window: 10,
+            recovery: "prr",
+            cwnd_growth: "per_ack",
+            cwnd_whole_bytes: true,
+            min_rto: 1000 * MS,
+            initial_rto: 1000 * MS,
+            max_rto: 60_000 * MS,
+            timer_granularity: MS,
+            delayed_ack: true,
+            delayed_ack_timeout: 200 * MS,
+            quickack: 0,
+            sack: true,
+            timestamps: true,
+            loss_detection: "dupack",
+        }),
+        other => Err(format!(
+            "profile: unknown profile {other:?}; known: {}",
+            PROFILE_NAMES.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ns2_profile_is_the_historical_default_and_unknown_names_are_refused() {
+        let p = profile("ns2").unwrap();
+        assert_eq!(
+            (p.initial_window, p.min_rto, p.initial_rto),
+            (2, 200 * MS, 3000 * MS)
+        );
+        assert!(!p.sack && !p.timestamps && !p.delayed_ack);
+        let e = profile("bsd").unwrap_err();
+        assert!(e.starts_with("profile: ") && e.contains("linux"), "{e}");
+    }
+}

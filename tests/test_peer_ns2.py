@@ -1,0 +1,87 @@
+"""The ns-2 peer (bench/peer/ns2peer.py, bench/peer/ns2/dumbbell.tcl).
+
+The scenario definitions are checked without ns-2 (every aqmlab side must validate). The Tcl
+program's measurements are checked against queueing arithmetic on tiny UDP runs when ns-2.35 is
+installed (Debian package `ns2`); those tests skip otherwise, since ns-2 is optional equipment.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aqmlab
+
+PEER = Path(__file__).resolve().parents[1] / "bench" / "peer"
+sys.path.insert(0, str(PEER))
+import ns2peer  # noqa: E402
+
+
+@pytest.mark.parametrize("s", ns2peer.SCENARIOS, ids=lambda s: s.name)
+def test_every_aqmlab_side_validates(s):
+    spec = ns2peer.aqmlab_spec(s, 1)
+    aqmlab.validate(spec["template"], spec["overrides"])
+
+
+def test_scenario_names_are_unique_and_cover_the_four_groups():
+    names = [s.name for s in ns2peer.SCENARIOS]
+    assert len(names) == len(set(names))
+    assert {s.group for s in ns2peer.SCENARIOS} == {"reference RED", "Kato", "DQRED part 1", "LTRED"}
+    assert {n for n in names if n.startswith("dqred-")} == {f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
+
+
+NS = shutil.which("ns")
+needs_ns = pytest.mark.skipif(NS is None, reason="ns-2 is not installed (optional: apt-get install ns2)")
+
+
+def ns2(*args: str) -> dict:
+    p = subprocess.run([NS, str(ns2peer.TCL), *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+
+
+@needs_ns
+def test_ns2_underloaded_cbr_utilization_is_its_rate_and_nothing_drops():
+    # 0.5 Mb/s of 1000-B packets into 1 Mb/s: utilization 50%, no queue beyond one packet, no drop.
+    r = ns2("pairs=1", "bw=1Mb", "delay=10ms", "abw=10Mb", "qdisc=DropTail", "limit=100",
+            "cbrflows=1 0.5Mb 1000 0 0", "duration=20", "warmup=5")
+    assert r["utilization_pct"] == pytest.approx(50.0, abs=0.2)
+    assert r["drops"] == 0
+    assert r["mean_queue_pkts"] < 0.01
+    assert r["udp_throughputs_mbps"][0] == pytest.approx(0.5, rel=0.01)
+
+
+@needs_ns
+def test_ns2_overloaded_droptail_drops_the_excess():
+    # 1.5 Mb/s into 1 Mb/s: the link is always busy, a third of the arrivals are dropped, the
+    # queue sits at its limit (theory: drop fraction 1 - 1/1.5).
+    r = ns2("pairs=1", "bw=1Mb", "delay=10ms", "abw=10Mb", "qdisc=DropTail", "limit=50",
+            "cbrflows=1 1.5Mb 1000 0 0", "duration=30", "warmup=10")
+    assert r["utilization_pct"] == pytest.approx(100.0, abs=0.2)
+    assert r["drop_fraction"] == pytest.approx(1 / 3, abs=0.005)
+    assert r["mean_queue_pkts"] == pytest.approx(49.5, abs=1.0)
+    assert r["early_drops"] is None  # only RED splits early / forced
+
+
+@needs_ns
+def test_ns2_red_splits_early_and_forced_drops():
+    # An unresponsive 2x overload: half the arrivals are dropped and RED's average is pinned at
+    # max_th (15): every drop happens at avg >= max_th. With use_mark_p_ false (as the peer
+    # scenarios set it) ns-2 reports them as forced; with ns-2.35's default use_mark_p_ true
+    # the same drops go through the early path with p = 1 and are reported as early.
+    base = ["pairs=1", "bw=1Mb", "delay=10ms", "abw=10Mb", "qdisc=RED", "limit=100",
+            "cbrflows=1 2Mb 1000 0 0", "duration=30", "warmup=10"]
+    red = "bytes_ false queue_in_bytes_ false mean_pktsize_ 1000 thresh_ 5 maxthresh_ 15 gentle_ false"
+    r = ns2(*base, f"qclass={red} use_mark_p_ false")
+    assert r["early_drops"] + r["forced_drops"] == r["drops"]
+    assert r["forced_drops"] > 0.99 * r["drops"]
+    assert r["drop_fraction"] == pytest.approx(0.5, abs=0.01)
+    assert r["red_avg_queue_pkts"] == pytest.approx(15, abs=0.5)
+    d = ns2(*base, f"qclass={red}")
+    assert d["early_drops"] > 0.99 * d["drops"]
+    assert d["drops"] == pytest.approx(r["drops"], rel=0.01)

@@ -22,7 +22,7 @@ def short(root):
 
 
 def test_path_text_and_dict_give_the_same_results(root):
-    import tomllib
+    from aqmlab._toml import tomllib
 
     text = (root / EXAMPLE).read_text()
     doc = tomllib.loads(text)
@@ -91,16 +91,20 @@ def test_interrupted_save_leaves_no_complete_looking_result(short, tmp_path, mon
     assert list(tmp_path.iterdir()) == []  # no temporary directory left behind either
 
 
-def test_save_replaces_a_previous_result_but_not_other_data(short, tmp_path):
+def test_save_replaces_a_previous_result_only_when_asked_and_never_other_data(short, tmp_path):
     res = aqmlab.run(short["source"], overrides=short["overrides"])
     res.save(tmp_path / "out")
-    res.save(tmp_path / "out")  # replacing a result is fine
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        res.save(tmp_path / "out")  # issue 17: never replaced silently
+    res.save(tmp_path / "out", overwrite=True)
     assert (tmp_path / "out" / "summary.json").exists()
     other = tmp_path / "mine"
     other.mkdir()
     (other / "thesis.tex").write_text("precious")
     with pytest.raises(FileExistsError):
         res.save(other)
+    with pytest.raises(FileExistsError):
+        res.save(other, overwrite=True)
     assert (other / "thesis.tex").read_text() == "precious"
 
 

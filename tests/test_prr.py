@@ -9,7 +9,7 @@ retransmit. Contrast: the cwnd during recovery differs from NewReno's inflated w
 from __future__ import annotations
 
 import copy
-import tomllib
+from aqmlab._toml import tomllib
 from pathlib import Path
 
 import pytest

@@ -11,11 +11,15 @@ class ScenarioError(ValueError):
     line: int | None
     detail: str
 
-def run(text: str, seed: int | None = None, progress: Callable[[float, float], object] | None = None) -> dict[str, Any]:
-    """Runs a scenario (TOML text); `progress(simulated_s, duration_s)` is called every 2^18 events. Returns {"summary": JSON text, "resolved": TOML text,
-    "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}}}."""
+def run(
+    text: str, seed: int | None = None, progress: Callable[[float, float], object] | None = None, allow_large: bool = False
+) -> dict[str, Any]:
+    """Runs a scenario (TOML text); `progress(simulated_s, duration_s)` is called every 2^18 events.
+    Returns {"summary": JSON text, "resolved": TOML text,
+    "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}},
+    "files": {relative path: bytes}}. Ctrl-C raises KeyboardInterrupt; `allow_large` lifts [limits]."""
 
-def validate(text: str) -> str:
+def validate(text: str, allow_large: bool = False) -> str:
     """Checks a scenario without running it; returns the resolved scenario (TOML text)."""
 
 def qdiscs() -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from aqmlab._core import ScenarioError
 from aqmlab.scenario import load_scenario, qdiscs, run, validate
+from aqmlab.termsafe import clean, plain
 
 console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
@@ -20,9 +21,30 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 MAX_FLOW_ROWS = 20
 
 
+#: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+
 def _fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+    """Prints `message` literally (escaped: it may quote user input) and exits with `code`."""
+    err_console.print(plain("error:", "bold red"), plain(message), highlight=False, soft_wrap=True)
     sys.exit(code)
+
+
+def _say(message: str) -> None:
+    """Prints a status line literally (it may hold user paths or names)."""
+    console.print(plain(message), highlight=False, soft_wrap=True)
+
+
+class _Group(click.Group):
+    """The command group: Ctrl-C ends any command with a short note and exit status 130."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console.print(plain("interrupted", "bold red"), highlight=False)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 def _fmt(x, scale: float = 1.0, digits: int = 3) -> str:
@@ -50,7 +72,7 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     for name, q in summary["queues"].items():
         if not q["arrivals_pkts"]:
             continue  # idle direction
-        t.add_row(name, q["qdisc"], _fmt(q["arrivals_pkts"]), _fmt(q["drops_pkts"]), _fmt(q["drop_frac"]), _fmt(q["marks_pkts"]),
+        t.add_row(plain(name), plain(q["qdisc"]), _fmt(q["arrivals_pkts"]), _fmt(q["drops_pkts"]), _fmt(q["drop_frac"]), _fmt(q["marks_pkts"]),
                   _fmt(q["mean_len_pkts"]), _fmt(q["max_len_pkts"]), _fmt(q["sojourn_mean_s"], 1e3), _fmt(q["sojourn_p95_s"], 1e3))
     console.print(t)
 
@@ -60,7 +82,7 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     for name, l in summary["links"].items():
         if not l["tx_pkts"]:
             continue  # idle direction
-        t.add_row(name, _fmt(l["rate_bps"] / 1e6), _fmt(l["utilization_frac"], 100, 4), _fmt(l["throughput_bps"], 1e-6, 4), _fmt(l["lost_pkts"]))
+        t.add_row(plain(name), _fmt(l["rate_bps"] / 1e6), _fmt(l["utilization_frac"], 100, 4), _fmt(l["throughput_bps"], 1e-6, 4), _fmt(l["lost_pkts"]))
     console.print(t)
 
     flows = [(n, summary["flows"][n]) for n in (flow_order or summary["flows"])]
@@ -72,7 +94,7 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     for col in cols:
         t.add_column(escape(col), justify="left" if col in ("flow", "kind", "path") else "right")
     for name, f in flows[:MAX_FLOW_ROWS]:
-        row = [name, f["kind"], f"{f['src']}→{f['dst']}", _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
+        row = [plain(name), plain(f["kind"]), plain(f"{f['src']}→{f['dst']}"), _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
                _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3)]
         if tcp:
             is_tcp = f["kind"] == "tcp"
@@ -91,26 +113,42 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="aqmlab")
 def main() -> None:
     """aqmlab: packet-level simulation for Active Queue Management research."""
 
 
+_allow_large = click.option("--allow-large", is_flag=True, help="Lift the resource limits ([limits] memory/setup) for this run.")
+_allow_any_path = click.option("--allow-any-path", is_flag=True, help="Let a graph file lie outside the scenario's directory (absolute or ../ paths).")
+
+
 @main.command("run")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Directory for summary.json, Parquet tables and the resolved scenario.")
+@click.option("--force", is_flag=True, help="Replace an earlier result in --out.")
 @click.option("--seed", type=int, help="Override simulation.seed.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario value, e.g. --set topology.bottleneck.rate=5Mbps (repeatable).")
+@_allow_large
+@_allow_any_path
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
-def run_cmd(scenario: Path, out: Path | None, seed: int | None, overrides: tuple[str, ...], quiet: bool) -> None:
-    """Run SCENARIO (a TOML file) and print a summary."""
+def run_cmd(scenario: Path, out: Path | None, force: bool, seed: int | None, overrides: tuple[str, ...], allow_large: bool, allow_any_path: bool, quiet: bool) -> None:
+    """Run SCENARIO (a TOML file) and print a summary.
+
+    Ctrl-C stops the run within a fraction of a second (exit status 130; nothing is written)."""
+    from aqmlab.results import check_target
+
+    if out is not None:
+        try:
+            check_target(out, overwrite=force)
+        except OSError as e:
+            _fail(str(e), 1)
     try:
         from aqmlab.progress import sim_progress
 
         t0 = time.perf_counter()
         with sim_progress(not quiet and err_console.is_terminal) as progress:
-            results = run(scenario, seed=seed, overrides=overrides, progress=progress)
+            results = run(scenario, seed=seed, overrides=overrides, progress=progress, allow_large=allow_large, allow_any_path=allow_any_path)
         wall = time.perf_counter() - t0
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
@@ -120,28 +158,30 @@ def run_cmd(scenario: Path, out: Path | None, seed: int | None, overrides: tuple
         print_summary(results.summary, wall, flow_names or None)
     if out is not None:
         try:
-            results.save(out)
+            results.save(out, overwrite=force)
         except OSError as e:
             _fail(f"cannot write results to {out}: {e}", 1)
         if not quiet:
-            console.print(f"results written to {out}/", highlight=False)
+            _say(f"results written to {out}/")
 
 
 @main.command("validate")
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Override a scenario value (repeatable).")
 @click.option("--print", "show", is_flag=True, help="Print the resolved scenario (every default filled in).")
-def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool) -> None:
-    """Check SCENARIO without running it."""
+@_allow_large
+@_allow_any_path
+def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool, allow_large: bool, allow_any_path: bool) -> None:
+    """Check SCENARIO without running it (including the resource limits)."""
     try:
-        resolved = validate(scenario, overrides)
+        resolved = validate(scenario, overrides, allow_large=allow_large, allow_any_path=allow_any_path)
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
         return
     if show:
         click.echo(resolved)
     else:
-        console.print(f"{scenario}: ok", highlight=False)
+        _say(f"{scenario}: ok")
 
 
 @main.command("sweep")
@@ -151,11 +191,13 @@ def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool) -> None
 @click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), help="Parallel processes (default: all cores).")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for runs/ and sweep.parquet / sweep.csv.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed override applied to every run (repeatable).")
-def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...]) -> None:
+@_allow_any_path
+def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...], allow_any_path: bool) -> None:
     """Run SCENARIO over a grid of values and seeds, in parallel and resumably.
 
     Each run is saved under OUT/runs/<hash of resolved scenario and seed>/; re-running skips
-    completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet."""
+    completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet.
+    Ctrl-C stops dispatching, cancels pending runs and keeps the completed ones (exit status 130)."""
     from aqmlab.scenario import _parse_value
     from aqmlab.sweep import collect, grid, run_jobs
 
@@ -166,18 +208,18 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
         key, values = v.split("=", 1)
         grid_spec[key.strip()] = [_parse_value(x.strip()) for x in values.split(",") if x.strip()]
     try:
-        jobs = grid(scenario, grid_spec, list(range(1, seeds + 1)), overrides)
+        jobs = grid(scenario, grid_spec, list(range(1, seeds + 1)), overrides, allow_any_path=allow_any_path)
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
         return
-    dirs = run_jobs(jobs, out, workers=workers, label=f"{scenario.name}")
+    dirs = run_jobs(jobs, out, workers=workers, label=escape(clean(scenario.name)))
     table = collect(dirs)
     out.mkdir(parents=True, exist_ok=True)
     from aqmlab.results import write_atomic
 
     write_atomic(out / "sweep.parquet", lambda p: table.to_parquet(p, index=False))
     write_atomic(out / "sweep.csv", lambda p: table.to_csv(p, index=False))
-    console.print(f"{len(dirs)} runs; one row each in {out}/sweep.parquet and sweep.csv", highlight=False)
+    _say(f"{len(dirs)} runs; one row each in {out}/sweep.parquet and sweep.csv")
 
 
 @main.command("reproduce")
@@ -212,7 +254,7 @@ def reproduce_cmd(pack: str | None, list_packs: bool, out: Path | None, workers:
     except ScenarioError as e:
         _fail(f"pack {pack}: {e}")
         return
-    console.print(f"report: {report}", highlight=False)
+    _say(f"report: {report}")
 
 
 @main.command("qdiscs")
@@ -253,10 +295,10 @@ def curve_cmd(specs: tuple[str, ...], out: Path | None, x_max: float | None, rat
                 base = {k: float(s.params[k]) for k in ("min_th", "max_th", "max_p0") if k in s.params}
                 if s.name == "nlgred1":
                     max_p, j = curves.nlgred1(float(s.params.get("k", 5.0)), **base)
-                    console.print(f"{s.label}: max_p = {max_p:.5g}, j = {j:.5g}", highlight=False)
+                    _say(f"{s.label}: max_p = {max_p:.5g}, j = {j:.5g}")
                 else:
                     k, j = curves.nlgred2(float(s.params.get("m", 0.6)), p_target=float(s.params.get("p_target", 0.2)), **base)
-                    console.print(f"{s.label}: k = {k:.6g}, j = {j:.5g}", highlight=False)
+                    _say(f"{s.label}: k = {k:.6g}, j = {j:.5g}")
         avgs = curves.summary_points(parsed, rate_bps)
         rows = curves.table(parsed, avgs, rate_bps)
     except (ScenarioError, ValueError, TypeError) as e:
@@ -265,7 +307,7 @@ def curve_cmd(specs: tuple[str, ...], out: Path | None, x_max: float | None, rat
     t = Table(title="p_b(avg)", title_justify="left")
     t.add_column("avg [pkts]", justify="right")
     for s in parsed:
-        t.add_column(s.label, justify="right")
+        t.add_column(escape(clean(s.label)), justify="right")
     for row in rows:
         t.add_row(f"{row[0]:g}", *(f"{v:.4f}" for v in row[1:]))
     console.print(t)
@@ -274,7 +316,7 @@ def curve_cmd(specs: tuple[str, ...], out: Path | None, x_max: float | None, rat
             curves.plot(parsed, str(out), x_max=x_max, rate_bps=rate_bps)
         except OSError as e:
             _fail(f"cannot write {out}: {e}", 1)
-        console.print(f"figure written to {out}", highlight=False)
+        _say(f"figure written to {out}")
 
 
 def _register_campaign_commands() -> None:

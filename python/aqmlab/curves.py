@@ -86,7 +86,7 @@ def parse_specs(tokens: Sequence[str]) -> list[CurveSpec]:
 
 
 def _value(raw: str) -> Any:
-    import tomllib
+    from aqmlab._toml import tomllib
 
     try:
         return tomllib.loads(f"v = {raw}")["v"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -29,11 +30,27 @@ OPTIONAL_TABLES = ("tcp_trace",)
 SUMMARY = "summary.json"
 
 
+def umask() -> int:
+    """The process's file-mode creation mask (read without changing it where Linux allows)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 def write_atomic(path: str | os.PathLike, write) -> None:
-    """Calls `write(tmp_path)` then renames the temporary file over `path`."""
+    """Calls `write(tmp_path)` then renames the temporary file over `path`; the file's mode
+    follows the umask (as for an ordinary new file), not tempfile's 0600."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~umask())
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -115,6 +132,37 @@ class Tables(Mapping):
         return len(set(self._raw) | set(self._frames))
 
 
+_SAFE_PART = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+
+
+def _safe_relative(rel: str) -> Path:
+    """`rel` as a path inside a result directory: components of `A-Z a-z 0-9 . _ -` only,
+    none starting with a dot (the core names the files; this is a second guard)."""
+    parts = rel.split("/")
+    if not all(_SAFE_PART.fullmatch(p) for p in parts):
+        raise ValueError(f"refusing to write an output file named {rel!r}")
+    return Path(*parts)
+
+
+def check_target(target: str | os.PathLike, *, overwrite: bool = False) -> None:
+    """Raises FileExistsError unless `target` can receive a result: absent, an empty
+    directory, or (with `overwrite`) a directory holding an earlier aqmlab result. Called before
+    a run starts, so a bad `-o` fails at once."""
+    target = Path(target)
+    if not target.exists():
+        if target.is_symlink():
+            raise FileExistsError(f"{target} is a dangling symbolic link")
+        return
+    if not target.is_dir():
+        raise FileExistsError(f"{target} exists and is not a directory")
+    if not any(target.iterdir()):
+        return
+    if not (target / SUMMARY).exists():
+        raise FileExistsError(f"{target} is not empty and holds no aqmlab result; refusing to write there")
+    if not overwrite:
+        raise FileExistsError(f"{target} holds an earlier result; pass --force (save(..., overwrite=True)) to replace it")
+
+
 @dataclass
 class Results:
     """What one run produced."""
@@ -122,6 +170,8 @@ class Results:
     summary: dict[str, Any]
     resolved_scenario: str
     tables: Tables = field(default_factory=Tables)
+    #: Extra output files by relative path, e.g. `pcap/r1_to_r2.pcap` (from `[pcap]`).
+    files: dict[str, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.tables, Tables):
@@ -137,7 +187,7 @@ class Results:
             "scenario_hash": scenario_hash(resolved),
             **summary,
         }
-        return cls(summary=summary, resolved_scenario=resolved, tables=Tables(raw["tables"]))
+        return cls(summary=summary, resolved_scenario=resolved, tables=Tables(raw["tables"]), files=dict(raw.get("files", {})))
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables")
@@ -145,25 +195,24 @@ class Results:
             return tables[name]
         raise AttributeError(name)
 
-    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None) -> Path:
+    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None, *, overwrite: bool = False) -> Path:
         """Writes summary.json, scenario.resolved.toml, one Parquet file per table, and any
         `extra_files` (name → text).
 
         Atomic: files go to a temporary directory beside the target, renamed into place at the
-        end, so an interrupted save never leaves a complete-looking result. An existing target
-        is replaced only if it is empty or a previous aqmlab result (has summary.json).
+        end, so an interrupted save never leaves a complete-looking result. The target must be
+        absent or empty; an earlier aqmlab result there is replaced only with `overwrite`
+        (`--force`), and a directory holding anything else never is (see `check_target`).
+        Modes follow the umask.
         """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         target = Path(directory)
-        if target.exists():
-            if not target.is_dir():
-                raise FileExistsError(f"{target} exists and is not a directory")
-            if any(target.iterdir()) and not (target / SUMMARY).exists():
-                raise FileExistsError(f"{target} is not empty and holds no aqmlab result; refusing to overwrite it")
+        check_target(target, overwrite=overwrite)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+        os.chmod(tmp, 0o777 & ~umask())
         try:
             for name in TABLES + tuple(n for n in OPTIONAL_TABLES if n in self.tables):
                 table = self.tables.arrow(name) if name in self.tables else pa.Table.from_arrays([], names=[])
@@ -171,6 +220,10 @@ class Results:
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
             for name, text in (extra_files or {}).items():
                 (tmp / name).write_text(text)
+            for rel, data in self.files.items():
+                path = tmp / _safe_relative(rel)
+                path.parent.mkdir(exist_ok=True)
+                path.write_bytes(data)
             # summary.json last: its presence marks a complete result.
             (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
             old = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-import tomllib
+from aqmlab._toml import tomllib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -83,9 +83,10 @@ def apply_override(doc: dict, assignment: str) -> None:
                 node = node[i]
 
 
-def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> str:
+def load_scenario(source: ScenarioSource, overrides: Sequence[str] = (), *, allow_any_path: bool = False) -> str:
     """Returns scenario TOML text from a path, TOML text or dict, with overrides applied and a
-    `topology.file` expanded (relative to the scenario file's directory, or the current one)."""
+    `topology.file` expanded (relative to the scenario file's directory, or the current one;
+    absolute paths and `..` escapes only with `allow_any_path`, see `topofile.resolve_path`)."""
     base = Path.cwd()
     if isinstance(source, Mapping):
         doc = copy.deepcopy(dict(source))
@@ -111,7 +112,7 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> str:
         apply_override(doc, o)
     topo = doc.get("topology")
     if isinstance(topo, dict) and "file" in topo:
-        doc["topology"] = topofile.expand(topo, base)
+        doc["topology"] = topofile.expand(topo, base, allow_any_path=allow_any_path)
     elif not overrides and text is not None:
         return text
     try:
@@ -120,17 +121,29 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = ()) -> str:
         raise _error("", f"the scenario holds a value TOML cannot represent: {e}") from None
 
 
-def run(source: ScenarioSource, *, seed: int | None = None, overrides: Sequence[str] = (), progress=None) -> Results:
-    """Runs a scenario (path, TOML text or dict) and returns its results. `progress`, if given,
-    is called as progress(simulated_s, duration_s) during the run; it does not change results."""
-    text = load_scenario(source, overrides)
-    raw = _core.run(text, seed, progress) if progress is not None else _core.run(text, seed)
+def run(
+    source: ScenarioSource,
+    *,
+    seed: int | None = None,
+    overrides: Sequence[str] = (),
+    progress=None,
+    allow_large: bool = False,
+    allow_any_path: bool = False,
+) -> Results:
+    """Runs a scenario (path, TOML text or dict) and returns its results.
+
+    `progress`, if given, is called as progress(simulated_s, duration_s) during the run; it does
+    not change results. `allow_large` lifts the `[limits]` checks; `allow_any_path` lets a graph
+    file lie outside the scenario's directory. Ctrl-C raises KeyboardInterrupt within a fraction
+    of a second."""
+    text = load_scenario(source, overrides, allow_any_path=allow_any_path)
+    raw = _core.run(text, seed, progress, allow_large)
     return Results.from_core(raw)
 
 
-def validate(source: ScenarioSource, overrides: Sequence[str] = ()) -> str:
+def validate(source: ScenarioSource, overrides: Sequence[str] = (), *, allow_large: bool = False, allow_any_path: bool = False) -> str:
     """Checks a scenario without running it; returns the resolved scenario as TOML text."""
-    return _core.validate(load_scenario(source, overrides))
+    return _core.validate(load_scenario(source, overrides, allow_any_path=allow_any_path), allow_large)
 
 
 def qdiscs() -> list[tuple[str, str]]:

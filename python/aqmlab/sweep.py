@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import json
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,12 +41,30 @@ class Job:
         return hashlib.sha256(f"{resolved}\nseed={self.seed}".encode()).hexdigest()[:20]
 
 
+_busy = False  # in a worker process: a job is running (Ctrl-C interrupts only then)
+
+
+def _worker_sigint(signum, frame) -> None:
+    if _busy:
+        raise KeyboardInterrupt
+    # an idle worker ignores Ctrl-C: the parent stops the pool itself
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, _worker_sigint)
+
+
 def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str) -> str:
     """Runs one job and saves it atomically (executed in a worker process)."""
+    global _busy
     from aqmlab.scenario import run
 
-    res = run(scenario, seed=seed)
-    res.save(target, extra_files={META: json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"})
+    _busy = True
+    try:
+        res = run(scenario, seed=seed)
+        res.save(target, extra_files={META: json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"})
+    finally:
+        _busy = False
     return target
 
 
@@ -56,7 +75,9 @@ def is_complete(directory: Path) -> bool:
 
 def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None = None, progress: bool = True, label: str = "runs") -> list[Path]:
     """Runs `jobs` (skipping those already complete in `out/runs/`), in up to `workers` local
-    processes (default: all cores). Returns each job's results directory, in job order."""
+    processes (default: all cores). Returns each job's results directory, in job order.
+    KeyboardInterrupt (Ctrl-C) stops dispatching, cancels pending runs, interrupts running ones
+    and propagates; completed runs are kept."""
     runs = Path(out) / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     dirs = [runs / j.key for j in jobs]
@@ -72,12 +93,31 @@ def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None
                 _run_one(j.scenario, j.seed, j.labels, str(d))
                 bar.advance(task)
         else:
-            with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_init)
+            try:
                 futures = [pool.submit(_run_one, j.scenario, j.seed, j.labels, str(d)) for j, d in todo]
                 for f in as_completed(futures):
                     f.result()
                     bar.advance(task)
+            except KeyboardInterrupt:
+                _stop(pool)
+                raise
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
     return dirs
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """After Ctrl-C: cancels the runs not yet started and interrupts the running ones (each
+    saves atomically, so an interrupted run leaves nothing that looks complete; finished runs
+    stay and a re-run resumes from them)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears it
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:  # interrupt the running ones now
+        try:
+            os.kill(proc.pid, signal.SIGINT)
+        except (OSError, AttributeError):
+            pass
 
 
 def _flatten(prefix: str, obj: Any, out: dict[str, Any]) -> None:
@@ -104,13 +144,14 @@ def collect(dirs: Iterable[Path], sections: Sequence[str] = ("aggregate", "queue
     return pd.DataFrame(rows)
 
 
-def grid(source: ScenarioSource, vary: dict[str, Sequence[Any]], seeds: Sequence[int], overrides: Sequence[str] = ()) -> list[Job]:
-    """The cartesian product of `vary` (key path → values) × seeds, as jobs."""
+def grid(source: ScenarioSource, vary: dict[str, Sequence[Any]], seeds: Sequence[int], overrides: Sequence[str] = (), *, allow_any_path: bool = False) -> list[Job]:
+    """The cartesian product of `vary` (key path → values) × seeds, as jobs (`allow_any_path`:
+    see `aqmlab.run`; resource limits are the scenario's `[limits]`)."""
     keys = list(vary)
     jobs = []
     for values in itertools.product(*(vary[k] for k in keys)):
         sets = [*overrides, *(f"{k}={_toml_value(v)}" for k, v in zip(keys, values))]
-        text = load_scenario(source, sets)
+        text = load_scenario(source, sets, allow_any_path=allow_any_path)
         for s in seeds:
             jobs.append(Job(text, s, dict(zip(keys, values))))
     return jobs

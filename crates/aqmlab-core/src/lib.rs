@@ -7,6 +7,7 @@
 //! `results` (tables out).
 
 pub mod app;
+pub mod capture;
 pub mod packet;
 pub mod qdisc;
 pub mod ratemodel;
@@ -34,32 +35,53 @@ pub enum RunError {
     /// An internal consistency check failed (a bug: please report it).
     #[error("internal check failed: {0}")]
     Internal(String),
+    /// The caller's observer asked the run to stop (Ctrl-C in the bindings); no results.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Builds and runs the scenario in `text`; `seed` overrides `simulation.seed`.
 pub fn run(text: &str, seed: Option<u64>) -> Result<Results, RunError> {
-    let built = scenario::build(text, seed)?;
-    let mut world = built.world;
-    let mut results = world.run().map_err(RunError::Internal)?;
-    results.resolved_scenario = built.resolved;
-    Ok(results)
+    run_observed(text, seed, u64::MAX, &mut |_, _| true)
 }
 
 /// Like `run`, calling `observe(now, duration)` every `every` events (see
-/// `World::run_observed`); results are identical to `run`'s.
+/// `World::run_observed`); results are identical to `run`'s. If `observe` returns false the
+/// run stops with [`RunError::Interrupted`].
 pub fn run_observed(
     text: &str,
     seed: Option<u64>,
     every: u64,
     observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
 ) -> Result<Results, RunError> {
-    let built = scenario::build(text, seed)?;
+    let opts = scenario::BuildOptions {
+        seed,
+        ..Default::default()
+    };
+    run_with(text, &opts, every, observe)
+}
+
+/// [`run_observed`] with build options (`allow_large`). The bindings observe every
+/// [`POLL_EVERY`] events to notice Ctrl-C.
+pub fn run_with(
+    text: &str,
+    opts: &scenario::BuildOptions,
+    every: u64,
+    observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
+) -> Result<Results, RunError> {
+    let built = scenario::build_with(text, opts)?;
     let mut world = built.world;
-    let mut results = world
-        .run_observed(every, observe)
-        .map_err(RunError::Internal)?;
+    let mut results = world.run_observed(every, observe)?;
     results.resolved_scenario = built.resolved;
     Ok(results)
+}
+
+/// Events between two interrupt checks in the bindings (a few hundred microseconds of work).
+pub const POLL_EVERY: u64 = 4096;
+
+/// [`validate`] with options.
+pub fn validate_with(text: &str, opts: &scenario::BuildOptions) -> Result<String, ScenarioError> {
+    scenario::build_with(text, opts).map(|b| b.resolved)
 }
 
 /// Checks the scenario in `text` without running it; returns the resolved scenario.
@@ -114,7 +136,7 @@ mod tests {
             calls += 1;
             calls < 3
         });
-        assert!(matches!(r, Err(RunError::Internal(m)) if m.starts_with("interrupted")));
+        assert!(matches!(r, Err(RunError::Interrupted)));
         assert_eq!(calls, 3);
     }
 }

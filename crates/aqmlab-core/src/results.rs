@@ -165,6 +165,8 @@ pub struct Results {
     pub tables: BTreeMap<String, Table>,
     /// The scenario after defaults, as TOML text.
     pub resolved_scenario: String,
+    /// Extra output files by relative path (`pcap/<link>.pcap`); empty unless asked for.
+    pub files: BTreeMap<String, Vec<u8>>,
 }
 
 #[cfg(test)]

@@ -6,12 +6,17 @@ pub type SimTime = u64;
 /// Nanoseconds per second.
 pub const NS_PER_SEC: u64 = 1_000_000_000;
 
-/// Converts seconds (f64) to the nearest nanosecond; negative inputs clamp to zero.
+/// The longest span `from_secs` returns: 10^18 ns (about 31 years, the longest duration a
+/// scenario may give), so `t + from_secs(x)` cannot overflow for any time `t` of a run.
+pub const MAX_SPAN: SimTime = 1_000_000_000_000_000_000;
+
+/// Converts seconds (f64) to the nearest nanosecond; negative inputs and NaN clamp to zero,
+/// spans beyond [`MAX_SPAN`] (a 1e-300 frame rate's interval, say) to it.
 pub fn from_secs(s: f64) -> SimTime {
-    if s <= 0.0 {
+    if s.is_nan() || s <= 0.0 {
         0
     } else {
-        (s * NS_PER_SEC as f64).round() as SimTime
+        ((s * NS_PER_SEC as f64).round() as SimTime).min(MAX_SPAN)
     }
 }
 
@@ -47,5 +52,17 @@ mod tests {
         assert_eq!(from_secs(0.02), 20_000_000);
         assert_eq!(to_secs(1_500_000_000), 1.5);
         assert_eq!(from_secs(-1.0), 0);
+    }
+
+    #[test]
+    fn huge_spans_are_capped_so_sums_cannot_overflow() {
+        // the fuzz finding of issue 17: a video source at fps = 1e-300
+        assert_eq!(from_secs(1e300), MAX_SPAN);
+        assert_eq!(from_secs(f64::INFINITY), MAX_SPAN);
+        assert_eq!(from_secs(f64::NAN), 0);
+        assert!(MAX_SPAN
+            .checked_add(MAX_SPAN)
+            .and_then(|x| x.checked_add(MAX_SPAN))
+            .is_some());
     }
 }

@@ -48,19 +48,36 @@ pub struct TransitStub {
     pub links: usize,
 }
 
+/// The largest generated topology (nodes); scenario limits usually stop far below.
+pub const MAX_NODES: usize = 100_000;
+
 impl TransitStub {
-    /// Checks the sizes are achievable; returns "key: message" on failure.
+    /// Checks the sizes are achievable; returns "key: message" on failure. Every product is
+    /// checked, so no parameter can overflow (parameters come from the user).
     pub fn check(&self) -> Result<(), String> {
-        let transit = self.transit_domains * self.transit_nodes;
-        let stubs = transit * self.stubs_per_transit;
         if self.transit_domains == 0 || self.transit_nodes == 0 {
             return Err("transit_domains: need at least one transit domain with one node".into());
         }
+        if self.nodes > MAX_NODES {
+            return Err(format!("nodes: at most {MAX_NODES}"));
+        }
+        let too_many = |key: &str| {
+            format!("{key}: too large: transit_domains × transit_nodes × (1 + stubs_per_transit) must not exceed {MAX_NODES} nodes")
+        };
+        let transit = self
+            .transit_domains
+            .checked_mul(self.transit_nodes)
+            .filter(|&t| t <= MAX_NODES)
+            .ok_or_else(|| too_many("transit_nodes"))?;
+        let stubs = transit
+            .checked_mul(self.stubs_per_transit)
+            .filter(|&s| s <= MAX_NODES)
+            .ok_or_else(|| too_many("stubs_per_transit"))?;
+        if stubs == 0 && self.nodes > transit {
+            return Err(format!("stubs_per_transit: must be at least 1 when nodes ({}) exceed the {transit} transit nodes", self.nodes));
+        }
         if self.nodes < transit + stubs {
             return Err(format!("nodes: {} nodes cannot hold {transit} transit nodes and {stubs} non-empty stub domains", self.nodes));
-        }
-        if self.nodes > 100_000 {
-            return Err("nodes: at most 100000".into());
         }
         let min_links = self.nodes - 1;
         let max_links = self.max_links();
@@ -80,10 +97,14 @@ impl TransitStub {
         (transit, stubs)
     }
 
+    /// Links in complete domains plus the inter-domain links (saturating: only compared).
     fn max_links(&self) -> usize {
         let (t, s) = self.domain_sizes();
         let inter = self.transit_domains.saturating_sub(1) + s.len();
-        t.iter().chain(&s).map(|n| n * (n - 1) / 2).sum::<usize>() + inter
+        t.iter()
+            .chain(&s)
+            .map(|&n| n.saturating_mul(n.saturating_sub(1)) / 2)
+            .fold(inter, usize::saturating_add)
     }
 
     /// Generates the topology from `rng`.
@@ -143,18 +164,21 @@ impl TransitStub {
         let mut open: Vec<usize> = (0..domains.len())
             .filter(|&d| domains[d].0.len() >= 3)
             .collect();
+        // edges inside each domain so far (the spanning tree: n - 1)
+        let mut inside: Vec<usize> = domains
+            .iter()
+            .map(|(ids, _)| ids.len().saturating_sub(1))
+            .collect();
         while edges.len() < self.links && !open.is_empty() {
             let k = (rng.uniform() * open.len() as f64) as usize;
             let (ids, class) = &domains[open[k]];
             let a = pick(ids, rng);
             let b = pick(ids, rng);
-            if !add(a, b, *class, &mut edges) {
+            if add(a, b, *class, &mut edges) {
+                inside[open[k]] += 1;
+            } else {
                 let n = ids.len();
-                let inside = edges
-                    .iter()
-                    .filter(|e| ids.contains(&e.0) && ids.contains(&e.1))
-                    .count();
-                if inside >= n * (n - 1) / 2 {
+                if inside[open[k]] >= n * (n - 1) / 2 {
                     open.swap_remove(k); // this domain is complete
                 }
             }
@@ -223,6 +247,29 @@ mod tests {
         assert!(t.check().unwrap_err().starts_with("links:"));
         t.links = 189;
         t.nodes = 20;
+        assert!(t.check().unwrap_err().starts_with("nodes:"));
+    }
+
+    #[test]
+    fn huge_parameters_are_rejected_without_overflow() {
+        // the reproducers of issue 17: usize::MAX-scale products must not overflow or panic
+        let mut t = att_like();
+        t.stubs_per_transit = i64::MAX as usize;
+        assert!(t.check().unwrap_err().starts_with("stubs_per_transit:"));
+        let mut t = att_like();
+        t.transit_domains = 1 << 32;
+        t.transit_nodes = 1 << 32;
+        assert!(t.check().unwrap_err().starts_with("transit_nodes:"));
+        let mut t = att_like();
+        t.stubs_per_transit = 0;
+        assert!(t.check().unwrap_err().starts_with("stubs_per_transit:"));
+        t.nodes = 8;
+        t.links = 7;
+        assert_eq!(t.check(), Ok(()));
+        assert_eq!(t.generate(&mut Rng::stream(1, "t")).nodes.len(), 8);
+        let mut t = att_like();
+        t.nodes = usize::MAX;
+        t.links = usize::MAX;
         assert!(t.check().unwrap_err().starts_with("nodes:"));
     }
 }

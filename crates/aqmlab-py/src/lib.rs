@@ -71,41 +71,64 @@ fn column_to_py(py: Python<'_>, c: &Column) -> PyObject {
 const PROGRESS_EVERY: u64 = 1 << 18;
 
 /// Runs a scenario given as TOML text; returns {"summary": json str, "resolved": toml str,
-/// "tables": {name: {column: encoded column}}} (see `column_to_py`). `progress`, if given, is
-/// called as progress(simulated_s, duration_s) every PROGRESS_EVERY events, with the GIL taken
-/// only for that call; an exception it raises (e.g. KeyboardInterrupt) stops the run and is
-/// re-raised. It only observes: the results are the same with or without it.
+/// "tables": {name: {column: encoded column}}, "files": {path: bytes}} (see `column_to_py`).
+/// The GIL is released while simulating; every POLL_EVERY events the run retakes it briefly to
+/// run Python's signal handlers (at most every 50 ms), so Ctrl-C raises `KeyboardInterrupt`
+/// promptly and no partial results are returned. `progress`, if given, is called as
+/// progress(simulated_s, duration_s) every PROGRESS_EVERY events; an exception it raises (e.g.
+/// KeyboardInterrupt) stops the run and is re-raised. Neither changes the results.
+/// `allow_large` lifts the scenario's `[limits]`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, progress=None))]
+#[pyo3(signature = (text, seed=None, progress=None, allow_large=false))]
 fn run(
     py: Python<'_>,
     text: String,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    allow_large: bool,
 ) -> PyResult<PyObject> {
+    let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
     let mut raised: Option<PyErr> = None;
-    let outcome = match &progress {
-        None => py.allow_threads(|| aqmlab_core::run(&text, seed)),
-        Some(cb) => py.allow_threads(|| {
-            aqmlab_core::run_observed(&text, seed, PROGRESS_EVERY, &mut |now, end| {
-                Python::with_gil(
-                    |py| match cb.call1(py, (now as f64 / 1e9, end as f64 / 1e9)) {
-                        Ok(_) => true,
-                        Err(e) => {
-                            raised = Some(e);
-                            false
-                        }
-                    },
-                )
+    let outcome = py.allow_threads(|| {
+        let mut last = std::time::Instant::now();
+        let mut polls: u64 = 0;
+        let mut observe = |now: u64, end: u64| {
+            polls += 1;
+            let report =
+                progress.is_some() && polls % (PROGRESS_EVERY / aqmlab_core::POLL_EVERY) == 0;
+            if !report && last.elapsed() < std::time::Duration::from_millis(50) {
+                return true;
+            }
+            last = std::time::Instant::now();
+            Python::with_gil(|py| {
+                let r = py.check_signals().and_then(|()| match (&progress, report) {
+                    (Some(cb), true) => cb
+                        .call1(py, (now as f64 / 1e9, end as f64 / 1e9))
+                        .map(|_| ()),
+                    _ => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                }
             })
-        }),
-    };
+        };
+        aqmlab_core::run_with(&text, &opts, aqmlab_core::POLL_EVERY, &mut observe)
+    });
     if let Some(e) = raised {
         return Err(e);
     }
     let results = match outcome {
         Ok(r) => r,
         Err(aqmlab_core::RunError::Scenario(e)) => return Err(scenario_err(py, e)),
+        Err(aqmlab_core::RunError::Interrupted) => {
+            return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err(
+                "interrupted",
+            ))
+        }
         Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
     };
     let out = PyDict::new_bound(py);
@@ -120,13 +143,24 @@ fn run(
         tables.set_item(name, cols)?;
     }
     out.set_item("tables", tables)?;
+    let files = PyDict::new_bound(py);
+    for (name, bytes) in &results.files {
+        files.set_item(name, PyBytes::new_bound(py, bytes))?;
+    }
+    out.set_item("files", files)?;
     Ok(out.into_py(py))
 }
 
 /// Validates a scenario without running it; returns the resolved scenario as TOML text.
 #[pyfunction]
-fn validate(py: Python<'_>, text: String) -> PyResult<String> {
-    aqmlab_core::validate(&text).map_err(|e| scenario_err(py, e))
+#[pyo3(signature = (text, allow_large=false))]
+fn validate(py: Python<'_>, text: String, allow_large: bool) -> PyResult<String> {
+    let opts = aqmlab_core::scenario::BuildOptions {
+        seed: None,
+        allow_large,
+    };
+    py.allow_threads(|| aqmlab_core::validate_with(&text, &opts))
+        .map_err(|e| scenario_err(py, e))
 }
 
 /// Registered queue disciplines as (name, description) pairs.

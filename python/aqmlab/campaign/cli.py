@@ -12,13 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from aqmlab.campaign.spec import Campaign, CampaignError, load_campaign
+from aqmlab.termsafe import clean, plain
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(plain("error:", "bold red"), plain(message), highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -111,7 +112,7 @@ def status_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], show_al
                 detail = f"made by aqmlab {m.get('aqmlab_version')} core {m.get('core_hash')}"
             elif s == runner.FAILED_STATUS:
                 detail = json.loads((out / runner.FAILED / f"{r.key}.json").read_text()).get("error", "")[:120]
-            t.add_row(r.key, s, *r.labels(c.axes).values(), str(r.seed), escape(detail))
+            t.add_row(r.key, s, *r.labels(c.axes).values(), str(r.seed), escape(clean(detail)))
         console.print(t)
         if len(pending) > 20 and not show_all:
             console.print(f"… {len(pending) - 20} more (--all)", highlight=False)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from aqmlab.campaign.spec import Campaign, CampaignError, Run
+from aqmlab.results import umask
 
 RUN_META = "run.json"
 FAILED = "failed"
@@ -62,7 +63,7 @@ def simulate(scenario: str) -> dict[str, Any]:
         res = run(scenario)
         with tempfile.TemporaryDirectory(prefix="aqmlab-run-") as tmp:
             d = res.save(Path(tmp) / "r")
-            files = {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+            files = {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
     except Exception as e:  # noqa: BLE001 - recorded as the run's failure
         return {"error": f"{type(e).__name__}: {e}", **fp}
     return {"files": files, **fp}
@@ -87,8 +88,10 @@ def _write_dir(target: Path, files: dict[str, bytes]) -> None:
     (replacing an older version of the same run)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    os.chmod(tmp, 0o777 & ~umask())  # as an ordinary new directory, not mkdtemp's 0700
     try:
         for name, data in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # pcap/ (issue 17)
             (tmp / name).write_bytes(data)
         if target.exists():
             old = target.parent / f".{target.name}.old-{os.getpid()}"

@@ -29,7 +29,7 @@ import hashlib
 import itertools
 import os
 import re
-import tomllib
+from aqmlab._toml import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence

@@ -30,8 +30,19 @@ PACKS = {
     "dsred": "aqmlab.reproduce.dsred",
 }
 
-#: Where the packs' scenario files live (the repository's `scenarios/`, or AQMLAB_SCENARIOS).
-SCENARIOS = Path(os.environ.get("AQMLAB_SCENARIOS", Path(__file__).resolve().parents[3] / "scenarios"))
+def _scenarios_dir() -> Path:
+    """AQMLAB_SCENARIOS if set; in a source checkout the repository's `scenarios/`; else the
+    copy installed with the package (`aqmlab/scenarios`, see scripts/sync-package-data)."""
+    if "AQMLAB_SCENARIOS" in os.environ:
+        return Path(os.environ["AQMLAB_SCENARIOS"])
+    repo = Path(__file__).resolve().parents[3]
+    if (repo / "pyproject.toml").is_file() and (repo / "scenarios").is_dir():
+        return repo / "scenarios"
+    return Path(__file__).resolve().parents[1] / "scenarios"
+
+
+#: Where the packs' scenario files live.
+SCENARIOS = _scenarios_dir()
 
 
 @dataclass

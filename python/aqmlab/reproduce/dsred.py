@@ -12,7 +12,7 @@ rt-VBR: the mean is the CBR rate, redrawn every second uniformly in [0.5, 1.5] x
 from __future__ import annotations
 
 import math
-import tomllib
+from aqmlab._toml import tomllib
 from pathlib import Path
 from typing import Any
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
+from aqmlab._toml import tomllib
 from pathlib import Path
 from typing import Any
 

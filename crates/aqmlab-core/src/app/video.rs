@@ -321,4 +321,16 @@ mod tests {
         }
         assert!(crate::scenario::build(&text("kind = \"voice\"\ntalkspurts = true"), None).is_ok());
     }
+
+    #[test]
+    fn a_vanishing_frame_rate_schedules_nothing_in_the_past() {
+        // found by the fuzz target: fps = 1e-300 made start + k/fps wrap around
+        let p = params(1e-300, 1000);
+        let start = 100_000_000_000;
+        let mut v = Video::new(&p, start, 1_000_000_000_000).unwrap();
+        let mut rng = Rng::stream(1, "v");
+        let e = v.fire(start, &mut rng);
+        assert!(e.size.is_some());
+        assert_eq!(e.next, None); // the next frame is due after the end
+    }
 }

@@ -2,11 +2,13 @@
 //! routes, flows. Every rejection names the field.
 
 use super::error::{join, ScenarioError};
+use super::limits;
 use super::parse::{from_table, from_value, parse_document, to_table};
 use super::spec::{
     DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, TransitStubSpec, FLOW_COMMON_KEYS,
 };
 use crate::app;
+use crate::capture::{Capture, TcpShape};
 use crate::packet::NodeId;
 use crate::qdisc::accounting::Queue;
 use crate::qdisc::{self, LinkInfo};
@@ -181,10 +183,30 @@ fn default_qdisc_table() -> toml::Table {
     t
 }
 
+/// Choices made by the caller rather than the scenario file.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// `simulation.seed` override.
+    pub seed: Option<u64>,
+    /// Lift the resource limits (`--allow-large`).
+    pub allow_large: bool,
+}
+
 /// Builds a world from scenario text; `seed`, if given, overrides `simulation.seed`.
 /// Errors carry the line of the offending field when it is written in the text.
 pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
-    build_unlocated(text, seed).map_err(|mut e| {
+    build_with(
+        text,
+        &BuildOptions {
+            seed,
+            ..Default::default()
+        },
+    )
+}
+
+/// [`build`] with options.
+pub fn build_with(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioError> {
+    build_unlocated(text, opts).map_err(|mut e| {
         if e.line.is_none() && !e.path.is_empty() {
             e.line = super::parse::locate(text, &e.path);
         }
@@ -192,7 +214,8 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     })
 }
 
-fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
+fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioError> {
+    let seed = opts.seed;
     let doc = parse_document(text)?;
     for key in ["simulation", "topology"] {
         if !doc.contains_key(key) {
@@ -232,6 +255,11 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         resolved.insert("description".into(), spec.description.clone().into());
     }
     resolved.insert("simulation".into(), toml::Value::Table(to_table(sim)));
+    let mut limits = spec.limits.clone().unwrap_or_default();
+    if let Some(l) = &spec.limits {
+        resolved.insert("limits".into(), toml::Value::Table(to_table(l)));
+    }
+    limits.allow_large |= opts.allow_large;
 
     // Topology.
     let kind = match spec.topology.get("kind") {
@@ -247,6 +275,26 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
             ))
         }
     };
+    // Resource bounds, first from the declared sizes (before anything large is built).
+    let mut flow_parts = Vec::with_capacity(spec.flows.len());
+    for (i, f) in spec.flows.iter().enumerate() {
+        let count = f
+            .get("count")
+            .and_then(toml::Value::as_integer)
+            .unwrap_or(1);
+        flow_parts.push(limits::flows_part(
+            &format!("flows[{i}].count"),
+            count.max(0) as u64,
+        ));
+    }
+    let n_flows: u64 = flow_parts
+        .iter()
+        .map(|p| p.memory / limits::FLOW_BYTES)
+        .sum();
+    let mut parts = flow_parts.clone();
+    parts.extend(declared_topology_size(&kind, &spec.topology, n_flows));
+    limits::check(&parts, &limits)?;
+
     let mut plan = Plan::default();
     let (_default_qdisc, topo_resolved) = match kind.as_str() {
         "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
@@ -262,14 +310,66 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         }
     };
 
+    // Resource bounds again, from the exact sizes, with the time series.
+    let mut degree = vec![0u32; plan.names.len()];
+    for pp in &plan.ports {
+        degree[pp.from as usize] += 1;
+    }
+    let tables = degree.iter().filter(|&&d| d >= 2).count() as u64;
+    let field = match kind.as_str() {
+        "dumbbell" => "topology.pairs",
+        "graph" => "topology.links",
+        _ => "topology.nodes",
+    };
+    let mut parts = flow_parts;
+    parts.push(limits::topology_part(
+        field,
+        plan.names.len() as u64,
+        plan.ports.len() as u64,
+        tables,
+        n_flows,
+    ));
+    if let Some(pc) = &spec.pcap {
+        parts.push(limits::Part {
+            field: "pcap.max_packets".into(),
+            what: format!(
+                "{} pcap files of up to {} packets",
+                pc.links.len(),
+                pc.max_packets
+            ),
+            memory: (pc.links.len() as u64)
+                .saturating_mul(pc.max_packets)
+                .saturating_mul(crate::capture::BYTES_PER_PACKET),
+            setup: 0,
+        });
+    }
+    if config.sample_interval > 0 {
+        let monitored = plan.ports.iter().filter(|p| p.monitor).count() as u64;
+        parts.push(limits::series_part(
+            config.duration / config.sample_interval,
+            monitored.saturating_add(n_flows),
+        ));
+    }
+    limits::check(&parts, &limits)?;
+
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = Vec::with_capacity(plan.ports.len());
+    let mut port_names = std::collections::BTreeSet::new();
     for pp in &plan.ports {
         let name = format!(
             "{}->{}",
             plan.names[pp.from as usize], plan.names[pp.to as usize]
         );
+        // parallel links between the same nodes: the second is "a->b#2", and so on
+        let mut k = 1;
+        let mut unique = name.clone();
+        while port_names.contains(&unique) {
+            k += 1;
+            unique = format!("{name}#{k}");
+        }
+        port_names.insert(unique.clone());
+        let name = unique;
         let link = LinkInfo {
             rate_bps: pp.rate_bps,
             delay: pp.delay,
@@ -344,11 +444,12 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
 
     // Flows.
     let mut flows = Vec::new();
+    let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
     let mut flow_names = BTreeMap::new();
     for (i, table) in spec.flows.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let (copies, res) = build_flow(
+        let (copies, res, shape) = build_flow(
             table,
             &path,
             &plan,
@@ -357,6 +458,7 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
             &config,
             flows.len(),
         )?;
+        shapes.extend(std::iter::repeat(shape).take(copies.len()));
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(
@@ -370,7 +472,11 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
     }
     resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
 
-    let world = World::new(nodes, routing, ports, flows, config);
+    let mut world = World::new(nodes, routing, ports, flows, config);
+    if let Some(pc) = &spec.pcap {
+        world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
+        resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));
+    }
     let resolved = toml::to_string(&resolved).map_err(|e| {
         ScenarioError::new(
             "",
@@ -378,6 +484,42 @@ fn build_unlocated(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError
         )
     })?;
     Ok(Built { world, resolved })
+}
+
+/// The topology's size as declared by a generator's parameters (`None` for explicit graphs,
+/// whose lists are already in memory): nodes, ports and an upper bound on routing tables.
+fn declared_topology_size(kind: &str, t: &toml::Table, flows: u64) -> Option<limits::Part> {
+    let int = |k: &str| {
+        t.get(k)
+            .and_then(toml::Value::as_integer)
+            .map_or(0, |v| v.max(0) as u64)
+    };
+    match kind {
+        "dumbbell" => {
+            let pairs = int("pairs");
+            let nodes = pairs.saturating_mul(2).saturating_add(2);
+            let ports = pairs.saturating_mul(4).saturating_add(2);
+            Some(limits::topology_part(
+                "topology.pairs",
+                nodes,
+                ports,
+                2,
+                flows,
+            ))
+        }
+        "transit_stub" => {
+            let nodes = int("nodes");
+            let ports = int("links").saturating_mul(2);
+            Some(limits::topology_part(
+                "topology.nodes",
+                nodes,
+                ports,
+                nodes,
+                flows,
+            ))
+        }
+        _ => None,
+    }
 }
 
 fn build_graph(
@@ -586,7 +728,7 @@ fn build_flow(
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
     first_index: usize,
-) -> Result<(Vec<Flow>, toml::Table), ScenarioError> {
+) -> Result<(Vec<Flow>, toml::Table, Option<TcpShape>), ScenarioError> {
     let mut common_t = toml::Table::new();
     let mut params = toml::Table::new();
     for (k, v) in table {
@@ -681,7 +823,7 @@ fn build_flow(
         } else {
             0
         };
-        let start = (c.start.0 + jitter).min(config.duration);
+        let start = c.start.0.saturating_add(jitter).min(config.duration);
         let app = match &tcp {
             Some((cfg, res)) => {
                 resolved_params = res.clone();
@@ -709,7 +851,89 @@ fn build_flow(
     }
     let mut res = to_table(&c);
     res.extend(resolved_params);
-    Ok((copies, res))
+    let shape = tcp.as_ref().map(|(cfg, _)| TcpShape {
+        mss: cfg.mss,
+        header: cfg.header,
+        total_bytes: cfg.total_bytes,
+    });
+    Ok((copies, res, shape))
+}
+
+/// Resolves `[pcap]` link names to ports and file names (node names restricted to
+/// `A-Z a-z 0-9 . _ -`, no leading dot).
+fn build_capture(
+    pc: &super::spec::PcapSpec,
+    world: &World,
+    names: &[String],
+    shapes: Vec<Option<TcpShape>>,
+) -> Result<Capture, ScenarioError> {
+    let mut files: Vec<(String, Vec<u32>)> = Vec::new();
+    for (i, entry) in pc.links.iter().enumerate() {
+        let path = format!("pcap.links[{i}]");
+        let (key, both) = match entry.split_once("<->") {
+            Some((a, b)) => (format!("{a}->{b}"), true),
+            None => (entry.clone(), false),
+        };
+        let Some(p) = world.ports.iter().position(|x| x.name == key) else {
+            let known: Vec<&str> = world
+                .ports
+                .iter()
+                .take(6)
+                .map(|x| x.name.as_str())
+                .collect();
+            return Err(ScenarioError::new(
+                path,
+                format!(
+                    "no link direction named {entry:?}; write \"a->b\" (one direction, as queues are named, e.g. {}) or \"a<->b\" (both)",
+                    known.join(", ")
+                ),
+            ));
+        };
+        let port = &world.ports[p];
+        let (from, to) = (&names[port.from as usize], &names[port.to as usize]);
+        for n in [from, to] {
+            if !crate::capture::file_safe(n) {
+                return Err(ScenarioError::new(
+                    path.clone(),
+                    format!("node {n:?} cannot name a file: captured links need node names of A-Z a-z 0-9 . _ - only, not starting with a dot"),
+                ));
+            }
+        }
+        let suffix = port
+            .name
+            .rsplit_once('#')
+            .map_or(String::new(), |(_, k)| format!("_{k}"));
+        let (name, ports) = if both {
+            // add_link pushes each link's two directions together: (2k, 2k + 1)
+            let first = (p & !1) as u32;
+            (
+                format!("{from}_and_{to}{suffix}.pcap"),
+                vec![first, first + 1],
+            )
+        } else {
+            (format!("{from}_to_{to}{suffix}.pcap"), vec![p as u32])
+        };
+        if files.iter().any(|(n, _)| *n == name)
+            || files
+                .iter()
+                .any(|(_, ps)| ps.iter().any(|x| ports.contains(x)))
+        {
+            return Err(ScenarioError::new(
+                path,
+                format!("{entry:?} is already captured by an earlier entry"),
+            ));
+        }
+        files.push((name, ports));
+    }
+    if pc.max_packets == 0 {
+        return Err(ScenarioError::new("pcap.max_packets", "must be at least 1"));
+    }
+    Ok(Capture::new(
+        world.ports.len(),
+        files,
+        shapes,
+        pc.max_packets,
+    ))
 }
 
 /// Adds the keys every flow has to an "unknown key" error from kind-specific parameters.

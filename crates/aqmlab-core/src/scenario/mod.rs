@@ -3,8 +3,9 @@
 
 pub mod build;
 pub mod error;
+pub mod limits;
 pub mod parse;
 pub mod spec;
 
-pub use build::{build, Built};
+pub use build::{build, build_with, BuildOptions, Built};
 pub use error::ScenarioError;

@@ -22,6 +22,28 @@ pub struct ScenarioSpec {
     /// Traffic.
     #[serde(default)]
     pub flows: Vec<toml::Table>,
+    /// Resource ceilings checked at validation (see `scenario::limits`). Default: 2GB, 1e9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<super::limits::LimitsSpec>,
+    /// Packet capture to pcap files (see `capture`). Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapSpec>,
+}
+
+/// `[pcap]`: links whose packets are written to pcap files.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapSpec {
+    /// Link directions by queue name (`"r1->r2"`, `"a->b#2"`), or both directions of a link
+    /// (`"s1<->r1"`); one file each.
+    pub links: Vec<String>,
+    /// Packets written per file at most (later ones are counted, not written). Default 1000000.
+    #[serde(default = "default_max_packets")]
+    pub max_packets: u64,
+}
+
+fn default_max_packets() -> u64 {
+    1_000_000
 }
 
 /// `[simulation]`.

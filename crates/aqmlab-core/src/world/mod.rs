@@ -103,6 +103,8 @@ pub struct World {
     observed: Vec<(&'static str, f64)>,
     packets_created: u64,
     tcp_out: Outbox,
+    /// Packet capture (`[pcap]`); None when off, so the hook costs one check per transmission.
+    pub capture: Option<Box<crate::capture::Capture>>,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
@@ -131,6 +133,7 @@ impl World {
             observed: Vec::new(),
             packets_created: 0,
             tcp_out: Outbox::default(),
+            capture: None,
             #[cfg(test)]
             test_marker: None,
         }
@@ -139,16 +142,20 @@ impl World {
     /// Runs to the configured duration and returns the results.
     pub fn run(&mut self) -> Result<Results, String> {
         self.run_observed(u64::MAX, &mut |_, _| true)
+            .map_err(|e| match e {
+                crate::RunError::Internal(m) => m,
+                other => other.to_string(),
+            })
     }
 
     /// Runs like `run`, calling `observe(now, duration)` after every `every` events (a progress
-    /// display). The observer only watches, so results are those of `run`; if it returns
-    /// false the run stops with an "interrupted" error.
+    /// display, the bindings' Ctrl-C check). The observer only watches, so results are those of
+    /// `run`; if it returns false the run stops with `RunError::Interrupted` and no results.
     pub fn run_observed(
         &mut self,
         every: u64,
         observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
-    ) -> Result<Results, String> {
+    ) -> Result<Results, crate::RunError> {
         self.schedule_initial();
         let end = self.config.duration;
         let every = every.max(1);
@@ -163,14 +170,14 @@ impl World {
             if countdown == 0 {
                 countdown = every;
                 if !observe(now, end) {
-                    return Err(format!("interrupted at {} s", now as f64 / 1e9));
+                    return Err(crate::RunError::Interrupted);
                 }
             }
         }
         for port in &self.ports {
             port.queue
                 .check()
-                .map_err(|e| format!("queue {}: {e}", port.name))?;
+                .map_err(|e| crate::RunError::Internal(format!("queue {}: {e}", port.name)))?;
         }
         Ok(self.results())
     }
@@ -192,6 +199,7 @@ impl World {
                 pool: &mut self.pool,
                 drops: &mut self.drops,
                 window,
+                capture: None,
             };
             port.start(i as PortId, &mut io);
         }
@@ -360,6 +368,7 @@ impl World {
             pool: &mut self.pool,
             drops: &mut self.drops,
             window: (self.config.warmup, self.config.duration),
+            capture: self.capture.as_deref_mut(),
         };
         if let Some(lost) = op(port, &mut io) {
             let pk = self.pool.get(lost);
@@ -732,6 +741,17 @@ impl World {
             "links": l_summary,
             "flows": f_summary,
         });
+        if let Some(cap) = self.capture.take() {
+            let mut files = serde_json::Map::new();
+            for f in cap.files {
+                files.insert(
+                    f.name.clone(),
+                    serde_json::json!({"packets": f.packets, "skipped_pkts": f.skipped}),
+                );
+                results.files.insert(format!("pcap/{}", f.name), f.bytes);
+            }
+            results.summary["pcap"] = serde_json::Value::Object(files);
+        }
         results.tables.insert("queues".into(), queues);
         results.tables.insert("links".into(), links);
         results.tables.insert("flows".into(), flows);

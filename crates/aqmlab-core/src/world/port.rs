@@ -31,6 +31,8 @@ pub struct PortIo<'a> {
     pub drops: &'a mut Vec<(PacketId, Reason)>,
     /// The measurement window [start, end].
     pub window: (SimTime, SimTime),
+    /// Packet capture (`[pcap]`), if on: told of every transmission start.
+    pub capture: Option<&'a mut crate::capture::Capture>,
 }
 
 /// The sending side of one link direction.
@@ -263,6 +265,9 @@ impl Port {
         now: SimTime,
         io: &mut PortIo,
     ) -> Option<PacketId> {
+        if let Some(cap) = io.capture.as_deref_mut() {
+            cap.on_transmit(id, io.pool.get(pkt), now);
+        }
         let size = io.pool.get(pkt).size;
         let d = self.serialization(size, now);
         let (w0, w1) = io.window;

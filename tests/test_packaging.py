@@ -1,0 +1,59 @@
+"""Packaging (issue 17): the package carries the scenarios as data, and a wheel built here
+installs into a fresh virtual environment and runs without Rust."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _files(d: Path) -> set[str]:
+    return {str(p.relative_to(d)) for p in d.rglob("*") if p.is_file()}
+
+
+def test_the_package_copy_of_the_scenarios_matches_the_repository():
+    repo, pkg = ROOT / "scenarios", ROOT / "python" / "aqmlab" / "scenarios"
+    hint = "run scripts/sync-package-data after editing scenarios/"
+    assert _files(repo) == _files(pkg), hint
+    _, mismatch, errors = filecmp.cmpfiles(repo, pkg, sorted(_files(repo)), shallow=False)
+    assert not mismatch and not errors, f"{mismatch + errors}: {hint}"
+
+
+@pytest.mark.slow
+def test_a_wheel_installs_and_runs_without_rust(tmp_path):
+    maturin = shutil.which("maturin")
+    if maturin is None:
+        pytest.skip("maturin is not installed (pip install maturin)")
+    wheels = tmp_path / "wheels"
+    subprocess.run([maturin, "build", "--release", "--out", str(wheels)], cwd=ROOT, check=True, timeout=1800)
+    (wheel,) = wheels.glob("aqmlab-*-cp310-abi3-*.whl")
+    assert wheel.stat().st_size < 5_000_000  # stripped: ~1 MB, not the 16 MB with debug info
+    env_dir = tmp_path / "venv"
+    # the heavy dependencies (numpy, pandas, pyarrow) come from the interpreter's site-packages;
+    # aqmlab itself only from the wheel
+    venv.create(env_dir, with_pip=True, system_site_packages=True)
+    py = env_dir / "bin" / "python"
+    subprocess.run([py, "-m", "pip", "install", "--no-deps", "--quiet", str(wheel)], check=True, timeout=600)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "cargo").exists() and not (Path(p) / "rustc").exists())
+    env = {**os.environ, "PATH": f"{env_dir / 'bin'}{os.pathsep}{path}"}
+    env.pop("AQMLAB_SCENARIOS", None)
+    work = tmp_path / "work"
+    work.mkdir()
+    assert shutil.which("cargo", path=env["PATH"]) is None
+    where = subprocess.run([py, "-c", "import aqmlab; print(aqmlab.__file__)"], cwd=work, env=env, check=True, capture_output=True, text=True)
+    assert where.stdout.startswith(str(env_dir)), where.stdout
+    shutil.copy(ROOT / "scenarios" / "examples" / "mm1k.toml", work / "mm1k.toml")
+    aqmlab = env_dir / "bin" / "aqmlab"
+    subprocess.run([aqmlab, "run", "-q", "mm1k.toml", "-o", "out"], cwd=work, env=env, check=True, timeout=600)
+    assert (work / "out" / "summary.json").exists()
+    subprocess.run([aqmlab, "reproduce", "dsred", "--quick", "-o", "rep"], cwd=work, env=env, check=True, timeout=1800)
+    assert (work / "rep" / "report.md").exists()

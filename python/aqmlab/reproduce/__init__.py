@@ -32,7 +32,7 @@ PACKS = {
 
 def _scenarios_dir() -> Path:
     """AQMLAB_SCENARIOS if set; in a source checkout the repository's `scenarios/`; else the
-    copy installed with the package (`aqmlab/scenarios`, see scripts/sync-package-data)."""
+    copy installed with the package (`aqmlab/scenarios`; the repository's `scenarios/` is a link to it)."""
     if "AQMLAB_SCENARIOS" in os.environ:
         return Path(os.environ["AQMLAB_SCENARIOS"])
     repo = Path(__file__).resolve().parents[3]

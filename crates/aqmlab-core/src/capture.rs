@@ -9,8 +9,9 @@
 //! - Node `i` has address 10.0.0.0 + i + 1. A flow's source port is 1024 + (flow index mod
 //!   64000); the destination port is 5001 (TCP) or 9 (UDP).
 //! - Only headers are captured (snaplen 40 for TCP, 28 for UDP); the IP total length gives the
-//!   real size. TCP: 20-byte IPv4 + 20-byte TCP header with no options (the simulator has no
-//!   SACK or timestamp options to show), byte sequence numbers `1 + segment × mss` (initial
+//!   real size. TCP: 20-byte IPv4 + 20-byte TCP header with no options (SACK blocks and
+//!   timestamps, which flows with `sack` / `timestamps` now carry, are not written yet: their
+//!   bytes count in the IP total length only), byte sequence numbers `1 + segment × mss` (initial
 //!   sequence numbers 0; the SYN takes sequence 0), ACK numbers `1 + min(ack × mss, file
 //!   size)`, flags SYN / ACK / ECE / CWR, window 65535. IP total length = 40 + payload, so
 //!   TCP header sizes other than 40 B are not shown. The ECN field is the packet's codepoint.

@@ -87,3 +87,29 @@ def test_ce_marks_reach_the_ip_header(tmp_path):
     ce = _fields(tmp_path / "out" / "pcap" / "r1_to_r2.pcap", "frame.number", display="ip.dsfield.ecn == 3")
     marks = res.summary["queues"]["r1->r2"]["marks_pkts"]
     assert marks > 0 and len(ce) == marks
+
+
+@needs_tshark
+def test_sack_and_timestamp_options_parse_and_respect_rfc2018(tmp_path):
+    # The same dumbbell with SACK and timestamps: tshark must parse a timestamp option on every
+    # TCP segment, and SACK blocks on ACKs that lie above the cumulative ACK with left < right
+    # (RFC 2018 section 3) and within the bytes the sender has sent.
+    text = (DATA / "tcp_dumbbell_pcap.toml").read_text()
+    text = text.replace('cc = "newreno"', 'cc = "newreno"\nsack = true\ntimestamps = true')
+    text = text.replace('cc = "reno"', 'cc = "reno"\ntimestamps = true')  # Reno: no SACK
+    res = aqmlab.run(text)
+    res.save(tmp_path / "out")
+    pcap = tmp_path / "out" / "pcap" / "s1_and_r1.pcap"
+    tcp = _fields(pcap, "tcp.options.timestamp.tsval", display="tcp")
+    assert tcp and all(r[0] for r in tcp), "a TCP segment without a timestamp option"
+    rows = _fields(pcap, "tcp.ack", "tcp.options.sack_le", "tcp.options.sack_re", display="tcp.options.sack_le")
+    assert len(rows) > 20  # the scenario's losses produce SACKs
+    for ack, les, res_ in rows:
+        les = [int(x) for x in les.split(",")]
+        res_ = [int(x) for x in res_.split(",")]
+        assert all(int(ack) < le < re for le, re in zip(les, res_)), (ack, les, res_)
+    # the retransmission analysis still agrees with the run's counters
+    rt = _fields(pcap, "tcp.srcport", display="tcp.analysis.retransmission || tcp.analysis.out_of_order")
+    flows = list(res.flows["flow"])
+    want = sum(res.summary["flows"][n]["retransmissions"] for n in flows if res.summary["flows"][n]["src"] == "s1")
+    assert want > 0 and len(rt) == want

@@ -8,19 +8,21 @@
 //!   appear, packets lost on the wire (`loss`) do.
 //! - Node `i` has address 10.0.0.0 + i + 1. A flow's source port is 1024 + (flow index mod
 //!   64000); the destination port is 5001 (TCP) or 9 (UDP).
-//! - Only headers are captured (snaplen 40 for TCP, 28 for UDP); the IP total length gives the
-//!   real size. TCP: 20-byte IPv4 + 20-byte TCP header with no options (SACK blocks and
-//!   timestamps, which flows with `sack` / `timestamps` now carry, are not written yet: their
-//!   bytes count in the IP total length only), byte sequence numbers `1 + segment × mss` (initial
+//! - Only headers are captured (up to 80 bytes for TCP with options, 28 for UDP); the IP total length gives the
+//!   real size. TCP: 20-byte IPv4 + 20-byte TCP header, plus the options the segment carries in
+//!   the simulator: timestamps (NOP, NOP, kind 8: TSval = the sender's clock in milliseconds,
+//!   TSecr = the echoed value for ACKs, 0 for data) and SACK blocks on ACKs (NOP, NOP, kind 5,
+//!   byte edges as below, RFC 2018), byte sequence numbers `1 + segment × mss` (initial
 //!   sequence numbers 0; the SYN takes sequence 0), ACK numbers `1 + min(ack × mss, file
-//!   size)`, flags SYN / ACK / ECE / CWR, window 65535. IP total length = 40 + payload, so
-//!   TCP header sizes other than 40 B are not shown. The ECN field is the packet's codepoint.
+//!   size)`, flags SYN / ACK / ECE / CWR, window 65535. IP total length = 40 + options +
+//!   payload, so TCP header sizes other than 40 B (plus options) are not shown. The ECN field is the packet's codepoint.
 //!   Checksums: IPv4 computed, TCP/UDP zero (no payload to sum).
 
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::time::SimTime;
 use crate::topology::PortId;
 use crate::transport::flags;
+use crate::transport::sack::SackBlocks;
 
 /// The shape of a TCP flow's byte stream (for byte sequence numbers).
 #[derive(Clone, Copy, Debug)]
@@ -31,6 +33,8 @@ pub struct TcpShape {
     pub header: u32,
     /// Bytes of a finite transfer.
     pub total_bytes: Option<u64>,
+    /// Segments carry the timestamp option (RFC 7323).
+    pub timestamps: bool,
 }
 
 /// One pcap file being filled.
@@ -59,8 +63,8 @@ pub struct Capture {
     ip_id: u16,
 }
 
-/// Bytes a captured packet takes in memory (record header + at most 40 header bytes).
-pub const BYTES_PER_PACKET: u64 = 56;
+/// Bytes a captured packet takes in memory (record header + at most 80 header bytes).
+pub const BYTES_PER_PACKET: u64 = 96;
 
 impl Capture {
     /// A capture writing `files[i]` for the ports listed in `ports[i]`, at most `max_packets`
@@ -78,13 +82,13 @@ impl Capture {
                 by_port[p as usize] = Some(i as u32);
             }
             let mut bytes = Vec::with_capacity(4096);
-            // global header: nanosecond-resolution magic, version 2.4, snaplen 40, LINKTYPE_RAW
+            // global header: nanosecond-resolution magic, version 2.4, snaplen 80, LINKTYPE_RAW
             bytes.extend_from_slice(&0xa1b2_3c4d_u32.to_le_bytes());
             bytes.extend_from_slice(&2u16.to_le_bytes());
             bytes.extend_from_slice(&4u16.to_le_bytes());
             bytes.extend_from_slice(&0i32.to_le_bytes());
             bytes.extend_from_slice(&0u32.to_le_bytes());
-            bytes.extend_from_slice(&40u32.to_le_bytes());
+            bytes.extend_from_slice(&80u32.to_le_bytes());
             bytes.extend_from_slice(&101u32.to_le_bytes());
             out.push(PcapFile {
                 name,
@@ -103,31 +107,39 @@ impl Capture {
     }
 
     /// Records `pkt` starting transmission on `port` at `now`, if that port is captured.
+    /// `sack` gives an ACK's SACK blocks, if any (asked only for captured packets).
     #[inline]
-    pub fn on_transmit(&mut self, port: PortId, pkt: &Packet, now: SimTime) {
+    pub fn on_transmit(
+        &mut self,
+        port: PortId,
+        pkt: &Packet,
+        now: SimTime,
+        sack: impl FnOnce() -> Option<SackBlocks>,
+    ) {
         if let Some(f) = self.by_port.get(port as usize).copied().flatten() {
-            self.record(f as usize, pkt, now);
+            self.record(f as usize, pkt, now, sack());
         }
     }
 
-    fn record(&mut self, f: usize, pkt: &Packet, now: SimTime) {
+    fn record(&mut self, f: usize, pkt: &Packet, now: SimTime, sack: Option<SackBlocks>) {
         if self.files[f].packets >= self.max_packets {
             self.files[f].skipped += 1;
             return;
         }
         self.ip_id = self.ip_id.wrapping_add(1);
         let shape = self.flows.get(pkt.flow as usize).copied().flatten();
-        let mut hdr = [0u8; 40];
+        let mut hdr = [0u8; 80];
         let (caplen, total_len) = match shape {
             Some(s) => {
+                let opts = tcp_options(&mut hdr[40..80], pkt, &s, sack, now);
                 let payload = match pkt.kind {
                     PacketKind::Data if pkt.flags & flags::SYN == 0 => {
-                        pkt.size.saturating_sub(s.header)
+                        pkt.size.saturating_sub(s.header + opts)
                     }
                     _ => 0,
                 };
-                tcp_header(&mut hdr[20..40], pkt, &s);
-                (40u32, 40 + payload)
+                tcp_header(&mut hdr[20..40], pkt, &s, opts);
+                (40 + opts, 40 + opts + payload)
             }
             None => {
                 let (sport, dport) = ports(pkt);
@@ -205,7 +217,46 @@ fn checksum(data: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-fn tcp_header(h: &mut [u8], pkt: &Packet, s: &TcpShape) {
+/// Writes the segment's options into `h` (at most 40 bytes); returns their length.
+fn tcp_options(
+    h: &mut [u8],
+    pkt: &Packet,
+    s: &TcpShape,
+    sack: Option<SackBlocks>,
+    now: SimTime,
+) -> u32 {
+    const NOP: u8 = 1;
+    let mut n = 0;
+    if s.timestamps {
+        let ms = |t: SimTime| ((t / 1_000_000) & 0xffff_ffff) as u32;
+        let (val, ecr) = match pkt.kind {
+            PacketKind::Data => (ms(pkt.ts), 0),
+            PacketKind::Ack => (ms(now), ms(pkt.ts)),
+        };
+        h[..4].copy_from_slice(&[NOP, NOP, 8, 10]);
+        h[4..8].copy_from_slice(&val.to_be_bytes());
+        h[8..12].copy_from_slice(&ecr.to_be_bytes());
+        n = 12;
+    }
+    if let Some(b) = sack.filter(|b| b.n > 0) {
+        let edge = |seg: u64| {
+            let x = seg.saturating_mul(u64::from(s.mss));
+            let x = s.total_bytes.map_or(x, |t| x.min(t));
+            (x.wrapping_add(1) & 0xffff_ffff) as u32
+        };
+        let blocks = &b.blocks()[..b.blocks().len().min((40 - n - 4) / 8)];
+        h[n..n + 4].copy_from_slice(&[NOP, NOP, 5, 2 + 8 * blocks.len() as u8]);
+        n += 4;
+        for &(l, r) in blocks {
+            h[n..n + 4].copy_from_slice(&edge(l).to_be_bytes());
+            h[n + 4..n + 8].copy_from_slice(&edge(r).to_be_bytes());
+            n += 8;
+        }
+    }
+    n as u32
+}
+
+fn tcp_header(h: &mut [u8], pkt: &Packet, s: &TcpShape, opts: u32) {
     const SYN: u8 = 0x02;
     const ACK: u8 = 0x10;
     const ECE: u8 = 0x40;
@@ -233,7 +284,7 @@ fn tcp_header(h: &mut [u8], pkt: &Packet, s: &TcpShape) {
     h[2..4].copy_from_slice(&dport.to_be_bytes());
     h[4..8].copy_from_slice(&seq.to_be_bytes());
     h[8..12].copy_from_slice(&ack.to_be_bytes());
-    h[12] = 5 << 4;
+    h[12] = ((5 + opts / 4) as u8) << 4;
     h[13] = fl;
     h[14..16].copy_from_slice(&65_535u16.to_be_bytes());
 }
@@ -270,8 +321,8 @@ mod tests {
             ecn: Ecn::Ce,
             ..Default::default()
         };
-        c.on_transmit(0, &pkt, 5); // not captured
-        c.on_transmit(1, &pkt, 1_500_000_123);
+        c.on_transmit(0, &pkt, 5, || None); // not captured
+        c.on_transmit(1, &pkt, 1_500_000_123, || None);
         let b = &c.files[0].bytes;
         assert_eq!(b.len(), 24 + 16 + 28);
         assert_eq!(&b[24..28], &1u32.to_le_bytes());
@@ -281,6 +332,46 @@ mod tests {
         assert_eq!(b[40], 0x45);
         assert_eq!(b[41] & 3, 3); // CE
         assert_eq!(b[40 + 9], 17);
+    }
+
+    #[test]
+    fn tcp_options_follow_rfc7323_and_rfc2018_layouts() {
+        // An ACK of a flow with timestamps and two SACK blocks, mss 1000: segments [3, 5) and
+        // [7, 8) are bytes 3001..5001 and 7001..8001 (sequence numbers start at 1).
+        let shape = TcpShape {
+            mss: 1000,
+            header: 40,
+            total_bytes: None,
+            timestamps: true,
+        };
+        let mut c = Capture::new(1, vec![("x.pcap".into(), vec![0])], vec![Some(shape)], 10);
+        let pkt = Packet {
+            kind: PacketKind::Ack,
+            ack: 2,
+            ts: 7_000_000, // echoed TSval: 7 ms
+            size: 40 + 12 + 20,
+            ..Default::default()
+        };
+        let mut b = SackBlocks::default();
+        b.b[0] = (3, 5);
+        b.b[1] = (7, 8);
+        b.n = 2;
+        c.on_transmit(0, &pkt, 9_000_000, || Some(b));
+        let r = &c.files[0].bytes[24..];
+        // 12 timestamp bytes + 4 + 2·8 SACK bytes = 32 option bytes: caplen 72, data offset 13.
+        assert_eq!(&r[8..12], &72u32.to_le_bytes());
+        let tcp = &r[16 + 20..];
+        assert_eq!(tcp[12] >> 4, 13);
+        // NOP NOP kind 8 length 10, TSval 9 (now, ms), TSecr 7.
+        assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
+        assert_eq!(&tcp[24..28], &9u32.to_be_bytes());
+        assert_eq!(&tcp[28..32], &7u32.to_be_bytes());
+        // NOP NOP kind 5 length 2 + 16, then the byte edges.
+        assert_eq!(&tcp[32..36], &[1, 1, 5, 18]);
+        assert_eq!(&tcp[36..40], &3001u32.to_be_bytes());
+        assert_eq!(&tcp[40..44], &5001u32.to_be_bytes());
+        assert_eq!(&tcp[44..48], &7001u32.to_be_bytes());
+        assert_eq!(&tcp[48..52], &8001u32.to_be_bytes());
     }
 
     #[test]

@@ -855,6 +855,7 @@ fn build_flow(
         mss: cfg.mss,
         header: cfg.header,
         total_bytes: cfg.total_bytes,
+        timestamps: cfg.timestamps,
     });
     Ok((copies, res, shape))
 }

@@ -95,6 +95,14 @@ impl TcpSink {
         });
     }
 
+    /// The SACK blocks of ACK `id` without consuming them (for packet capture).
+    pub fn peek_sack(&self, id: u64) -> Option<SackBlocks> {
+        self.sack_log
+            .iter()
+            .find(|&&(k, _)| k == id)
+            .map(|&(_, b)| b)
+    }
+
     /// The SACK blocks of ACK number `id` as it reaches the sender (None with SACK off or
     /// for an ACK the log no longer holds). Entries of older ACKs (lost ones) are dropped.
     pub fn sack_for(&mut self, id: u64) -> Option<SackBlocks> {

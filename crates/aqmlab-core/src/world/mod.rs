@@ -68,6 +68,16 @@ pub struct Flow {
     pub next_seq: u64,
 }
 
+impl Flow {
+    /// The SACK blocks an ACK of this flow carries (for packet capture), if any.
+    pub fn sack_of(&self, pkt: &Packet) -> Option<crate::transport::sack::SackBlocks> {
+        match (&self.app, pkt.kind) {
+            (App::Tcp(t), PacketKind::Ack) => t.sink.peek_sack(pkt.seq),
+            _ => None,
+        }
+    }
+}
+
 /// Run-wide settings.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
@@ -200,6 +210,7 @@ impl World {
                 drops: &mut self.drops,
                 window,
                 capture: None,
+                flows: &self.flows,
             };
             port.start(i as PortId, &mut io);
         }
@@ -369,6 +380,7 @@ impl World {
             drops: &mut self.drops,
             window: (self.config.warmup, self.config.duration),
             capture: self.capture.as_deref_mut(),
+            flows: &self.flows,
         };
         if let Some(lost) = op(port, &mut io) {
             let pk = self.pool.get(lost);

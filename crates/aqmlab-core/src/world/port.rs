@@ -33,6 +33,8 @@ pub struct PortIo<'a> {
     pub window: (SimTime, SimTime),
     /// Packet capture (`[pcap]`), if on: told of every transmission start.
     pub capture: Option<&'a mut crate::capture::Capture>,
+    /// The flows (read by the capture, for an ACK's SACK blocks).
+    pub flows: &'a [super::Flow],
 }
 
 /// The sending side of one link direction.
@@ -266,7 +268,9 @@ impl Port {
         io: &mut PortIo,
     ) -> Option<PacketId> {
         if let Some(cap) = io.capture.as_deref_mut() {
-            cap.on_transmit(id, io.pool.get(pkt), now);
+            let pk = io.pool.get(pkt);
+            let flows = io.flows;
+            cap.on_transmit(id, pk, now, || flows.get(pk.flow as usize)?.sack_of(pk));
         }
         let size = io.pool.get(pkt).size;
         let d = self.serialization(size, now);

@@ -18,7 +18,7 @@ use crate::time::SimTime;
 use crate::topology::{Node, Routing};
 use crate::transport::{TcpFlow, TcpParams};
 use crate::world::{App, Flow, SimConfig, World};
-use crate::world::{Port, PortSpec};
+use crate::world::{Port, TxState};
 use std::collections::BTreeMap;
 
 /// A built scenario: the world, and the scenario with every default filled in.
@@ -408,7 +408,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
                 Rng::stream(config.seed, &format!("rate:{name}")),
             )
         });
-        ports.push(Port::new(PortSpec {
+        ports.push(Port {
             queue: Queue::new(
                 disc,
                 Rng::stream(config.seed, &format!("qdisc:{name}")),
@@ -423,7 +423,12 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
             rate_model,
             loss: pp.loss,
             monitor: pp.monitor,
-        }));
+            busy_in_window: 0,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            lost_pkts: 0,
+            tx: TxState::default(),
+        });
     }
     let mut topo_resolved = topo_resolved;
     let qtable: toml::Table = resolved_qdiscs

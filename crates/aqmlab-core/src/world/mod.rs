@@ -14,7 +14,7 @@ use crate::topology::{Node, PortId, Routing};
 
 mod port;
 use crate::transport::{OutSeg, Outbox, TcpFlow, TimerKind};
-pub use port::{Port, PortIo, PortSpec};
+pub use port::{Port, PortIo, TxState};
 
 /// Something that happens at a point in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -65,7 +65,15 @@ pub struct Port {
     pub tx_bytes: u64,
     /// Packets lost by the loss model (whole run).
     pub lost_pkts: u64,
-    loss_rng: Rng,
+    /// The loss model's random stream.
+    pub loss_rng: Rng,
+    /// The transmitter's run-time state (start a port with `TxState::default()`).
+    pub tx: TxState,
+}
+
+/// A port's transmitter and pipe at run time: private to this module.
+#[derive(Debug, Default)]
+pub struct TxState {
     /// When the transmission in progress (or the last one) ends.
     tx_end: SimTime,
     /// A `TxDone` event is scheduled at `tx_end`.
@@ -77,69 +85,16 @@ pub struct Port {
     /// The last (size, serialization time) at the constant rate: most packets repeat a size,
     /// so the division is skipped.
     tx_cache: (u32, SimTime),
-    /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`).
+    /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`), set by
+    /// `Port::start`.
     transparent: bool,
 }
 
-/// The settings of a port (everything but its run-time state).
-pub struct PortSpec {
-    /// "from->to".
-    pub name: String,
-    /// Sending node.
-    pub from: NodeId,
-    /// Receiving node.
-    pub to: NodeId,
-    /// Rate in bit/s.
-    pub rate_bps: u64,
-    /// A time-varying rate, if any.
-    pub rate_model: Option<crate::ratemodel::RateSchedule>,
-    /// Propagation delay.
-    pub delay: SimTime,
-    /// The queue discipline and its accounting.
-    pub queue: Queue,
-    /// Bernoulli loss probability.
-    pub loss: f64,
-    /// The loss model's random stream.
-    pub loss_rng: Rng,
-    /// Whether this port is monitored.
-    pub monitor: bool,
-}
-
 impl Port {
-    /// An idle port with an empty pipe.
-    pub fn new(s: PortSpec) -> Self {
-        Port {
-            name: s.name,
-            from: s.from,
-            to: s.to,
-            rate_bps: s.rate_bps,
-            rate_model: s.rate_model,
-            delay: s.delay,
-            queue: s.queue,
-            loss: s.loss,
-            monitor: s.monitor,
-            busy_in_window: 0,
-            tx_pkts: 0,
-            tx_bytes: 0,
-            lost_pkts: 0,
-            loss_rng: s.loss_rng,
-            tx_end: 0,
-            txdone_pending: false,
-            owes_empty_dequeue: false,
-            pipe: VecDeque::new(),
-            tx_cache: (0, 0),
-            transparent: false,
-        }
-        .with_transparency()
-    }
-
-    fn with_transparency(mut self) -> Self {
-        self.transparent = self.queue.disc.transparent_when_empty();
-        self
-    }
-
-    /// Starts the discipline's own timer, if it has one.
+    /// Prepares the port at time zero: notes whether its discipline is transparent when empty
+    /// and starts the discipline's own timer, if it has one.
     pub fn start(&mut self, id: PortId, io: &mut PortIo) {
+        self.tx.transparent = self.queue.disc.transparent_when_empty();
         if let Some(t) = self.queue.start(io.pool) {
             io.events.schedule(t, Event::QdiscTimer(id));
         }
@@ -154,9 +109,9 @@ impl Port {
         now: SimTime,
         io: &mut PortIo,
     ) -> Option<PacketId> {
-        if self.transparent && self.idle(now) && self.queue.disc.len_packets() == 0 {
+        if self.tx.transparent && self.idle(now) && self.queue.disc.len_packets() == 0 {
             // The owed empty dequeue changes nothing in a transparent discipline.
-            self.owes_empty_dequeue = false;
+            self.tx.owes_empty_dequeue = false;
             self.queue.pass_through(pkt, now, io.pool);
             return self.transmit(id, pkt, now, io);
         }
@@ -168,17 +123,17 @@ impl Port {
         if self.idle(now) {
             return self.start_tx(id, now, io);
         }
-        if !self.txdone_pending && self.queue.disc.len_packets() > 0 {
-            self.txdone_pending = true;
-            self.owes_empty_dequeue = false;
-            io.events.schedule(self.tx_end, Event::TxDone(id));
+        if !self.tx.txdone_pending && self.queue.disc.len_packets() > 0 {
+            self.tx.txdone_pending = true;
+            self.tx.owes_empty_dequeue = false;
+            io.events.schedule(self.tx.tx_end, Event::TxDone(id));
         }
         None
     }
 
     /// The transmission in progress ends (a `TxDone` event).
     pub fn tx_done(&mut self, id: PortId, now: SimTime, io: &mut PortIo) -> Option<PacketId> {
-        self.txdone_pending = false;
+        self.tx.txdone_pending = false;
         self.start_tx(id, now, io)
     }
 
@@ -202,11 +157,12 @@ impl Port {
         events: &mut EventQueue<Event>,
     ) -> PacketId {
         let (t, pkt) = self
+            .tx
             .pipe
             .pop_front()
             .expect("PipeArrival with an empty pipe");
         debug_assert_eq!(t, now);
-        if let Some(&(next, _)) = self.pipe.front() {
+        if let Some(&(next, _)) = self.tx.pipe.front() {
             events.schedule(next, Event::PipeArrival(id));
         }
         pkt
@@ -215,16 +171,16 @@ impl Port {
     /// True if nothing is being transmitted at `now` and no transmission-end event is pending.
     #[inline]
     fn idle(&self, now: SimTime) -> bool {
-        now >= self.tx_end && !self.txdone_pending
+        now >= self.tx.tx_end && !self.tx.txdone_pending
     }
 
     /// Performs the dequeue owed since the last transmission ended with an empty queue, at the
     /// time it would have happened.
     #[inline]
     fn pay_empty_dequeue(&mut self, id: PortId, now: SimTime, io: &mut PortIo) {
-        if self.owes_empty_dequeue && now >= self.tx_end {
-            self.owes_empty_dequeue = false;
-            let at = self.tx_end;
+        if self.tx.owes_empty_dequeue && now >= self.tx.tx_end {
+            self.tx.owes_empty_dequeue = false;
+            let at = self.tx.tx_end;
             let (pkt, timer) = self.queue.dequeue(at, io.pool, io.drops);
             debug_assert!(pkt.is_none(), "an owed dequeue found a packet");
             if let Some(t) = timer {
@@ -238,10 +194,10 @@ impl Port {
     fn serialization(&mut self, size: u32, now: SimTime) -> SimTime {
         match &mut self.rate_model {
             None => {
-                if self.tx_cache.0 != size {
-                    self.tx_cache = (size, tx_time(size, self.rate_bps));
+                if self.tx.tx_cache.0 != size {
+                    self.tx.tx_cache = (size, tx_time(size, self.rate_bps));
                 }
-                self.tx_cache.1
+                self.tx.tx_cache.1
             }
             Some(m) => m.finish(now, size) - now,
         }
@@ -250,7 +206,7 @@ impl Port {
     /// Starts transmitting the next packet of an idle port. The packet enters the pipe at once
     /// (its arrival time is known); a `TxDone` is scheduled only if packets wait behind it.
     fn start_tx(&mut self, id: PortId, now: SimTime, io: &mut PortIo) -> Option<PacketId> {
-        self.owes_empty_dequeue = false;
+        self.tx.owes_empty_dequeue = false;
         let (pkt, timer) = self.queue.dequeue(now, io.pool, io.drops);
         if let Some(t) = timer {
             io.events.schedule(t, Event::QdiscTimer(id));
@@ -280,23 +236,23 @@ impl Port {
             self.tx_pkts += 1;
             self.tx_bytes += size as u64;
         }
-        self.tx_end = now + d;
+        self.tx.tx_end = now + d;
         let lost = if self.loss > 0.0 && self.loss_rng.uniform() < self.loss {
             self.lost_pkts += 1;
             Some(pkt)
         } else {
             let arrival = now + d + self.delay;
-            if self.pipe.is_empty() {
+            if self.tx.pipe.is_empty() {
                 io.events.schedule(arrival, Event::PipeArrival(id));
             }
-            self.pipe.push_back((arrival, pkt));
+            self.tx.pipe.push_back((arrival, pkt));
             None
         };
         if self.queue.disc.len_packets() > 0 {
-            self.txdone_pending = true;
+            self.tx.txdone_pending = true;
             io.events.schedule(now + d, Event::TxDone(id));
         } else {
-            self.owes_empty_dequeue = true;
+            self.tx.owes_empty_dequeue = true;
         }
         lost
     }

@@ -135,3 +135,18 @@ def test_missing_base_and_bad_toml_are_named(tmp_path):
         load_campaign(p)
     with pytest.raises(CampaignError, match="no such campaign file"):
         load_campaign(tmp_path / "absent.toml")
+
+
+def test_every_shipped_campaign_loads_and_every_run_validates(root):
+    # Each campaign file under scenarios/campaigns (not the base scenarios it names) expands to
+    # the product of its axes' lengths times its seeds, and the core accepts every combination.
+    files = [p for p in sorted((root / "scenarios/campaigns").glob("*.toml")) if "[campaign]" in p.read_text()]
+    assert len(files) >= 2
+    for path in files:
+        c = load_campaign(path)
+        expected = 1
+        for a in c.axes:
+            expected *= len(a.typed)
+        if not c.zip_groups and not c.exclude:
+            assert len(c.points()) == expected, path.name
+        assert len(c.runs()) == len(c.points()) * len(c.seeds), path.name

@@ -17,6 +17,8 @@ pub mod drr;
 pub mod dualpi2;
 pub mod fq;
 pub mod fq_codel;
+pub mod fq_pie;
+pub mod fq_sched;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -291,6 +293,7 @@ disciplines! {
     RedTable(red::RedTable) = "red_table": "RED machinery with a user piecewise-linear curve",
     DualPi2(dualpi2::DualPi2) = "dualpi2": "DualQ Coupled PI2 AQM for L4S (RFC 9332)",
     Tbf(tbf::Tbf) = "tbf": "Token Bucket Filter shaper (Linux sch_tbf)",
+    FqPie(fq_pie::FqPie) = "fq_pie": "Flow Queue PIE: RFC 8290 flow queues with PIE per queue (Linux sch_fq_pie)",
 }
 
 #[cfg(test)]

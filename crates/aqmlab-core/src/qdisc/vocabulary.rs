@@ -28,6 +28,7 @@ const SHARED: &[(&str, &[&str])] = &[
     ("dqred", LIMIT_SIZE_ECN),
     ("pi", ALL),
     ("pie", ALL),
+    ("fq_pie", ALL),
     // The RED family (`red::NAMES`) all take ALL: see `shared`.
 ];
 

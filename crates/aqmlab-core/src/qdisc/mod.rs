@@ -10,6 +10,7 @@ pub mod fifo;
 // Baselines beyond RED (issue 5).
 pub mod avq;
 pub mod classify;
+pub mod cobalt;
 pub mod codel;
 pub mod common;
 pub mod dqred;
@@ -293,6 +294,8 @@ disciplines! {
     RedTable(red::RedTable) = "red_table": "RED machinery with a user piecewise-linear curve",
     DualPi2(dualpi2::DualPi2) = "dualpi2": "DualQ Coupled PI2 AQM for L4S (RFC 9332)",
     Tbf(tbf::Tbf) = "tbf": "Token Bucket Filter shaper (Linux sch_tbf)",
+    Cobalt(cobalt::Cobalt) = "cobalt": "COBALT: CoDel + BLUE, the AQM of CAKE (Linux sch_cake, ns-3 CobaltQueueDisc)",
+    FqCobalt(cobalt::FqCobalt) = "fq_cobalt": "Flow queues with COBALT per queue (ns-3 FqCobaltQueueDisc)",
     FqPie(fq_pie::FqPie) = "fq_pie": "Flow Queue PIE: RFC 8290 flow queues with PIE per queue (Linux sch_fq_pie)",
 }
 

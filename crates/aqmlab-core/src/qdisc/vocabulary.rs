@@ -23,6 +23,8 @@ const SHARED: &[(&str, &[&str])] = &[
     ("tbf", LIMIT),
     ("codel", LIMIT_ECN),
     ("fq_codel", LIMIT_ECN),
+    ("cobalt", LIMIT_ECN),
+    ("fq_cobalt", LIMIT_ECN),
     ("avq", LIMIT_SIZE_ECN),
     ("rem", LIMIT_SIZE_ECN),
     ("dqred", LIMIT_SIZE_ECN),

@@ -20,6 +20,7 @@ pub mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod fq_sched;
+pub mod htb;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -296,6 +297,7 @@ disciplines! {
     Tbf(tbf::Tbf) = "tbf": "Token Bucket Filter shaper (Linux sch_tbf)",
     Cobalt(cobalt::Cobalt) = "cobalt": "COBALT: CoDel + BLUE, the AQM of CAKE (Linux sch_cake, ns-3 CobaltQueueDisc)",
     FqCobalt(cobalt::FqCobalt) = "fq_cobalt": "Flow queues with COBALT per queue (ns-3 FqCobaltQueueDisc)",
+    Htb(htb::Htb) = "htb": "Single-level Hierarchical Token Bucket shaper: classes with rate/ceil and a child discipline each (Linux sch_htb)",
     FqPie(fq_pie::FqPie) = "fq_pie": "Flow Queue PIE: RFC 8290 flow queues with PIE per queue (Linux sch_fq_pie)",
 }
 

@@ -21,6 +21,7 @@ const SHARED: &[(&str, &[&str])] = &[
     ("drr", LIMIT),
     ("dualpi2", LIMIT),
     ("tbf", LIMIT),
+    ("htb", &[]),
     ("codel", LIMIT_ECN),
     ("fq_codel", LIMIT_ECN),
     ("cobalt", LIMIT_ECN),
@@ -55,6 +56,7 @@ fn required(kind: &str) -> &'static str {
     match kind {
         "red_table" => "points = [[5, 0.0], [15, 0.1]]\n",
         "tbf" => "rate = \"10Mbps\"\nburst = \"10KB\"\n",
+        "htb" => "rate = \"10Mbps\"\n",
         _ => "",
     }
 }

@@ -170,3 +170,58 @@ def test_bad_parameters_name_the_field(qdisc, key):
     with pytest.raises(ScenarioError) as e:
         aqmlab.run(rtt_dumbbell(qdisc))
     assert e.value.path == f"topology.bottleneck.qdisc.{key}", (e.value.path, str(e.value))
+
+
+# ---------------------------------------------------------------------------------------------
+# HTB: a shaped rate inside a faster link. A 20 Mb/s CBR flow through `htb` at 10 Mb/s on a
+# 100 Mb/s link: the link carries the shaped rate (token buckets are exact; the bucket adds at
+# most a few kB over 15 s): within 1%. Two classes with assured rates 3 and 7 Mb/s (ceil = rate)
+# and an overloading flow each: each gets its rate. Classified by the flows' priority field.
+# ---------------------------------------------------------------------------------------------
+
+
+def shaped(qdisc: dict, flows: list[dict], pairs: int) -> dict:
+    return dumbbell(qdisc, flows, pairs=pairs, rate="100Mbps", duration="20s", warmup="5s")
+
+
+def test_htb_shapes_a_fast_link_to_its_rate():
+    flows = [{"kind": "cbr", "name": "udp", "from": "s1", "to": "d1", "rate": "20Mbps", "size": "1000B"}]
+    res = shaped({"kind": "htb", "rate": "10Mbps"}, flows, 1)
+    link = res.links.set_index("link").loc["r1->r2"]
+    print(f"htb 10 Mb/s: link throughput {link['throughput_bps'] / 1e6:.4f} Mb/s")
+    assert abs(link["throughput_bps"] - 10e6) <= 0.01 * 10e6
+    # TCP through it: goodput = 10 Mb/s x 1000/1040 (headers), within 1%.
+    tcp = [{"kind": "tcp", "name": "tcp", "from": "s1", "to": "d1"}]
+    res = shaped({"kind": "htb", "rate": "10Mbps", "classes": [
+        {"rate": "10Mbps", "qdisc": {"kind": "pfifo", "limit": 100}}]}, tcp, 1)
+    g = res.flows.set_index("flow").loc["tcp", "goodput_bps"]
+    print(f"htb 10 Mb/s: TCP goodput {g / 1e6:.4f} Mb/s (theory {10 * MSS / WIRE:.4f})")
+    assert abs(g - 10e6 * MSS / WIRE) <= 0.01 * 10e6 * MSS / WIRE
+
+
+def test_htb_classes_get_their_assured_rates_by_priority_field():
+    flows = [{"kind": "cbr", "name": f"udp{i}", "from": f"s{i}", "to": f"d{i}", "rate": "20Mbps", "size": "1000B",
+              "priority": 10 * i} for i in (1, 2)]
+    qdisc = {"kind": "htb", "rate": "10Mbps", "classify": "priority", "classes": [
+        {"rate": "3Mbps", "match": [10]},
+        {"rate": "7Mbps", "match": [20]},
+    ]}
+    res = shaped(qdisc, flows, 2)
+    thr = res.flows.set_index("flow")["throughput_bps"]
+    print(f"htb 3 + 7 Mb/s: {thr['udp1'] / 1e6:.4f}, {thr['udp2'] / 1e6:.4f} Mb/s")
+    assert abs(thr["udp1"] - 3e6) <= 0.01 * 3e6
+    assert abs(thr["udp2"] - 7e6) <= 0.01 * 7e6
+    a, b = aqmlab.run(shaped(qdisc, flows, 2)), res
+    assert a.summary == b.summary
+
+
+@pytest.mark.parametrize("qdisc,key", [
+    ({"kind": "htb"}, "rate"),
+    ({"kind": "htb", "rate": "10Mbps", "classes": [{"rate": "2Mbps", "ceil": "1Mbps"}]}, "classes[0].ceil"),
+    ({"kind": "htb", "rate": "10Mbps", "classes": [{"rate": "2Mbps", "qdisc": {"kind": "pie", "alpha": -1}}]},
+     "classes[0].qdisc.alpha"),
+])
+def test_htb_errors_name_the_field(qdisc, key):
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.run(shaped(qdisc, [{"kind": "cbr", "name": "u", "from": "s1", "to": "d1", "rate": "1Mbps"}], 1))
+    assert e.value.path == f"topology.bottleneck.qdisc.{key}", (e.value.path, str(e.value))

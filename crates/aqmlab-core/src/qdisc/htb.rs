@@ -143,7 +143,9 @@ struct Class {
     ceil: Bucket,
     prio: u8,
     quantum: i64,
-    deficit: i64,
+    /// DRR deficits for sending on its own (0) and borrowing (1), kept apart as Linux keeps
+    /// one per level.
+    deficit: [i64; 2],
     timer: Option<SimTime>,
 }
 
@@ -155,7 +157,7 @@ pub struct Htb {
     by: HtbClassify,
     map: BTreeMap<u64, usize>,
     default_class: usize,
-    cursor: [usize; 8],
+    cursor: [[usize; 8]; 2],
     skip: Vec<bool>,
     scratch: Effects,
     wake: Option<SimTime>,
@@ -279,7 +281,7 @@ impl Configure for Htb {
                 ceil: Bucket::new(ceil.0, cburst),
                 prio: c.prio,
                 quantum,
-                deficit: quantum,
+                deficit: [quantum; 2],
                 timer: None,
             });
         }
@@ -297,7 +299,7 @@ impl Configure for Htb {
             by: p.classify,
             map,
             default_class: p.default_class as usize,
-            cursor: [0; 8],
+            cursor: [[0; 8]; 2],
             skip: vec![false; n_classes],
             scratch: Effects::default(),
             wake: None,
@@ -401,18 +403,18 @@ impl Htb {
             else {
                 continue;
             };
-            let p = prio as usize;
+            let (p, l) = (prio as usize, (want == Color::Yellow) as usize);
             // DRR among the eligible classes of this prio: the cursor's class keeps its turn
             // while its deficit lasts.
             loop {
-                let i = self.cursor[p] % n;
+                let i = self.cursor[l][p] % n;
                 if eligible(self, i) && self.classes[i].prio == prio {
-                    if self.classes[i].deficit > 0 {
+                    if self.classes[i].deficit[l] > 0 {
                         return Some((i, want));
                     }
-                    self.classes[i].deficit += self.classes[i].quantum;
+                    self.classes[i].deficit[l] += self.classes[i].quantum;
                 }
-                self.cursor[p] = (i + 1) % n;
+                self.cursor[l][p] = (i + 1) % n;
             }
         }
         None
@@ -458,7 +460,7 @@ impl QueueDisc for Htb {
             if let Some(pkt) = self.call_child(i, ctx, |q, c| q.dequeue(c)) {
                 let size = ctx.pool.get(pkt).size;
                 let c = &mut self.classes[i];
-                c.deficit -= size as i64;
+                c.deficit[(color == Color::Yellow) as usize] -= size as i64;
                 c.ceil.charge(size);
                 if color == Color::Green {
                     c.rate.charge(size);
@@ -513,5 +515,184 @@ impl QueueDisc for Htb {
             }
         }
         all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::Harness;
+
+    /// Bytes a class may be ahead of or behind its rate: its buckets and one packet.
+    const TOL: f64 = 4_000.0;
+
+    fn htb(s: &str) -> Htb {
+        let p: HtbParams = toml::from_str(s).unwrap();
+        Htb::configure(&p, &Harness::new().link()).unwrap()
+    }
+
+    fn err(s: &str) -> String {
+        let p: HtbParams = toml::from_str(s).unwrap();
+        Htb::configure(&p, &Harness::new().link()).unwrap_err()
+    }
+
+    /// Queues `backlog[f]` packets of 1000 B of flows 0 and 1 at time 0 (the default child
+    /// pfifo holds 1000) and sends over a 100 Mb/s link for 0.5 s, following the discipline's
+    /// timers; returns the bytes sent per flow.
+    fn drain(q: &mut Htb, h: &mut Harness, backlog: [usize; 2]) -> [u64; 2] {
+        for (f, &n) in backlog.iter().enumerate() {
+            for _ in 0..n {
+                h.offer_flow(q, f as u32, 1000);
+            }
+        }
+        let end = 500_000_000;
+        let mut bytes = [0u64; 2];
+        let mut pending = None;
+        h.now = 0;
+        while h.now < end {
+            let got = h.take(q);
+            pending = h.effects.timer.or(pending);
+            match got {
+                Some(p) => {
+                    let pk = h.pool.get(p);
+                    bytes[pk.flow as usize] += pk.size as u64;
+                    h.now += pk.size as u64 * 8 * 10; // 100 Mb/s: 80 ns per byte
+                }
+                None => {
+                    let Some(t) = pending.take() else { break };
+                    h.now = t;
+                    h.with_ctx(|ctx| q.on_timer(ctx));
+                    pending = h.effects.timer;
+                }
+            }
+        }
+        bytes
+    }
+
+    #[test]
+    fn one_class_sends_while_its_tokens_are_not_negative() {
+        // 8 Mb/s = 1 byte/us, bucket 3000 B, worked by hand: HTB sends while the tokens are
+        // >= 0 and charges after, so four 1000-B packets leave at once (3000 -> -1000); the
+        // fifth waits until the tokens are back to 0, 1 ms later; the sixth 1 ms after that.
+        let mut h = Harness::new();
+        let mut q = htb("rate = \"8Mbps\"\nburst = 3000");
+        for _ in 0..6 {
+            assert_eq!(h.offer(&mut q, 1000), Verdict::Enqueued);
+        }
+        for _ in 0..4 {
+            assert!(h.take(&mut q).is_some());
+        }
+        assert!(h.take(&mut q).is_none());
+        assert_eq!(h.effects.timer, Some(1_000_000));
+        h.now = 1_000_000;
+        h.with_ctx(|ctx| q.on_timer(ctx));
+        assert!(h.take(&mut q).is_some());
+        assert!(h.take(&mut q).is_none());
+        assert_eq!(h.effects.timer, Some(2_000_000));
+        assert_eq!(q.len_packets(), 1);
+    }
+
+    #[test]
+    fn a_class_alone_borrows_up_to_its_ceil() {
+        // Root 10 Mb/s; class 0 assured 2 Mb/s. With ceil 10 Mb/s and nothing else to send it
+        // takes the whole root rate; with ceil 4 Mb/s, 4 Mb/s. Over 0.5 s the bytes are the
+        // rate's plus at most the buckets (< 3 kB by default) and a packet: within 4 kB.
+        for (ceil, want) in [(10e6, 625_000.0), (4e6, 250_000.0)] {
+            let mut h = Harness::new();
+            let mut q = htb(&format!(
+                "rate = \"10Mbps\"\nclasses = [{{ rate = \"2Mbps\", ceil = \"{}bps\", match = [0] }}, \
+                 {{ rate = \"8Mbps\", match = [1] }}]",
+                ceil as u64
+            ));
+            let b = drain(&mut q, &mut h, [1000, 0]);
+            assert!((b[0] as f64 - want).abs() <= TOL, "{ceil}: {b:?}");
+        }
+    }
+
+    #[test]
+    fn backlogged_classes_get_their_rates_and_the_excess_goes_by_prio() {
+        // Rates 2 + 8 = the root's 10 Mb/s: each gets its assured rate (0.5 s: 125 and 500 kB,
+        // within the buckets and a packet).
+        let mut h = Harness::new();
+        let mut q = htb(
+            "rate = \"10Mbps\"\nclasses = [{ rate = \"2Mbps\", ceil = \"10Mbps\", match = [0] }, \
+             { rate = \"8Mbps\", ceil = \"10Mbps\", match = [1] }]",
+        );
+        let b = drain(&mut q, &mut h, [1000, 1000]);
+        assert!((b[0] as f64 - 125_000.0).abs() <= TOL, "{b:?}");
+        assert!((b[1] as f64 - 500_000.0).abs() <= TOL, "{b:?}");
+        // Rates 2 + 2 of 10 Mb/s: the 6 Mb/s excess is lent to the lower prio number first
+        // (HTB's rule), so class 0 gets 2 + 6 = 8 Mb/s and class 1 its 2 Mb/s.
+        let mut h = Harness::new();
+        let mut q = htb(
+            "rate = \"10Mbps\"\nclasses = [{ rate = \"2Mbps\", ceil = \"10Mbps\", prio = 0, match = [0] }, \
+             { rate = \"2Mbps\", ceil = \"10Mbps\", prio = 1, match = [1] }]",
+        );
+        let b = drain(&mut q, &mut h, [1000, 1000]);
+        assert!((b[0] as f64 - 500_000.0).abs() <= TOL, "{b:?}");
+        assert!((b[1] as f64 - 125_000.0).abs() <= TOL, "{b:?}");
+        // Equal prio: the excess is shared by DRR, 5 + 5 Mb/s.
+        let mut h = Harness::new();
+        let mut q = htb(
+            "rate = \"10Mbps\"\nclasses = [{ rate = \"2Mbps\", ceil = \"10Mbps\", match = [0] }, \
+             { rate = \"2Mbps\", ceil = \"10Mbps\", match = [1] }]",
+        );
+        let b = drain(&mut q, &mut h, [1000, 1000]);
+        for x in b {
+            // DRR adds up to a quantum (25 kB at 2 Mb/s) of imbalance.
+            assert!((x as f64 - 312_500.0).abs() <= TOL + 25_000.0, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn a_shaping_child_keeps_its_own_timer() {
+        // Class 0's child is a 1 Mb/s tbf inside a 10 Mb/s class: 1 Mb/s leaves; HTB must
+        // forward the child's timer requests.
+        let mut h = Harness::new();
+        let mut q = htb(
+            "rate = \"10Mbps\"\nclasses = [{ rate = \"10Mbps\", match = [0], \
+             qdisc = { kind = \"tbf\", rate = \"1Mbps\", burst = \"2000B\" } }]",
+        );
+        let b = drain(&mut q, &mut h, [1000, 0]);
+        assert!((b[0] as f64 - 62_500.0).abs() <= 2_000.0 + 1_000.0, "{b:?}");
+    }
+
+    #[test]
+    fn unmatched_packets_go_to_the_default_class_and_errors_name_the_key() {
+        let mut h = Harness::new();
+        let mut q = htb(
+            "rate = \"10Mbps\"\ndefault_class = 1\nclasses = [{ rate = \"5Mbps\", match = [7] }, \
+             { rate = \"5Mbps\", qdisc = { kind = \"pfifo\", limit = 1 } }]",
+        );
+        assert_eq!(h.offer_flow(&mut q, 3, 100), Verdict::Enqueued);
+        // Class 1's pfifo holds one: a second unmatched packet is refused by it.
+        assert_eq!(
+            h.offer_flow(&mut q, 4, 100),
+            Verdict::Dropped(crate::qdisc::Reason::Overflow)
+        );
+        assert_eq!(h.offer_flow(&mut q, 7, 100), Verdict::Enqueued);
+        assert!(err("rate = \"0bps\"").starts_with("rate:"));
+        assert!(
+            err("rate = \"10Mbps\"\nclasses = [{ rate = \"5Mbps\", ceil = \"4Mbps\" }]")
+                .starts_with("classes[0].ceil:")
+        );
+        assert!(
+            err("rate = \"10Mbps\"\ndefault_class = 2\nclasses = [{ rate = \"5Mbps\" }]")
+                .starts_with("default_class:")
+        );
+        assert!(err(
+            "rate = \"10Mbps\"\nclasses = [{ rate = \"5Mbps\", match = [1] }, { rate = \"5Mbps\", match = [1] }]"
+        )
+        .starts_with("classes[1].match:"));
+        let e = err(
+            "rate = \"10Mbps\"\nclasses = [{ rate = \"5Mbps\", qdisc = { kind = \"pfifo\", limit = 0 } }]",
+        );
+        assert!(e.starts_with("classes[0].qdisc.limit:"), "{e}");
+        let e = err("rate = \"10Mbps\"\nclasses = [{ rate = \"5Mbps\", qdisc = { kind = \"htb\", rate = \"1Mbps\" } }]");
+        assert!(e.starts_with("classes[0].qdisc.kind:"), "{e}");
+        assert!(
+            err("rate = \"10Mbps\"\nclasses = [{ rate = \"5Mbps\", prio = 9 }]")
+                .starts_with("classes[0].prio:")
+        );
     }
 }

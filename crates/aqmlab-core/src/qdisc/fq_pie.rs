@@ -208,7 +208,7 @@ impl QueueDisc for FqPie {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
         self.timer.wake(ctx);
         let size = ctx.pool.get(pkt).size as u64;
-        if self.fq.len_bytes() > self.memory_limit + size {
+        if self.fq.len_bytes() > self.memory_limit.saturating_add(size) {
             self.overmemory += 1;
         }
         self.fq.enqueue(pkt, ctx)

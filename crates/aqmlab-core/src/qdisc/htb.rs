@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Most classes an `htb` may have.
-const MAX_CLASSES: usize = 1024;
+const MAX_CLASSES: usize = 64;
 
 /// One class of `htb`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -109,8 +109,8 @@ def test_bad_ecn_settings_name_the_field(flow, key, msg):
 
 
 # ---------------------------------------------------------------------------------------------
-# DualPI2 (RFC 9332): the canonical L4S scenario, one CUBIC (Not-ECT) and one DCTCP (ECT(1))
-# flow through a 40 Mb/s DualPI2 bottleneck with a 20 ms base RTT.
+# DualPI2 (RFC 9332): the canonical L4S scenario, one CUBIC (Not-ECT) and one TCP Prague
+# (ECT(1)) flow through a 40 Mb/s DualPI2 bottleneck with a 20 ms base RTT.
 # ---------------------------------------------------------------------------------------------
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "scenarios" / "examples" / "l4s_dualpi2.toml"
@@ -118,19 +118,28 @@ ONE_WAY = (0.5 + 9 + 0.5) * 1e-3  # base one-way propagation delay of the exampl
 SER = WIRE * 8 / 40e6 + 2 * WIRE * 8 / 1e9  # serialisation at the bottleneck and two access links
 
 
-def test_dualpi2_couples_classic_and_l4s_as_rfc9332_intends():
-    res = aqmlab.run(EXAMPLE)
+def l4s_figures(res) -> tuple[float, float, float]:
+    """(L/C throughput ratio, L queueing delay p99, C queueing delay mean) of the example."""
     f = res.flows.set_index("flow")
     ratio = f.loc["l4s", "throughput_bps"] / f.loc["classic", "throughput_bps"]
     l_p99 = f.loc["l4s", "delay_p99_s"] - ONE_WAY - SER
     c_mean = f.loc["classic", "delay_mean_s"] - ONE_WAY - SER
-    print(f"L/C throughput {ratio:.2f}, L queueing p99 {l_p99 * 1e3:.2f} ms, C queueing mean {c_mean * 1e3:.1f} ms")
+    return ratio, l_p99, c_mean
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_dualpi2_couples_classic_and_l4s_as_rfc9332_intends(seed):
+    res = aqmlab.run(EXAMPLE, overrides=[f"simulation.seed={seed}"])
+    f = res.flows.set_index("flow")
+    ratio, l_p99, c_mean = l4s_figures(res)
+    print(f"seed {seed}: Prague/CUBIC throughput {ratio:.2f}, L queueing p99 {l_p99 * 1e3:.2f} ms, "
+          f"C queueing mean {c_mean * 1e3:.1f} ms")
     # RFC 9332 section 2.1: the coupling (p_C = (p_CL/k)², k = 2) aims at roughly equal rates;
     # the issue's acceptance band is 0.5-2.
     assert 0.5 <= ratio <= 2.0
-    # RFC 9332 / RFC 9330: L4S queueing delay well under 1 ms (native step at 1 ms sojourn).
+    # RFC 9332 / RFC 9330: L4S queueing delay well under 1 ms (native ramp from 0.8 ms).
     assert l_p99 < 1e-3
-    # The PI² controller integrates (classic head sojourn - 15 ms): mean near 15 ms (20%).
+    # The PI² controller integrates (queue delay - 15 ms): mean near 15 ms (20%).
     assert abs(c_mean - 0.015) <= 0.2 * 0.015
     assert float(res.links.set_index("link").loc["r1->r2", "utilization_frac"]) > 0.98
     # Only the classic flow loses packets; the L4S flow is marked, never dropped.
@@ -156,18 +165,18 @@ def test_dualpi2_is_registered_and_bad_parameters_name_the_field():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_prague_against_cubic_through_dualpi2():
-    res = aqmlab.run(EXAMPLE, overrides=['flows[1].cc="prague"'])
-    f = res.flows.set_index("flow")
-    ratio = f.loc["l4s", "throughput_bps"] / f.loc["classic", "throughput_bps"]
-    l_p99 = f.loc["l4s", "delay_p99_s"] - ONE_WAY - SER
-    c_mean = f.loc["classic", "delay_mean_s"] - ONE_WAY - SER
-    print(f"Prague/CUBIC {ratio:.2f}, L p99 {l_p99 * 1e3:.2f} ms, C mean {c_mean * 1e3:.1f} ms")
-    # RFC 9332's goal, as for DCTCP above; the (RTT/25 ms)² scaling of the additive increase
-    # slows the 20-ms flow's growth, so Prague must come closer to equality than DCTCP does.
-    assert 0.5 <= ratio <= 2.0
-    dctcp = aqmlab.run(EXAMPLE).flows.set_index("flow")
-    assert ratio < dctcp.loc["l4s", "throughput_bps"] / dctcp.loc["classic", "throughput_bps"]
+def test_dctcp_against_cubic_through_dualpi2():
+    # DCTCP in place of Prague: its additive increase of one segment per RTT makes its rate
+    # inversely proportional to its RTT, and the L flow's RTT excludes the Classic queue's
+    # ~13 ms, so k = 2 (which balances the two at equal RTT) leaves DCTCP ahead — further ahead
+    # than Prague, whose (RTT/25 ms)² scaling of the increase slows the 20-ms flow. The delay
+    # goals hold alike.
+    dctcp = aqmlab.run(EXAMPLE, overrides=['flows[1].cc="dctcp"'])
+    ratio, l_p99, c_mean = l4s_figures(dctcp)
+    prague_ratio = l4s_figures(aqmlab.run(EXAMPLE))[0]
+    print(f"DCTCP/CUBIC {ratio:.2f} (Prague/CUBIC {prague_ratio:.2f}), L p99 {l_p99 * 1e3:.2f} ms, "
+          f"C mean {c_mean * 1e3:.1f} ms")
+    assert prague_ratio < ratio
     assert l_p99 < 1e-3
     assert abs(c_mean - 0.015) <= 0.2 * 0.015
 

@@ -3,7 +3,8 @@
 //! Packets are hashed into `flows` queues, each with its own CoDel state (the control law of
 //! [`super::codel`], unchanged). A deficit round robin with a quantum serves queues on two
 //! lists: flows that just became active ("new") go first, which is what gives sparse flows
-//! their low delay; the rest rotate on the "old" list.
+//! their low delay; the rest rotate on the "old" list. The flow queues and the scheduler are
+//! the shared engine of [`super::fq_sched`] (also run by `fq_pie` and `fq_cobalt`).
 //!
 //! Interpretation choices (see `docs/aqm/fq_codel.md`):
 //! * `empty_new_flow`: a new flow found empty moves to the old list (RFC 8290 and ns-3,
@@ -14,34 +15,15 @@
 //!   until half its bytes are gone or `drop_batch_size` packets (Linux; the RFC asks for at
 //!   least one head drop from the fattest flow).
 
-use super::classify::{check_buckets, ClassStats, Classifier, ClassifyBy};
+use super::classify::{check_buckets, Classifier, ClassifyBy};
 use super::codel::{check_codel_times, CodelConfig, CodelSource, CodelVars, CountRule};
-use super::common::{fattest, EcnMode, Fifo};
-use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
+use super::common::EcnMode;
+pub use super::fq_sched::{CodelBacklog, EmptyNewFlow};
+use super::fq_sched::{FlowAqm, FlowQueues, FqSettings, Overflow};
+use super::{Configure, Ctx, LinkInfo};
 use crate::packet::PacketId;
 use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-
-/// What happens to a new flow whose queue turns out empty when its turn comes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EmptyNewFlow {
-    /// Move it to the tail of the old list (RFC 8290, ns-3).
-    Rfc,
-    /// Move it to the old list only if that list is non-empty, else deactivate it (Linux).
-    Linux,
-}
-
-/// Which backlog CoDel's "at most one MTU queued" test reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CodelBacklog {
-    /// The flow queue's own bytes (ns-3).
-    Flow,
-    /// All bytes in the discipline (Linux).
-    Total,
-}
 
 /// Parameters of `fq_codel`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -96,244 +78,77 @@ impl Default for FqCodelParams {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List {
-    None,
-    New,
-    Old,
-}
+/// FQ-CoDel: the shared flow-queue engine with CoDel per queue.
+pub type FqCodel = FlowQueues<CodelVars>;
 
-#[derive(Debug)]
-struct Flow {
-    q: Fifo,
-    vars: CodelVars,
-    deficit: i64,
-    list: List,
-}
-
-/// FQ-CoDel.
-#[derive(Debug)]
-pub struct FqCodel {
-    flows: Vec<Flow>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    classifier: Classifier,
-    perturb: bool,
-    cfg: CodelConfig,
-    quantum: i64,
-    limit: usize,
-    drop_batch: u64,
-    empty_new_flow: EmptyNewFlow,
-    use_total: bool,
-    total_pkts: usize,
-    total_bytes: u64,
-    stats: ClassStats,
-}
-
-struct FlowSource<'a> {
-    q: &'a mut Fifo,
-    total_pkts: &'a mut usize,
-    total_bytes: &'a mut u64,
-    use_total: bool,
-    drops: &'a mut u64,
-    marks: &'a mut u64,
-}
-
-impl CodelSource for FlowSource<'_> {
+impl FlowAqm for CodelVars {
+    type Config = CodelConfig;
     #[inline]
-    fn pop(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.q.pop_front()?;
-        *self.total_pkts -= 1;
-        *self.total_bytes -= ctx.pool.get(p).size as u64;
-        Some(p)
+    fn dequeue<S: CodelSource>(
+        &mut self,
+        cfg: &CodelConfig,
+        src: &mut S,
+        ctx: &mut Ctx,
+    ) -> Option<PacketId> {
+        CodelVars::dequeue(self, cfg, src, ctx)
     }
-    #[inline]
-    fn backlog_bytes(&self) -> u64 {
-        if self.use_total {
-            *self.total_bytes
-        } else {
-            self.q.bytes()
-        }
+}
+
+/// Checks the scheduler keys every flow-queue discipline shares and returns the bucket count.
+pub(crate) fn check_fq(
+    flows: u64,
+    quantum: Bytes,
+    limit: u64,
+    drop_batch_size: u64,
+) -> Result<usize, String> {
+    let n = check_buckets("flows", flows, 1 << 20)? as usize;
+    if quantum.0 == 0 || quantum.0 > 1 << 30 {
+        return Err("quantum: must be between 1B and 1GiB".into());
     }
-    fn dropped(&mut self, _pkt: PacketId) {
-        *self.drops += 1;
+    if limit == 0 {
+        return Err("limit: must be at least 1 packet".into());
     }
-    fn marked(&mut self, _pkt: PacketId) {
-        *self.marks += 1;
+    if drop_batch_size == 0 {
+        return Err("drop_batch_size: must be at least 1".into());
     }
+    Ok(n)
 }
 
 impl Configure for FqCodel {
     type Params = FqCodelParams;
     fn configure(p: &FqCodelParams, _link: &LinkInfo) -> Result<Self, String> {
-        let n = check_buckets("flows", p.flows, 1 << 20)? as usize;
+        let n = check_fq(p.flows, p.quantum, p.limit, p.drop_batch_size)?;
         check_codel_times(p.target, p.interval)?;
-        if p.quantum.0 == 0 || p.quantum.0 > 1 << 30 {
-            return Err("quantum: must be between 1B and 1GiB".into());
-        }
-        if p.limit == 0 {
-            return Err("limit: must be at least 1 packet".into());
-        }
-        if p.drop_batch_size == 0 {
-            return Err("drop_batch_size: must be at least 1".into());
-        }
-        Ok(FqCodel {
-            flows: (0..n)
-                .map(|_| Flow {
-                    q: Fifo::default(),
-                    vars: CodelVars::default(),
-                    deficit: 0,
-                    list: List::None,
-                })
-                .collect(),
-            new_flows: VecDeque::with_capacity(n),
-            old_flows: VecDeque::with_capacity(n),
-            classifier: Classifier::new(p.classify, n as u32),
-            perturb: p.perturb,
-            cfg: CodelConfig {
-                target: p.target.0,
-                interval: p.interval.0,
-                maxpacket: p.maxpacket.0,
-                ecn: p.ecn.on_off()?,
-                count_rule: p.count_rule,
-            },
+        let cfg = CodelConfig {
+            target: p.target.0,
+            interval: p.interval.0,
+            maxpacket: p.maxpacket.0,
+            ecn: p.ecn.on_off()?,
+            count_rule: p.count_rule,
+        };
+        let set = FqSettings {
             quantum: p.quantum.0 as i64,
             limit: p.limit as usize,
             drop_batch: p.drop_batch_size,
             empty_new_flow: p.empty_new_flow,
-            use_total: p.codel_backlog == CodelBacklog::Total,
-            total_pkts: 0,
-            total_bytes: 0,
-            stats: ClassStats::new(n),
-        })
+            backlog: p.codel_backlog,
+            overflow: Overflow::Fattest,
+            perturb: p.perturb,
+        };
+        let classifier = Classifier::new(p.classify, n as u32);
+        Ok(FlowQueues::new(n, classifier, cfg, set, CodelVars::default))
     }
     fn start(&mut self, ctx: &mut Ctx) {
-        if self.perturb {
-            self.classifier.perturb_if_hashed(ctx.rng);
-        }
-    }
-}
-
-impl FqCodel {
-    /// Drops from the head of the flow with the most bytes; true if `arrival` was among them.
-    fn drop_from_fattest(&mut self, arrival: PacketId, ctx: &mut Ctx) -> bool {
-        let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
-        let threshold = self.flows[fat].q.bytes() / 2;
-        let (mut dropped_bytes, mut n) = (0u64, 0u64);
-        let mut arrival_dropped = false;
-        while let Some(p) = self.flows[fat].q.pop_front() {
-            let size = ctx.pool.get(p).size as u64;
-            self.total_pkts -= 1;
-            self.total_bytes -= size;
-            self.stats.drops[fat] += 1;
-            if p == arrival {
-                arrival_dropped = true;
-            } else {
-                ctx.drop_queued(p, Reason::Overflow);
-            }
-            dropped_bytes += size;
-            n += 1;
-            if n >= self.drop_batch || dropped_bytes >= threshold {
-                break;
-            }
-        }
-        arrival_dropped
-    }
-}
-
-impl QueueDisc for FqCodel {
-    fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        let b = self.classifier.classify(ctx.pool.get(pkt));
-        let size = ctx.pool.get(pkt).size;
-        self.stats.arrivals[b] += 1;
-        self.stats.last_time = ctx.now;
-        let f = &mut self.flows[b];
-        f.q.push(pkt, size);
-        self.total_pkts += 1;
-        self.total_bytes += size as u64;
-        if f.list == List::None {
-            f.list = List::New;
-            f.deficit = self.quantum;
-            self.new_flows.push_back(b as u32);
-        }
-        if self.total_pkts > self.limit && self.drop_from_fattest(pkt, ctx) {
-            return Verdict::Dropped(Reason::Overflow);
-        }
-        Verdict::Enqueued
-    }
-
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        loop {
-            let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (true, i as usize),
-                (None, Some(&i)) => (false, i as usize),
-                (None, None) => return None,
-            };
-            if from_new {
-                self.new_flows.pop_front();
-            } else {
-                self.old_flows.pop_front();
-            }
-            let f = &mut self.flows[idx];
-            if f.deficit <= 0 {
-                f.deficit += self.quantum;
-                f.list = List::Old;
-                self.old_flows.push_back(idx as u32);
-                continue;
-            }
-            let mut src = FlowSource {
-                q: &mut f.q,
-                total_pkts: &mut self.total_pkts,
-                total_bytes: &mut self.total_bytes,
-                use_total: self.use_total,
-                drops: &mut self.stats.drops[idx],
-                marks: &mut self.stats.marks[idx],
-            };
-            match f.vars.dequeue(&self.cfg, &mut src, ctx) {
-                Some(p) => {
-                    // Still its turn: back to the head of the list it came from.
-                    if from_new {
-                        self.new_flows.push_front(idx as u32);
-                    } else {
-                        self.old_flows.push_front(idx as u32);
-                    }
-                    f.deficit -= ctx.pool.get(p).size as i64;
-                    self.stats.depart(idx, p, ctx.pool, ctx.now);
-                    return Some(p);
-                }
-                None => {
-                    let to_old = from_new
-                        && (self.empty_new_flow == EmptyNewFlow::Rfc || !self.old_flows.is_empty());
-                    if to_old {
-                        f.list = List::Old;
-                        self.old_flows.push_back(idx as u32);
-                    } else {
-                        f.list = List::None;
-                    }
-                }
-            }
-        }
-    }
-
-    fn len_packets(&self) -> usize {
-        self.total_pkts
-    }
-    fn len_bytes(&self) -> u64 {
-        self.total_bytes
-    }
-    fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("fq_new_flows", self.new_flows.len() as f64));
-        out.push(("fq_old_flows", self.old_flows.len() as f64));
-    }
-    fn take_events(&mut self) -> Vec<QdiscEvent> {
-        self.stats.events(|b| format!("flow queue {b}"))
+        FlowQueues::start(self, ctx);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qdisc::fq_sched::List;
     use crate::qdisc::testing::Harness;
+    use crate::qdisc::{Reason, Verdict};
 
     fn fq(h: &Harness, f: impl FnOnce(&mut FqCodelParams)) -> FqCodel {
         let mut p = FqCodelParams {

@@ -10,6 +10,7 @@ pub mod fifo;
 // Baselines beyond RED (issue 5).
 pub mod avq;
 pub mod classify;
+pub mod cobalt;
 pub mod codel;
 pub mod common;
 pub mod dqred;
@@ -17,6 +18,9 @@ pub mod drr;
 pub mod dualpi2;
 pub mod fq;
 pub mod fq_codel;
+pub mod fq_pie;
+pub mod fq_sched;
+pub mod htb;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -291,6 +295,10 @@ disciplines! {
     RedTable(red::RedTable) = "red_table": "RED machinery with a user piecewise-linear curve",
     DualPi2(dualpi2::DualPi2) = "dualpi2": "DualQ Coupled PI2 AQM for L4S (RFC 9332)",
     Tbf(tbf::Tbf) = "tbf": "Token Bucket Filter shaper (Linux sch_tbf)",
+    Cobalt(cobalt::Cobalt) = "cobalt": "COBALT: CoDel + BLUE, the AQM of CAKE (Linux sch_cake, ns-3 CobaltQueueDisc)",
+    FqCobalt(cobalt::FqCobalt) = "fq_cobalt": "Flow queues with COBALT per queue (ns-3 FqCobaltQueueDisc)",
+    Htb(htb::Htb) = "htb": "Single-level Hierarchical Token Bucket shaper: classes with rate/ceil and a child discipline each (Linux sch_htb)",
+    FqPie(fq_pie::FqPie) = "fq_pie": "Flow Queue PIE: RFC 8290 flow queues with PIE per queue (Linux sch_fq_pie)",
 }
 
 #[cfg(test)]

@@ -99,23 +99,94 @@ pub struct PieState {
     pub burst_allowance: f64,
 }
 
-/// PIE.
-#[derive(Debug)]
-pub struct Pie {
-    q: Fifo,
+/// The fixed settings of one PIE controller, checked once (shared by every flow queue of
+/// `fq_pie`).
+#[derive(Debug, Clone, Copy)]
+pub struct PieConfig {
     target: f64,
-    timer: PeriodicTimer,
+    tupdate: f64,
     alpha: f64,
     beta: f64,
     max_burst: f64,
     dq_threshold: u64,
     mean_pktsize: u64,
-    limit: usize,
     latency: Latency,
     ecn: bool,
     mark_threshold: f64,
     derandomize: bool,
     byte_mode: bool,
+}
+
+/// The controller settings in [`PieParams`] that `fq_pie` shares with `pie`, checked: every
+/// field but `limit`.
+#[allow(clippy::too_many_arguments)]
+pub fn pie_config(
+    target: Duration,
+    tupdate: Duration,
+    alpha: f64,
+    beta: f64,
+    max_burst: Duration,
+    dq_threshold: Bytes,
+    mean_pktsize: Bytes,
+    latency: Latency,
+    ecn: EcnMode,
+    mark_threshold: f64,
+    derandomize: bool,
+    byte_mode: bool,
+) -> Result<PieConfig, String> {
+    let gain = |v: f64| v.is_finite() && v >= 0.0;
+    if target.0 == 0 {
+        return Err("target: must be positive".into());
+    }
+    if tupdate.0 == 0 {
+        return Err("tupdate: must be positive".into());
+    }
+    if !gain(alpha) {
+        return Err("alpha: must be a finite number >= 0".into());
+    }
+    if !gain(beta) {
+        return Err("beta: must be a finite number >= 0".into());
+    }
+    if dq_threshold.0 == 0 {
+        return Err("dq_threshold: must be at least 1 byte".into());
+    }
+    if mean_pktsize.0 == 0 {
+        return Err("mean_pktsize: must be at least 1 byte".into());
+    }
+    if !(mark_threshold.is_finite() && (0.0..=1.0).contains(&mark_threshold)) {
+        return Err("mark_threshold: must be in [0, 1]".into());
+    }
+    Ok(PieConfig {
+        target: to_secs(target.0),
+        tupdate: to_secs(tupdate.0),
+        alpha,
+        beta,
+        max_burst: to_secs(max_burst.0),
+        dq_threshold: dq_threshold.0,
+        mean_pktsize: mean_pktsize.0,
+        latency,
+        ecn: ecn.on_off()?,
+        mark_threshold,
+        derandomize,
+        byte_mode,
+    })
+}
+
+/// What PIE decides about an arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Enqueue it unchanged.
+    Accept,
+    /// Enqueue it, CE-marked.
+    Marked,
+    /// Drop it.
+    Drop,
+}
+
+/// The state of one PIE controller over one FIFO: the probability, the burst allowance, and
+/// the delay measurement (the last sojourn, or the departure-rate estimator).
+#[derive(Debug, Clone)]
+pub struct PieVars {
     /// Controller state.
     pub st: PieState,
     accu_prob: f64,
@@ -126,54 +197,14 @@ pub struct Pie {
     avg_dq_time: f64,
 }
 
-impl Configure for Pie {
-    type Params = PieParams;
-    fn configure(p: &PieParams, _link: &LinkInfo) -> Result<Self, String> {
-        let gain = |v: f64| v.is_finite() && v >= 0.0;
-        if p.target.0 == 0 {
-            return Err("target: must be positive".into());
-        }
-        if p.tupdate.0 == 0 {
-            return Err("tupdate: must be positive".into());
-        }
-        if !gain(p.alpha) {
-            return Err("alpha: must be a finite number >= 0".into());
-        }
-        if !gain(p.beta) {
-            return Err("beta: must be a finite number >= 0".into());
-        }
-        if p.dq_threshold.0 == 0 {
-            return Err("dq_threshold: must be at least 1 byte".into());
-        }
-        if p.mean_pktsize.0 == 0 {
-            return Err("mean_pktsize: must be at least 1 byte".into());
-        }
-        if p.limit == 0 {
-            return Err("limit: must be at least 1 packet".into());
-        }
-        if !(p.mark_threshold.is_finite() && (0.0..=1.0).contains(&p.mark_threshold)) {
-            return Err("mark_threshold: must be in [0, 1]".into());
-        }
-        let max_burst = to_secs(p.max_burst.0);
-        Ok(Pie {
-            q: Fifo::default(),
-            target: to_secs(p.target.0),
-            timer: PeriodicTimer::new(p.tupdate.0, true),
-            alpha: p.alpha,
-            beta: p.beta,
-            max_burst,
-            dq_threshold: p.dq_threshold.0,
-            mean_pktsize: p.mean_pktsize.0,
-            limit: p.limit as usize,
-            latency: p.latency,
-            ecn: p.ecn.on_off()?,
-            mark_threshold: p.mark_threshold,
-            derandomize: p.derandomize,
-            byte_mode: p.byte_mode,
+impl PieVars {
+    /// A controller at rest: probability 0, full burst allowance.
+    pub fn new(cfg: &PieConfig) -> Self {
+        PieVars {
             st: PieState {
                 drop_prob: 0.0,
                 qdelay_old: 0.0,
-                burst_allowance: max_burst,
+                burst_allowance: cfg.max_burst,
             },
             accu_prob: 0.0,
             last_sojourn: 0.0,
@@ -181,24 +212,37 @@ impl Configure for Pie {
             dq_count: 0,
             measurement_start: 0,
             avg_dq_time: 0.0,
-        })
-    }
-}
-
-impl Pie {
-    /// The queueing delay estimate now (s).
-    fn current_delay(&self) -> f64 {
-        match self.latency {
-            Latency::Timestamp if self.q.is_empty() => 0.0,
-            Latency::Timestamp => self.last_sojourn,
-            Latency::Rate => self.q.bytes() as f64 * self.avg_dq_time / self.dq_threshold as f64,
         }
     }
 
+    /// The queueing delay estimate now (s) of a queue holding `q`.
+    pub fn current_delay(&self, cfg: &PieConfig, q: &Fifo) -> f64 {
+        match cfg.latency {
+            Latency::Timestamp if q.is_empty() => 0.0,
+            Latency::Timestamp => self.last_sojourn,
+            Latency::Rate => q.bytes() as f64 * self.avg_dq_time / cfg.dq_threshold as f64,
+        }
+    }
+
+    /// True if an update would leave the state unchanged (probability 0, both delays 0, full
+    /// burst allowance, empty queue): the timer may sleep.
+    pub fn at_rest(&self, cfg: &PieConfig, q: &Fifo) -> bool {
+        self.st.drop_prob == 0.0
+            && self.st.qdelay_old == 0.0
+            && self.st.burst_allowance == cfg.max_burst
+            && q.is_empty()
+    }
+
+    /// One periodic update of the queue `q` (RFC 8033 `calculate_drop_prob`).
+    pub fn tick(&mut self, cfg: &PieConfig, q: &Fifo) {
+        let cur = self.current_delay(cfg, q);
+        self.update(cfg, cur);
+    }
+
     /// RFC 8033 `calculate_drop_prob` with the current delay `cur` (s).
-    pub fn update(&mut self, cur: f64) {
+    pub fn update(&mut self, cfg: &PieConfig, cur: f64) {
         let st = &mut self.st;
-        let mut p = self.alpha * (cur - self.target) + self.beta * (cur - st.qdelay_old);
+        let mut p = cfg.alpha * (cur - cfg.target) + cfg.beta * (cur - st.qdelay_old);
         let dp = st.drop_prob;
         p /= if dp < 1e-6 {
             2048.0
@@ -223,29 +267,28 @@ impl Pie {
             st.drop_prob *= 0.98;
         }
         st.drop_prob = st.drop_prob.clamp(0.0, 1.0);
-        let tupdate = to_secs(self.timer.period());
-        st.burst_allowance = (st.burst_allowance - tupdate).max(0.0);
-        if st.drop_prob == 0.0 && cur < self.target / 2.0 && st.qdelay_old < self.target / 2.0 {
-            st.burst_allowance = self.max_burst;
+        st.burst_allowance = (st.burst_allowance - cfg.tupdate).max(0.0);
+        if st.drop_prob == 0.0 && cur < cfg.target / 2.0 && st.qdelay_old < cfg.target / 2.0 {
+            st.burst_allowance = cfg.max_burst;
         }
         st.qdelay_old = cur;
     }
 
-    fn drop_early(&mut self, size: u32, ctx: &mut Ctx) -> bool {
+    fn drop_early(&mut self, cfg: &PieConfig, size: u32, q: &Fifo, ctx: &mut Ctx) -> bool {
         let st = self.st;
         if st.burst_allowance > 0.0 {
             return false;
         }
-        if (st.qdelay_old < self.target / 2.0 && st.drop_prob < 0.2)
-            || self.q.bytes() <= 2 * self.mean_pktsize
+        if (st.qdelay_old < cfg.target / 2.0 && st.drop_prob < 0.2)
+            || q.bytes() <= 2 * cfg.mean_pktsize
         {
             return false;
         }
         let mut p = st.drop_prob;
-        if self.byte_mode {
-            p = p * size as f64 / self.mean_pktsize as f64;
+        if cfg.byte_mode {
+            p = p * size as f64 / cfg.mean_pktsize as f64;
         }
-        if self.derandomize {
+        if cfg.derandomize {
             if st.drop_prob == 0.0 {
                 self.accu_prob = 0.0;
             }
@@ -264,36 +307,37 @@ impl Pie {
         }
         false
     }
-}
 
-impl QueueDisc for Pie {
-    fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-        self.timer.wake(ctx);
-        if self.q.len() >= self.limit {
-            self.accu_prob = 0.0;
-            return Verdict::Dropped(Reason::Overflow);
-        }
+    /// Decides about `pkt` arriving to the queue `q` (not yet in it): an early drop, a CE mark
+    /// instead while the probability is below `mark_threshold`, or acceptance.
+    pub fn admit(&mut self, cfg: &PieConfig, pkt: PacketId, q: &Fifo, ctx: &mut Ctx) -> Admit {
         let size = ctx.pool.get(pkt).size;
-        if self.drop_early(size, ctx) {
-            let markable = self.ecn && self.st.drop_prob < self.mark_threshold;
-            if !(markable && ctx.mark(pkt, Reason::Early)) {
-                self.accu_prob = 0.0;
-                return Verdict::Dropped(Reason::Early);
-            }
+        if !self.drop_early(cfg, size, q, ctx) {
+            return Admit::Accept;
         }
-        self.q.push(pkt, size);
-        Verdict::Enqueued
+        let markable = cfg.ecn && self.st.drop_prob < cfg.mark_threshold;
+        if markable && ctx.mark(pkt, Reason::Early) {
+            return Admit::Marked;
+        }
+        self.accu_prob = 0.0;
+        Admit::Drop
     }
 
-    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-        let p = self.q.pop_front()?;
+    /// An arrival was refused by the buffer limit (resets the de-randomisation sum).
+    pub fn overflowed(&mut self) {
+        self.accu_prob = 0.0;
+    }
+
+    /// Bookkeeping after `pkt` left a queue now holding `backlog` bytes: the sojourn time,
+    /// and the departure-rate estimator.
+    pub fn departed(&mut self, cfg: &PieConfig, pkt: PacketId, backlog: u64, ctx: &Ctx) {
         let now = ctx.now;
-        let pk = ctx.pool.get(p);
+        let pk = ctx.pool.get(pkt);
         self.last_sojourn = to_secs(now.saturating_sub(pk.enqueued));
-        if self.latency == Latency::Rate {
+        if cfg.latency == Latency::Rate {
             if self.in_measurement {
                 self.dq_count += pk.size as u64;
-                if self.dq_count >= self.dq_threshold {
+                if self.dq_count >= cfg.dq_threshold {
                     let t = to_secs(now - self.measurement_start);
                     self.avg_dq_time = if self.avg_dq_time == 0.0 {
                         t
@@ -303,22 +347,93 @@ impl QueueDisc for Pie {
                     self.in_measurement = false;
                 }
             }
-            if !self.in_measurement && self.q.bytes() >= self.dq_threshold {
+            if !self.in_measurement && backlog >= cfg.dq_threshold {
                 self.in_measurement = true;
                 self.measurement_start = now;
                 self.dq_count = 0;
             }
         }
+    }
+}
+
+/// PIE.
+#[derive(Debug)]
+pub struct Pie {
+    q: Fifo,
+    cfg: PieConfig,
+    timer: PeriodicTimer,
+    limit: usize,
+    /// Controller state.
+    pub vars: PieVars,
+}
+
+impl PieParams {
+    /// The checked controller settings.
+    pub fn config(&self) -> Result<PieConfig, String> {
+        pie_config(
+            self.target,
+            self.tupdate,
+            self.alpha,
+            self.beta,
+            self.max_burst,
+            self.dq_threshold,
+            self.mean_pktsize,
+            self.latency,
+            self.ecn,
+            self.mark_threshold,
+            self.derandomize,
+            self.byte_mode,
+        )
+    }
+}
+
+impl Configure for Pie {
+    type Params = PieParams;
+    fn configure(p: &PieParams, _link: &LinkInfo) -> Result<Self, String> {
+        let cfg = p.config()?;
+        if p.limit == 0 {
+            return Err("limit: must be at least 1 packet".into());
+        }
+        Ok(Pie {
+            q: Fifo::default(),
+            cfg,
+            timer: PeriodicTimer::new(p.tupdate.0, true),
+            limit: p.limit as usize,
+            vars: PieVars::new(&cfg),
+        })
+    }
+}
+
+impl Pie {
+    /// RFC 8033 `calculate_drop_prob` with the current delay `cur` (s).
+    pub fn update(&mut self, cur: f64) {
+        self.vars.update(&self.cfg, cur);
+    }
+}
+
+impl QueueDisc for Pie {
+    fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
+        self.timer.wake(ctx);
+        if self.q.len() >= self.limit {
+            self.vars.overflowed();
+            return Verdict::Dropped(Reason::Overflow);
+        }
+        if self.vars.admit(&self.cfg, pkt, &self.q, ctx) == Admit::Drop {
+            return Verdict::Dropped(Reason::Early);
+        }
+        self.q.push(pkt, ctx.pool.get(pkt).size);
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
+        let p = self.q.pop_front()?;
+        self.vars.departed(&self.cfg, p, self.q.bytes(), ctx);
         Some(p)
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx) {
-        let cur = self.current_delay();
-        self.update(cur);
-        let rest = self.st.drop_prob == 0.0
-            && self.st.qdelay_old == 0.0
-            && self.st.burst_allowance == self.max_burst
-            && self.q.is_empty();
+        self.vars.tick(&self.cfg, &self.q);
+        let rest = self.vars.at_rest(&self.cfg, &self.q);
         self.timer.next(rest, ctx);
     }
 
@@ -329,9 +444,9 @@ impl QueueDisc for Pie {
         self.q.bytes()
     }
     fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("pie_prob", self.st.drop_prob));
-        out.push(("pie_qdelay_s", self.st.qdelay_old));
-        out.push(("pie_burst_allowance_s", self.st.burst_allowance));
+        out.push(("pie_prob", self.vars.st.drop_prob));
+        out.push(("pie_qdelay_s", self.vars.st.qdelay_old));
+        out.push(("pie_burst_allowance_s", self.vars.st.burst_allowance));
     }
 }
 
@@ -347,8 +462,8 @@ mod tests {
     }
 
     fn with(q: &mut Pie, drop_prob: f64, old_ms: f64) {
-        q.st.drop_prob = drop_prob;
-        q.st.qdelay_old = old_ms / 1e3;
+        q.vars.st.drop_prob = drop_prob;
+        q.vars.st.qdelay_old = old_ms / 1e3;
     }
 
     #[test]
@@ -359,22 +474,22 @@ mod tests {
         let mut q = pie(&h, |_| {});
         q.update(0.030); // p = 0.039375 / 2048
         assert!(
-            (q.st.drop_prob - 1.9226e-5).abs() < 1e-9,
+            (q.vars.st.drop_prob - 1.9226e-5).abs() < 1e-9,
             "{}",
-            q.st.drop_prob
+            q.vars.st.drop_prob
         );
         q.update(0.030); // + 0.001875 / 128
         assert!(
-            (q.st.drop_prob - 3.3875e-5).abs() < 1e-9,
+            (q.vars.st.drop_prob - 3.3875e-5).abs() < 1e-9,
             "{}",
-            q.st.drop_prob
+            q.vars.st.drop_prob
         );
         with(&mut q, 0.15, 20.0);
         q.update(0.030); // no scaling above 0.1, +0.014375 < 0.02
-        assert!((q.st.drop_prob - 0.164375).abs() < 1e-12);
+        assert!((q.vars.st.drop_prob - 0.164375).abs() < 1e-12);
         with(&mut q, 0.15, 20.0);
         q.update(0.100); // +0.110625 capped at +0.02
-        assert!((q.st.drop_prob - 0.17).abs() < 1e-12);
+        assert!((q.vars.st.drop_prob - 0.17).abs() < 1e-12);
     }
 
     #[test]
@@ -384,9 +499,9 @@ mod tests {
         with(&mut q, 0.05, 0.0);
         q.update(0.0); // (0.05 - 0.001875 / 2) * 0.98
         assert!(
-            (q.st.drop_prob - 0.048081).abs() < 1e-6,
+            (q.vars.st.drop_prob - 0.048081).abs() < 1e-6,
             "{}",
-            q.st.drop_prob
+            q.vars.st.drop_prob
         );
     }
 
@@ -397,25 +512,25 @@ mod tests {
         for k in 1..=10 {
             q.update(0.030);
             let want = (0.150 - 0.015 * k as f64).max(0.0);
-            assert!((q.st.burst_allowance - want).abs() < 1e-12, "{k}");
+            assert!((q.vars.st.burst_allowance - want).abs() < 1e-12, "{k}");
         }
         // Calm again: decays back to 0 probability... reset needs drop_prob == 0.
         with(&mut q, 0.0, 0.0);
         q.update(0.0);
-        assert_eq!(q.st.burst_allowance, 0.150);
+        assert_eq!(q.vars.st.burst_allowance, 0.150);
     }
 
     #[test]
     fn no_early_drop_during_the_burst_allowance_or_with_two_packets() {
         let mut h = Harness::new();
         let mut q = pie(&h, |_| {});
-        q.st.drop_prob = 1.0;
-        q.st.qdelay_old = 1.0;
+        q.vars.st.drop_prob = 1.0;
+        q.vars.st.qdelay_old = 1.0;
         for _ in 0..50 {
             assert_eq!(h.offer(&mut q, 1000), Verdict::Enqueued, "burst allowance");
         }
         let mut q = pie(&h, |_| {});
-        q.st = PieState {
+        q.vars.st = PieState {
             drop_prob: 1.0,
             qdelay_old: 1.0,
             burst_allowance: 0.0,
@@ -426,7 +541,7 @@ mod tests {
         assert_eq!(h.offer(&mut q, 1000), Verdict::Dropped(Reason::Early));
         // ECN: marked below the threshold, dropped above it.
         let mut q = pie(&h, |p| p.ecn = EcnMode::On);
-        q.st = PieState {
+        q.vars.st = PieState {
             drop_prob: 0.099999,
             qdelay_old: 1.0,
             burst_allowance: 0.0,
@@ -437,7 +552,7 @@ mod tests {
             marked += h.effects.marked.iter().sum::<u64>();
         }
         assert!(marked > 0);
-        q.st.drop_prob = 1.0;
+        q.vars.st.drop_prob = 1.0;
         assert_eq!(h.offer_ect(&mut q, 1000), Verdict::Dropped(Reason::Early));
     }
 
@@ -459,9 +574,13 @@ mod tests {
             h.take(&mut q);
             h.now += 800_000;
         }
-        assert!((q.avg_dq_time - 0.0136).abs() < 1e-9, "{}", q.avg_dq_time);
+        assert!(
+            (q.vars.avg_dq_time - 0.0136).abs() < 1e-9,
+            "{}",
+            q.vars.avg_dq_time
+        );
         // Delay of the remaining 160 000 B: 160 000 * 13.6 ms / 16 384 = 132.8 ms.
-        assert!((q.current_delay() - 160_000.0 * 0.0136 / 16384.0).abs() < 1e-12);
+        assert!((q.vars.current_delay(&q.cfg, &q.q) - 160_000.0 * 0.0136 / 16384.0).abs() < 1e-12);
     }
 
     #[test]

@@ -21,13 +21,17 @@ const SHARED: &[(&str, &[&str])] = &[
     ("drr", LIMIT),
     ("dualpi2", LIMIT),
     ("tbf", LIMIT),
+    ("htb", &[]),
     ("codel", LIMIT_ECN),
     ("fq_codel", LIMIT_ECN),
+    ("cobalt", LIMIT_ECN),
+    ("fq_cobalt", LIMIT_ECN),
     ("avq", LIMIT_SIZE_ECN),
     ("rem", LIMIT_SIZE_ECN),
     ("dqred", LIMIT_SIZE_ECN),
     ("pi", ALL),
     ("pie", ALL),
+    ("fq_pie", ALL),
     // The RED family (`red::NAMES`) all take ALL: see `shared`.
 ];
 
@@ -52,6 +56,7 @@ fn required(kind: &str) -> &'static str {
     match kind {
         "red_table" => "points = [[5, 0.0], [15, 0.1]]\n",
         "tbf" => "rate = \"10Mbps\"\nburst = \"10KB\"\n",
+        "htb" => "rate = \"10Mbps\"\n",
         _ => "",
     }
 }

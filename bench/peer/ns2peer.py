@@ -82,6 +82,7 @@ _KATO_AQMLAB = (
     'limit = 500, mean_pktsize = "1040B" }',
     'flows[0].cc="reno"',
     'flows[0].timer_granularity="1ms"',
+    'flows[0].halving="ns2"',
 )
 
 # ---- DQRED part 1 (scenarios/dqred/small.toml): ns-2's own eight schemes ---------------------
@@ -139,12 +140,14 @@ def _scenarios() -> list[Ns2Scenario]:
     for k, (args, q) in DQRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"dqred-{k}", "DQRED part 1", _DQ_NS2 + args, "scenarios/dqred/small.toml",
-            (f"topology.bottleneck.qdisc={q}",) + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1)), 60, 5))
+            (f"topology.bottleneck.qdisc={q}",) + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
+            + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
     for k, (args, q) in LTRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"ltred-{k}", "LTRED", _LT_NS2 + args, "scenarios/ltred/ltred_m30.toml",
             ('topology.bottleneck.rate="1.8Mbps"', f"topology.bottleneck.qdisc={q}")
-            + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1, 2)), 30, 0, mss=500))
+            + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1, 2))
+            + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1, 2)), 30, 0, mss=500))
     return out
 
 

@@ -31,8 +31,25 @@ def test_every_aqmlab_side_validates(s):
 def test_scenario_names_are_unique_and_cover_the_four_groups():
     names = [s.name for s in ns2peer.SCENARIOS]
     assert len(names) == len(set(names))
-    assert {s.group for s in ns2peer.SCENARIOS} == {"reference RED", "Kato", "DQRED part 1", "LTRED"}
-    assert {n for n in names if n.startswith("dqred-")} == {f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
+    assert {s.group for s in ns2peer.SCENARIOS} == {"reference RED", "Kato", "DQRED part 1", "DQRED part 1 (derived setup)",
+                                                      "LTRED"}
+    assert {n for n in names if n.startswith("dqred-") and "derived" not in n} == {
+        f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
+    assert {n for n in names if n.startswith("dqred-derived-")} == {
+        f"dqred-derived-{k}" for k in ("DT", "RED", "VQ", "REM", "PI")}
+
+
+def test_reno_scenarios_halve_as_ns2_does():
+    # ns-2's Agent/TCP/Reno halves cwnd (not only ssthresh) at a fast retransmit; every Reno
+    # scenario asks aqmlab for the same (`halving = "ns2"`, docs/tcp.md).
+    for s in ns2peer.SCENARIOS:
+        if "tcp=Reno" in s.ns2:
+            assert any(o.endswith('halving="ns2"') for o in s.overrides), s.name
+
+
+def test_every_scenario_has_a_recorded_ns2_run():
+    for s in ns2peer.SCENARIOS:
+        assert (ns2peer.MEASURED / ns2peer.cache_name(s, 1)).exists(), s.name
 
 
 NS = shutil.which("ns")

@@ -142,6 +142,19 @@ def _scenarios() -> list[Ns2Scenario]:
             f"dqred-{k}", "DQRED part 1", _DQ_NS2 + args, "scenarios/dqred/small.toml",
             (f"topology.bottleneck.qdisc={q}",) + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
             + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
+    # DQRED part 1 on the setup derived from the paper's Table II (docs/reproductions/dqred.md):
+    # bottleneck 698.8 kb/s, video 294 kb/s, CBR 142.56 kb/s; the FIFO schemes, whose delays the
+    # paper ranks (RED lowest).
+    derived_ns2 = tuple(a for a in _DQ_NS2 if not a.startswith(("bw=", "cbrflows="))) + (
+        "bw=698.8kb", "cbrflows=3 294kb 1000 0 0.1 4 142.56kb 210 0 0.1")
+    derived_aqmlab = ('topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"', 'flows[3].rate="142.56kbps"')
+    for k in ("DT", "RED", "VQ", "REM", "PI"):
+        args, q = DQRED_SCHEMES[k]
+        out.append(Ns2Scenario(
+            f"dqred-derived-{k}", "DQRED part 1 (derived setup)", derived_ns2 + args, "scenarios/dqred/small.toml",
+            (f"topology.bottleneck.qdisc={q}",) + derived_aqmlab
+            + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
+            + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
     for k, (args, q) in LTRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"ltred-{k}", "LTRED", _LT_NS2 + args, "scenarios/ltred/ltred_m30.toml",

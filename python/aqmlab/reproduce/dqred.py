@@ -429,6 +429,8 @@ def _variants_report(results: PackResults) -> str:
             row[f"{c} loss DQRED %"] = p.loc["DQRED", f"{c}_loss_pct"]
         row["FTP RED [kb/s]"] = p.loc["RED", "ftp_thr_kbps"]
         row["FTP DQRED [kb/s]"] = p.loc["DQRED", "ftp_thr_kbps"]
+        row["FTP delay RED [ms]"] = p.loc["RED", "ftp_delay_ms"]
+        row["FTP delay DQRED [ms]"] = p.loc["DQRED", "ftp_delay_ms"]
         row["real-time loss lower with DQRED"] = "yes" if all(
             row[f"{c} loss DQRED %"] < row[f"{c} loss RED %"] for c in ("audio", "video")) else "no"
         rows.append(row)

@@ -36,7 +36,7 @@ def test_scenario_names_are_unique_and_cover_the_four_groups():
     assert {n for n in names if n.startswith("dqred-") and "derived" not in n} == {
         f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
     assert {n for n in names if n.startswith("dqred-derived-")} == {
-        f"dqred-derived-{k}" for k in ("DT", "RED", "VQ", "REM", "PI")}
+        f"dqred-derived-{w}{k}" for k in ("DT", "RED", "VQ", "REM", "PI") for w in ("", "w8000-")}
 
 
 def test_reno_scenarios_halve_as_ns2_does():

@@ -51,6 +51,10 @@ VARIANTS = {
     "OC-1 + rt-VBR PCR/SCR policer": (51_840_000, "policer"),
     "contract 0.3 Mb/s, FTP 50-kB files, 90% load": (300_000, "ftp 0.9"),
     "contract 0.3 Mb/s, FTP 50-kB files, 110% load": (300_000, "ftp 1.1"),
+    # RED's count spreading for both schemes: FJ93's p_b/(1 - count p_b) ("nowait", the RED the
+    # paper cites for its parameters) and ns-2's "wait" variant, instead of the pack's p_a = p_b.
+    "contract 0.3 Mb/s, spread nowait (FJ93)": (300_000, "tcp nowait"),
+    "contract 0.3 Mb/s, spread wait (ns-2)": (300_000, "tcp wait"),
 }
 #: The rt-VBR token bucket of the shaper and policer readings.
 SCR, PCR, BURST_BYTES = 300_000, 450_000, 20 * 1500
@@ -147,6 +151,8 @@ def configurations(quick: bool) -> list[Config]:
                 _policer(doc)
             elif traffic.startswith("ftp"):
                 _ftp(doc, float(traffic.split()[1]))
+            elif traffic.startswith("tcp "):
+                doc["topology"]["links"][-1]["qdisc"]["spread"] = traffic.split()[1]
             if "shaper" in label:
                 _shaper(doc)
             out.append(Config(labels={"egress": label, "contract": contract, "aqm": name}, scenario=doc))

@@ -31,8 +31,25 @@ def test_every_aqmlab_side_validates(s):
 def test_scenario_names_are_unique_and_cover_the_four_groups():
     names = [s.name for s in ns2peer.SCENARIOS]
     assert len(names) == len(set(names))
-    assert {s.group for s in ns2peer.SCENARIOS} == {"reference RED", "Kato", "DQRED part 1", "LTRED"}
-    assert {n for n in names if n.startswith("dqred-")} == {f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
+    assert {s.group for s in ns2peer.SCENARIOS} == {"reference RED", "Kato", "DQRED part 1", "DQRED part 1 (derived setup)",
+                                                      "LTRED"}
+    assert {n for n in names if n.startswith("dqred-") and "derived" not in n} == {
+        f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
+    assert {n for n in names if n.startswith("dqred-derived-")} == {
+        f"dqred-derived-{w}{k}" for k in ("DT", "RED", "VQ", "REM", "PI") for w in ("", "w8000-")}
+
+
+def test_reno_scenarios_halve_as_ns2_does():
+    # ns-2's Agent/TCP/Reno halves cwnd (not only ssthresh) at a fast retransmit; every Reno
+    # scenario asks aqmlab for the same (`halving = "ns2"`, docs/tcp.md).
+    for s in ns2peer.SCENARIOS:
+        if "tcp=Reno" in s.ns2:
+            assert any(o.endswith('halving="ns2"') for o in s.overrides), s.name
+
+
+def test_every_scenario_has_a_recorded_ns2_run():
+    for s in ns2peer.SCENARIOS:
+        assert (ns2peer.MEASURED / ns2peer.cache_name(s, 1)).exists(), s.name
 
 
 NS = shutil.which("ns")
@@ -85,3 +102,36 @@ def test_ns2_red_splits_early_and_forced_drops():
     d = ns2(*base, f"qclass={red}")
     assert d["early_drops"] > 0.99 * d["drops"]
     assert d["drops"] == pytest.approx(r["drops"], rel=0.01)
+
+
+def _dqred_sfq_goodput(halving: bool) -> tuple[float, int]:
+    """aqmlab's mean TCP goodput [Mb/s] and timeouts on the peer's dqred-SFQ scenario."""
+    from aqmlab._toml import tomllib
+    from aqmlab.scenario import apply_override
+
+    s = next(x for x in ns2peer.SCENARIOS if x.name == "dqred-SFQ")
+    spec = ns2peer.aqmlab_spec(s, 1)
+    doc = tomllib.loads(Path(spec["template"]).read_text())
+    doc["simulation"].update(duration=f"{s.duration}s", warmup=f"{s.warmup}s", seed=1)
+    for o in spec["overrides"]:
+        if halving or "halving" not in o:
+            apply_override(doc, o)
+    res = aqmlab.run(doc)
+    tcp = [f for f in res.summary["flows"].values() if f.get("kind") == "tcp"]
+    return sum(f["goodput_bps"] for f in tcp) / len(tcp) / 1e6, sum(f.get("timeouts", 0) for f in tcp)
+
+
+def test_ns2_halving_matches_ns2_on_the_one_packet_per_bucket_sfq():
+    # Expected values from the peer simulator: ns-2.35's recorded run of the same scenario
+    # (measured/ns2_dqred-SFQ_run1_60s_w5.json: mean TCP goodput 0.1564 Mb/s, no timeouts).
+    # With ns-2's window reduction (`halving = "ns2"`) aqmlab meets the ±5% goodput target and
+    # has no timeouts either; with RFC 5681's it misses (about -7%, ~220 timeouts): the windows
+    # of 1.4-2.8 segments here are where the two reductions differ.
+    s = next(x for x in ns2peer.SCENARIOS if x.name == "dqred-SFQ")
+    ref = json.loads((ns2peer.MEASURED / ns2peer.cache_name(s, 1)).read_text())
+    g_ns2, rto_ns2 = _dqred_sfq_goodput(True)
+    g_rfc, rto_rfc = _dqred_sfq_goodput(False)
+    assert g_ns2 == pytest.approx(ref["goodput_mean_mbps"], rel=0.05)
+    assert rto_ns2 == ref["tcp_timeouts"] == 0
+    assert abs(g_rfc / ref["goodput_mean_mbps"] - 1) > 0.05
+    assert rto_rfc > 100

@@ -76,3 +76,60 @@ def test_unresponsive_traffic_drops_the_excess_whatever_the_aqm(summary):
         assert r["drop rate [pkt/s]"] == pytest.approx(2.5, rel=0.05)
         assert r["normalized throughput"] == pytest.approx(1 / 1.1, abs=0.005)
     assert ds["queueing delay [s]"] < 0.85 * red["queueing delay [s]"]
+
+
+def test_policer_reading_leaves_the_gateway_queue_empty(summary):
+    # The rt-VBR contract as ATM usage parameter control: the gateway sends at the OC-1 line rate,
+    # a token bucket (SCR 0.3 Mb/s, 30-kB burst) behind it drops what does not conform. Theory:
+    # the gateway's queue never reaches RED's/DSRED's min_th of 6 packets (0.23 ms of OC-1
+    # transmission each), so neither AQM drops and the two runs are the same run; the policer
+    # passes at most SCR x T + burst, so the goodput stays below 0.3 Mb/s.
+    red = summary.loc[("OC-1 + rt-VBR PCR/SCR policer", "rt-VBR", "RED")]
+    ds = summary.loc[("OC-1 + rt-VBR PCR/SCR policer", "rt-VBR", "DSRED")]
+    for r in (red, ds):
+        assert r["drop rate [pkt/s]"] == 0
+        assert r["queueing delay [s]"] < 0.001
+        assert r["policer drop rate [pkt/s]"] > 0
+        assert r["goodput [Mb/s]"] <= 0.3
+    assert ds["policer drop rate [pkt/s]"] == red["policer drop rate [pkt/s]"]
+
+
+def test_shaper_reading_serves_the_sustained_rate(summary):
+    # The rt-VBR contract as a PCR/SCR shaper on the egress: with the queue never empty after the
+    # warm-up, the bucket stays empty and the link serves exactly SCR (token-bucket arithmetic:
+    # at most burst + SCR x tau in any interval tau, and the burst was spent in the first second).
+    for aqm in ("RED", "DSRED"):
+        r = summary.loc[("contract 0.3 Mb/s, rt-VBR PCR/SCR shaper", "rt-VBR", aqm)]
+        assert r["utilization"] == pytest.approx(1.0, abs=0.01)
+
+
+def test_ftp_requests_offer_the_stated_load():
+    # Poisson requests of 50-kB files (35 segments of 1460 B + 40 B of headers: 51 400 wire
+    # bytes) offering 110% of 0.3 Mb/s for 299 s: expected 1.1 x 0.3e6 x 299 / 411 200 = 240
+    # requests; the count is Poisson, so 3 standard deviations (46) bound it.
+    from aqmlab.reproduce import dsred
+
+    req = dsred.ftp_requests(1.1, 300.0)
+    assert abs(len(req) - 240) < 3 * 240 ** 0.5
+    assert {k for k, _ in req} == {0, 1, 2, 3}
+    assert all(0 < t < 299 for _, t in req)
+    assert dsred.ftp_requests(1.1, 300.0) == req          # a fixed seed: the same requests
+
+
+def test_ftp_reading_still_gives_dsred_the_shorter_queue_and_no_fewer_drops(summary):
+    # Finite transfers: DSRED's delay stays below RED's, but its drop rate does not fall below
+    # RED's at 90% load (the paper: 1 vs 3 pkt/s). Full pack: 5.7 vs 4.3 pkt/s at 90%.
+    red = summary.loc[("contract 0.3 Mb/s, FTP 50-kB files, 90% load", "CBR", "RED")]
+    ds = summary.loc[("contract 0.3 Mb/s, FTP 50-kB files, 90% load", "CBR", "DSRED")]
+    assert ds["queueing delay [s]"] < red["queueing delay [s]"]
+    assert ds["drop rate [pkt/s]"] > red["drop rate [pkt/s]"]
+
+
+def test_count_spreading_readings_run_for_both_schemes(summary):
+    # RED's count spreading (FJ93 "nowait", ns-2 "wait") applied to both schemes: neither gives
+    # DSRED fewer drops than RED (docs/reproductions/dsred.md; full pack, 5 seeds: 2.13 vs 2.07
+    # and 1.86 vs 1.26 pkt/s).
+    for label in ("contract 0.3 Mb/s, spread nowait (FJ93)", "contract 0.3 Mb/s, spread wait (ns-2)"):
+        red = summary.loc[(label, "CBR", "RED")]
+        ds = summary.loc[(label, "CBR", "DSRED")]
+        assert ds["drop rate [pkt/s]"] >= 0.95 * red["drop rate [pkt/s]"], label

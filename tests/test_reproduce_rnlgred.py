@@ -135,3 +135,34 @@ def test_scenario3_receive_window_cap_keeps_the_queue_below_min_th(quick):
         assert col.max() < 30 * 1500 * 8 / 1.544e6
     t = pd.read_csv(quick / "tables" / "scenario3_k_trend.csv").set_index("traffic")
     assert {"bulk, unlimited window (as run)", "finite", "rwnd"} <= set(t.index)
+
+
+def test_nlgred1_curves_exceed_gred_only_above_the_crossover():
+    # The paper's Table 1 (k, max_p) against GRED (min_th 100, max_th 300, max_p 0.1): worked
+    # from equation (1), NLGRED_1(k) drops with a higher probability than GRED only above avgQ
+    # ~131 (k = 3), ~149 (k = 4), ~161 (k = 5). Five TCP flows keep the average near 80-117 in
+    # scenario 3, where a larger k drops *less*: the reason the paper's k-trend is not reproduced.
+    def p(avg, k, max_p):
+        return max_p * (avg ** k - 100 ** k) / (300 ** k - 100 ** k)
+
+    for k, max_p, cross in ((3, 0.3228, 131), (4, 0.4962, 149.4), (5, 0.7497, 161.2)):
+        assert p(cross - 2, k, max_p) < 0.1 * (cross - 2 - 100) / 200
+        assert p(cross + 2, k, max_p) > 0.1 * (cross + 2 - 100) / 200
+
+
+def test_k_trend_verdicts():
+    from aqmlab.reproduce import rnlgred as pack
+
+    assert pack._grows([0.0, 0.0, 0.0]) == "vacuous (all equal)"
+    assert pack._grows([-1.0, -2.0, -5.0]) == "yes"
+    assert pack._grows([-1.0, 2.0, 9.0]) == "no"
+
+
+def test_scenario3_opnet_running_means_table(quick):
+    import pandas as pd
+
+    t = pd.read_csv(quick / "tables" / "scenario3_k_trend_opnet.csv")
+    assert set(t["traffic"]) == {"bulk, unlimited window (as run)", "finite", "rwnd", "flows25", "flows50"}
+    # the receive-window cap keeps the AQM idle: every curve equal under this reading too
+    rw = t[t["traffic"] == "rwnd"]
+    assert (rw["improvement grows with k"] == "vacuous (all equal)").all()

@@ -82,6 +82,7 @@ _KATO_AQMLAB = (
     'limit = 500, mean_pktsize = "1040B" }',
     'flows[0].cc="reno"',
     'flows[0].timer_granularity="1ms"',
+    'flows[0].halving="ns2"',
 )
 
 # ---- DQRED part 1 (scenarios/dqred/small.toml): ns-2's own eight schemes ---------------------
@@ -139,12 +140,33 @@ def _scenarios() -> list[Ns2Scenario]:
     for k, (args, q) in DQRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"dqred-{k}", "DQRED part 1", _DQ_NS2 + args, "scenarios/dqred/small.toml",
-            (f"topology.bottleneck.qdisc={q}",) + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1)), 60, 5))
+            (f"topology.bottleneck.qdisc={q}",) + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
+            + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
+    # DQRED part 1 on the setup derived from the paper's Table II (docs/reproductions/dqred.md):
+    # bottleneck 698.8 kb/s, video 294 kb/s, CBR 142.56 kb/s; the FIFO schemes, whose delays the
+    # paper ranks (RED lowest).
+    derived_ns2 = tuple(a for a in _DQ_NS2 if not a.startswith(("bw=", "cbrflows="))) + (
+        "bw=698.8kb", "cbrflows=3 294kb 1000 0 0.1 4 142.56kb 210 0 0.1")
+    derived_aqmlab = ('topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"', 'flows[3].rate="142.56kbps"')
+    # The same with the paper's "TCP agent congestion window size is 8000" read as ns-2's
+    # `window_ 8000` (ns-2 counts it in packets): TCP not window-limited.
+    w8000_ns2 = tuple(a.replace("window_ 8 ", "window_ 8000 ") for a in derived_ns2)
+    w8000_aqmlab = derived_aqmlab + tuple(f'flows[{i}].window_bytes="8000000B"' for i in (0, 1))
+    for k in ("DT", "RED", "VQ", "REM", "PI"):
+        args, q = DQRED_SCHEMES[k]
+        for name, ns2a, aq in ((f"dqred-derived-{k}", derived_ns2, derived_aqmlab),
+                               (f"dqred-derived-w8000-{k}", w8000_ns2, w8000_aqmlab)):
+            out.append(Ns2Scenario(
+                name, "DQRED part 1 (derived setup)", ns2a + args, "scenarios/dqred/small.toml",
+                (f"topology.bottleneck.qdisc={q}",) + aq
+                + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
+                + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
     for k, (args, q) in LTRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"ltred-{k}", "LTRED", _LT_NS2 + args, "scenarios/ltred/ltred_m30.toml",
             ('topology.bottleneck.rate="1.8Mbps"', f"topology.bottleneck.qdisc={q}")
-            + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1, 2)), 30, 0, mss=500))
+            + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1, 2))
+            + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1, 2)), 30, 0, mss=500))
     return out
 
 

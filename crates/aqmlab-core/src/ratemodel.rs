@@ -18,6 +18,14 @@
 //! the configured mean. `kind = "constant"` is the default (no variation). Only the link's
 //! `from` → `to` direction varies; the reverse direction keeps `rate`. Disciplines that read the
 //! link rate (RED's idle-time estimate, delay estimates) see the mean rate.
+//!
+//! `kind = "token_bucket"` is a peak/sustained-rate shaper (the ATM VBR contract's PCR, SCR and
+//! burst tolerance, ITU-T I.371's dual GCRA read as a fluid token bucket): the link's `rate` is
+//! the sustained rate S, `peak` the peak rate P, `burst` the bucket depth B. Tokens accrue at S up
+//! to B (the bucket starts full); the link transmits at P while the bucket holds tokens (draining
+//! it at P − S) and at S once it is empty. So in any interval of length τ the link sends at most
+//! min(P·τ, B + S·τ) bits, a saturated link settles at S, and an idle one earns a burst at P
+//! back. No random numbers are drawn.
 
 use crate::rng::Rng;
 use crate::time::{from_secs, SimTime};
@@ -66,6 +74,26 @@ pub struct VbrParams {
     pub holding: Holding,
 }
 
+/// `rate_model = { kind = "token_bucket", peak = ..., burst = ... }` as written in a scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketParams {
+    /// Always "token_bucket".
+    pub kind: String,
+    /// Peak rate (> the link's `rate`, the sustained rate).
+    pub peak: Rate,
+    /// Bucket depth: the bytes that may go at the peak rate after a long idle period.
+    pub burst: crate::units::Bytes,
+}
+
+/// A peak/sustained-rate shaper's rates and depth (bits, bit/s).
+#[derive(Debug, Clone, Copy)]
+struct Shaper {
+    peak: f64,
+    sustained: f64,
+    depth: f64,
+}
+
 fn default_interval() -> Duration {
     Duration(100_000_000)
 }
@@ -85,14 +113,47 @@ pub struct VbrModel {
     interval: SimTime,
     dist: RateDistribution,
     holding: Holding,
+    /// `kind = "token_bucket"`: a shaper instead of random pieces.
+    shaper: Option<Shaper>,
 }
 
 impl VbrModel {
+    /// A peak/sustained-rate token-bucket shaper on a link of sustained rate `sustained_bps`.
+    pub fn token_bucket(p: &TokenBucketParams, sustained_bps: u64) -> Result<Self, String> {
+        if p.kind != "token_bucket" {
+            return Err(format!("kind: expected \"token_bucket\", got {:?}", p.kind));
+        }
+        if p.peak.0 <= sustained_bps {
+            return Err(format!(
+                "peak: must exceed the link's (sustained) rate {}, got {}",
+                Rate(sustained_bps),
+                p.peak
+            ));
+        }
+        if p.burst.0 == 0 || p.burst.0 > 1 << 40 {
+            return Err("burst: must be between 1B and 1TiB".into());
+        }
+        let (sustained, peak) = (sustained_bps as f64, p.peak.0 as f64);
+        Ok(VbrModel {
+            mean: sustained,
+            peak,
+            low: sustained,
+            interval: SimTime::MAX,
+            dist: RateDistribution::Uniform,
+            holding: Holding::Fixed,
+            shaper: Some(Shaper {
+                peak,
+                sustained,
+                depth: p.burst.0 as f64 * 8.0,
+            }),
+        })
+    }
+
     /// Checks the parameters against the link's mean rate; errors start with the key at fault.
     pub fn new(p: &VbrParams, mean_bps: u64) -> Result<Self, String> {
         if p.kind != "vbr" {
             return Err(format!(
-                "kind: unknown rate model {:?}; use \"constant\" or \"vbr\"",
+                "kind: unknown rate model {:?}; use \"constant\", \"vbr\" or \"token_bucket\"",
                 p.kind
             ));
         }
@@ -139,10 +200,14 @@ impl VbrModel {
             interval: p.interval.0,
             dist: p.distribution,
             holding: p.holding,
+            shaper: None,
         })
     }
 
     fn draw_rate(&self, rng: &mut Rng) -> f64 {
+        if self.shaper.is_some() {
+            return self.mean;
+        }
         match self.dist {
             RateDistribution::Uniform => self.low + (self.peak - self.low) * rng.uniform(),
             RateDistribution::TwoLevel => {
@@ -157,6 +222,9 @@ impl VbrModel {
     }
 
     fn draw_hold(&self, rng: &mut Rng) -> SimTime {
+        if self.shaper.is_some() {
+            return SimTime::MAX;
+        }
         match self.holding {
             Holding::Fixed => self.interval,
             Holding::Exponential => from_secs(rng.exponential(self.interval as f64 / 1e9)).max(1),
@@ -171,6 +239,9 @@ pub struct RateSchedule {
     rng: Rng,
     piece_end: SimTime,
     rate_bps: f64,
+    /// Token-bucket shaper: tokens (bits) at `last`, the end of the last transmission.
+    tokens: f64,
+    last: SimTime,
 }
 
 impl RateSchedule {
@@ -178,11 +249,14 @@ impl RateSchedule {
     pub fn new(model: VbrModel, mut rng: Rng) -> Self {
         let rate_bps = model.draw_rate(&mut rng);
         let piece_end = model.draw_hold(&mut rng);
+        let tokens = model.shaper.map_or(0.0, |s| s.depth);
         RateSchedule {
             model,
             rng,
             piece_end,
             rate_bps,
+            tokens,
+            last: 0,
         }
     }
 
@@ -202,6 +276,9 @@ impl RateSchedule {
     /// When a transmission of `bytes` starting at `start` ends (at least 1 ns later). Calls must
     /// come in non-decreasing `start` order, as a port's transmissions do.
     pub fn finish(&mut self, start: SimTime, bytes: u32) -> SimTime {
+        if let Some(sh) = self.model.shaper {
+            return self.shaped_finish(sh, start, bytes);
+        }
         let mut t = start;
         let mut bits = bytes as f64 * 8.0;
         loop {
@@ -214,6 +291,29 @@ impl RateSchedule {
             bits -= rate * span;
             t = self.piece_end;
         }
+    }
+}
+
+impl RateSchedule {
+    /// The token-bucket shaper's transmission: peak rate while tokens last, then sustained.
+    fn shaped_finish(&mut self, sh: Shaper, start: SimTime, bytes: u32) -> SimTime {
+        let idle = start.saturating_sub(self.last) as f64 / 1e9;
+        let mut tokens = (self.tokens + sh.sustained * idle).min(sh.depth);
+        let bits = bytes as f64 * 8.0;
+        // Bits the peak rate can send before the bucket runs dry (it drains at P − S).
+        let at_peak = sh.peak * tokens / (sh.peak - sh.sustained);
+        let secs = if bits <= at_peak {
+            tokens -= bits * (sh.peak - sh.sustained) / sh.peak;
+            bits / sh.peak
+        } else {
+            let t1 = tokens / (sh.peak - sh.sustained);
+            tokens = 0.0;
+            t1 + (bits - at_peak) / sh.sustained
+        };
+        self.tokens = tokens.max(0.0);
+        let end = (start + (secs * 1e9).ceil() as SimTime).max(start + 1);
+        self.last = end;
+        end
     }
 }
 
@@ -288,6 +388,72 @@ mod tests {
         }
         assert!((bits - 200_000.0).abs() < 1.0, "{bits}");
         assert!(rates.iter().all(|&r| r == 0.0 || r == 20e6));
+    }
+
+    fn shaper(peak: u64, burst: u64, sustained: u64) -> RateSchedule {
+        let p = TokenBucketParams {
+            kind: "token_bucket".into(),
+            peak: Rate(peak),
+            burst: crate::units::Bytes(burst),
+        };
+        RateSchedule::new(
+            VbrModel::token_bucket(&p, sustained).unwrap(),
+            Rng::stream(1, "x"),
+        )
+    }
+
+    #[test]
+    fn token_bucket_sends_the_burst_at_peak_then_the_sustained_rate() {
+        // Worked from the token-bucket arithmetic: S = 1 Mb/s, P = 2 Mb/s, B = 10 000 B =
+        // 80 000 bits, full at t = 0. The bucket drains at P − S = 1 Mb/s: empty after 80 ms,
+        // in which P sends 160 000 bits = 20 packets of 1000 B, 4 ms each. Then 8 ms each (S).
+        let mut s = shaper(2_000_000, 10_000, 1_000_000);
+        let mut t = 0;
+        let mut ends = vec![];
+        for _ in 0..22 {
+            t = s.finish(t, 1000);
+            ends.push(t);
+        }
+        for (k, &e) in ends.iter().take(20).enumerate() {
+            assert_eq!(e, (k as u64 + 1) * 4_000_000, "packet {k}");
+        }
+        assert_eq!(ends[20], 88_000_000);
+        assert_eq!(ends[21], 96_000_000);
+        // 40 ms idle earns 40 000 bits: 40 ms more at the peak = 80 000 bits = 10 packets.
+        let mut t = ends[21] + 40_000_000;
+        let t0 = t;
+        for k in 0..10 {
+            t = s.finish(t, 1000);
+            assert_eq!(t, t0 + (k + 1) * 4_000_000, "after idle, packet {k}");
+        }
+        assert_eq!(s.finish(t, 1000), t + 8_000_000);
+    }
+
+    #[test]
+    fn token_bucket_conforms_and_settles_at_the_sustained_rate() {
+        // Saturated for 10 s: B + S·10 s = 80 000 + 10 000 000 bits = 1260 packets of 8000 bits
+        // (the 1260th ends at 10 s plus the peak phase's nanosecond roundings), and no interval of any length τ carries more than
+        // min(P·τ, B + S·τ) bits (the contract's conformance rule).
+        let (p, b, sus) = (3_000_000.0, 80_000.0, 1_000_000.0);
+        let mut s = shaper(3_000_000, 10_000, 1_000_000);
+        let mut ends = vec![0u64];
+        while *ends.last().unwrap() < 10_100_000_000 {
+            let t = *ends.last().unwrap();
+            ends.push(s.finish(t, 1000));
+        }
+        let sent_by_10s = ends
+            .iter()
+            .filter(|&&e| e > 0 && e <= 10_000_001_000)
+            .count();
+        assert_eq!(sent_by_10s, 1260);
+        for i in 0..ends.len() {
+            for j in (i + 1)..ends.len().min(i + 60) {
+                let tau = (ends[j] - ends[i]) as f64 / 1e9;
+                let bits = (j - i) as f64 * 8000.0;
+                // Packets i+1..=j finish within (ends[i], ends[j]]: they started at ends[i].
+                assert!(bits <= (p * tau).min(b + sus * tau) + 1.0, "{i}..{j}");
+            }
+        }
     }
 
     #[test]
@@ -381,6 +547,23 @@ links = [
             (
                 r#", rate_model = { kind = "vbr", peak = "15Mbps", low = "1Mbps" }"#,
                 "topology.links[1].rate_model.low",
+            ),
+            (
+                r#", rate_model = { kind = "token_bucket", peak = "5Mbps", burst = "10kB" }"#,
+                "topology.links[1].rate_model.peak",
+            ),
+            (
+                r#", rate_model = { kind = "token_bucket", peak = "15Mbps", burst = "0B" }"#,
+                "topology.links[1].rate_model.burst",
+            ),
+            (
+                r#", rate_model = { kind = "token_bucket", peak = "15Mbps", burst = "1kB", interval = "1s" }"#,
+                "topology.links[1].rate_model.interval",
+            ),
+            (
+                // a missing key is reported at the table, its message naming `burst`
+                r#", rate_model = { kind = "token_bucket", peak = "15Mbps" }"#,
+                "topology.links[1].rate_model",
             ),
         ] {
             let e = crate::scenario::build(&line(model, ""), None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 
+import numpy as np
 import pandas as pd
 
 from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
@@ -53,9 +54,19 @@ FLOWS = ("flow1", "flow2", "flow3", "flow4")  # TCP, TCP, video UDP, CBR UDP
 #: schemes where it loses packets, so it offered 142.56 kb/s; the fair schedulers' four shares
 #: add up to 87.33-87.35 KB/s = 698.8 kb/s, the bottleneck; the video flow's throughput / (1 -
 #: loss) is 36.76-37.0 KB/s under RED, VQ and DRR, i.e. 294 kb/s offered.
+#: "derived, ns-2 Reno": the derived setup with ns-2.35 Reno's window reduction on the two TCP flows
+#: (`halving = "ns2"`, docs/tcp.md: cwnd halves below 2 segments at these small windows), the
+#: paper's simulator's TCP (issue 10, second pass).
 SETUPS = {
     "stated": [],
     "derived": ['topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"', 'flows[3].rate="142.56kbps"'],
+    "derived, ns-2 Reno": ['topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"', 'flows[3].rate="142.56kbps"',
+                           'flows[0].halving="ns2"', 'flows[1].halving="ns2"'],
+    # "The TCP agent congestion window size is 8000 bytes": ns-2's Agent/TCP `window_` counts
+    # packets, so `set window_ 8000` would be 8000 packets (no limit here), not 8 segments.
+    "derived, window_ 8000 packets": ['topology.bottleneck.rate="698.8kbps"', 'flows[2].rate="294kbps"',
+                                      'flows[3].rate="142.56kbps"', 'flows[0].window_bytes="8000000B"',
+                                      'flows[1].window_bytes="8000000B"'],
 }
 
 # The paper's Table II (per flow 1..4) and Table I (global power)
@@ -253,6 +264,27 @@ def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
     return summarize(t, ["scheme"], metrics)
 
 
+def part1_fit(results: PackResults) -> pd.DataFrame:
+    """Per part-1 setup: mean absolute difference to the paper's Table II over every scheme and
+    flow (throughput KB/s, delay s, loss points) and of the Jain index over the schemes."""
+    rows = []
+    for setup in SETUPS:
+        p1 = part1(results, setup)
+        if not len(p1):
+            continue
+        p1 = p1.set_index("scheme")
+        d_thr, d_delay, d_loss, d_jain = [], [], [], []
+        for s in p1.index:
+            for i in range(4):
+                d_thr.append(abs(p1.loc[s, f"thr{i + 1}"] - PAPER_THR_KBps[s][i]))
+                d_delay.append(abs(p1.loc[s, f"delay{i + 1}"] - PAPER_DELAY_S[s][i]))
+                d_loss.append(abs(p1.loc[s, f"loss{i + 1}"] - PAPER_LOSS_PCT[s][i]))
+            d_jain.append(abs(p1.loc[s, "jain"] - PAPER_FAIRNESS[s]))
+        rows.append({"setup": setup, "throughput [KB/s]": float(np.mean(d_thr)), "delay [s]": float(np.mean(d_delay)),
+                     "loss [points]": float(np.mean(d_loss)), "Jain": float(np.mean(d_jain))})
+    return pd.DataFrame(rows)
+
+
 CLASSES = ("ftp", "audio", "video")
 
 
@@ -367,6 +399,23 @@ def analyze(results: PackResults) -> str:
         "DRR). The paper's values are beside ours.\n"
     )
     out.append(_part1_report(results, "derived", "_derived", plt))
+    out.append("## Part 1, derived setup with ns-2 Reno's window reduction\n")
+    out.append(
+        "The derived setup again, with the two TCP flows halving their window as ns-2.35's Agent/TCP/Reno does "
+        "(`halving = \"ns2\"`: cwnd = w/2 even below 2 segments, ssthresh = max(floor(w/2), 2)).\n"
+    )
+    out.append(_part1_report(results, "derived, ns-2 Reno", "_derived_ns2reno", plt))
+    out.append("## Part 1, derived setup with the TCP window read as ns-2's `window_ 8000` (packets)\n")
+    out.append(
+        "The paper's \"TCP agent congestion window size is 8000 bytes\" read as ns-2's Agent/TCP `window_ 8000`, "
+        "which ns-2 counts in packets: the two TCP flows are not window-limited.\n"
+    )
+    out.append(_part1_report(results, "derived, window_ 8000 packets", "_derived_window8000", plt))
+    fit = part1_fit(results)
+    if len(fit):
+        out.append("## Part 1: distance to the paper's Table II per setup\n")
+        out.append("Mean absolute difference over the 32 flow cells (8 schemes x 4 flows).\n")
+        out.append(results.write_table("part1_fit", fit, ".3g") + "\n")
 
     # ---- part 2
     p2 = part2(results)
@@ -429,6 +478,8 @@ def _variants_report(results: PackResults) -> str:
             row[f"{c} loss DQRED %"] = p.loc["DQRED", f"{c}_loss_pct"]
         row["FTP RED [kb/s]"] = p.loc["RED", "ftp_thr_kbps"]
         row["FTP DQRED [kb/s]"] = p.loc["DQRED", "ftp_thr_kbps"]
+        row["FTP delay RED [ms]"] = p.loc["RED", "ftp_delay_ms"]
+        row["FTP delay DQRED [ms]"] = p.loc["DQRED", "ftp_delay_ms"]
         row["real-time loss lower with DQRED"] = "yes" if all(
             row[f"{c} loss DQRED %"] < row[f"{c} loss RED %"] for c in ("audio", "video")) else "no"
         rows.append(row)

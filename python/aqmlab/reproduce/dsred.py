@@ -35,10 +35,31 @@ EGRESS = {"OC-1": 51_840_000, "contract 0.3 Mb/s": 300_000}
 #: 32 cells of 53 B (1696 B), so the contract's cell rate carries 1500/1696 of it in packets.
 #: "UDP 110%": the four servers send constant-rate 1500-B packets at 110% of the contract instead
 #: of TCP (unresponsive traffic: the long-run drop rate is the excess, whatever the AQM).
+#: Issue 10's second pass adds the rt-VBR contract as a peak/sustained-rate token bucket (PCR, SCR,
+#: burst tolerance), once as a *shaper* on the gateway's egress (`rate_model = { kind =
+#: "token_bucket" }`: the AQM queue drains at PCR while the bucket has tokens, else at SCR) and
+#: once as a *policer* (ATM usage parameter control: the gateway sends at the OC-1 line rate and a
+#: token bucket after it drops what does not conform), and finite FTP transfers (50-kB files
+#: requested at exponential inter-request times, open loop, offering 90% or 110% of the contract
+#: in wire bytes) instead of bulk transfers. The values were fixed before any run: SCR = the
+#: contract 0.3 Mb/s, PCR = 1.5 x SCR (the pack's rt-VBR peak), burst = 20 packets of 1500 B
+#: (RED's max_th); the policer keeps one packet of slack (`tbf` limit 1).
 VARIANTS = {
     "contract 0.3 Mb/s, AAL5 cell tax": (round(300_000 * 1500 / 1696), "tcp"),
     "contract 0.3 Mb/s, UDP 110%": (300_000, "udp"),
+    "contract 0.3 Mb/s, rt-VBR PCR/SCR shaper": (300_000, "tcp"),
+    "OC-1 + rt-VBR PCR/SCR policer": (51_840_000, "policer"),
+    "contract 0.3 Mb/s, FTP 50-kB files, 90% load": (300_000, "ftp 0.9"),
+    "contract 0.3 Mb/s, FTP 50-kB files, 110% load": (300_000, "ftp 1.1"),
+    # RED's count spreading for both schemes: FJ93's p_b/(1 - count p_b) ("nowait", the RED the
+    # paper cites for its parameters) and ns-2's "wait" variant, instead of the pack's p_a = p_b.
+    "contract 0.3 Mb/s, spread nowait (FJ93)": (300_000, "tcp nowait"),
+    "contract 0.3 Mb/s, spread wait (ns-2)": (300_000, "tcp wait"),
 }
+#: The rt-VBR token bucket of the shaper and policer readings.
+SCR, PCR, BURST_BYTES = 300_000, 450_000, 20 * 1500
+#: Finite FTP transfers: file size (payload bytes), MSS, and the request stream's seed.
+FILE_BYTES, FTP_MSS, FTP_SEED = 50_000, 1460, 2004
 #: The paper's Table 3 (long-term values; the same for both contracts per its text).
 PAPER = {
     "RED": {"normalized throughput": 0.65, "drop rate [pkt/s]": 3.0, "peak drop rate [pkt/s]": 5.0, "queueing delay [s]": 0.56},
@@ -70,14 +91,71 @@ def _udp(doc: dict[str, Any], rate_bps: int) -> None:
         fl["size"] = "1500B"
 
 
+def _shaper(doc: dict[str, Any]) -> None:
+    """The egress as an rt-VBR shaper: sustained rate SCR, bursts of BURST_BYTES at PCR."""
+    egress = doc["topology"]["links"][-1]
+    egress["rate"] = f"{SCR}bps"
+    egress["rate_model"] = {"kind": "token_bucket", "peak": f"{PCR}bps", "burst": f"{BURST_BYTES}B"}
+
+
+def _policer(doc: dict[str, Any]) -> None:
+    """ATM usage parameter control after the gateway: the gateway's AQM queue sends at its line
+    rate into a PCR link whose token bucket (SCR, BURST_BYTES; one packet of slack) drops the
+    non-conforming packets. The flows end at a node behind the policer."""
+    topo = doc["topology"]
+    topo["nodes"].append("sink")
+    topo["links"].append({"from": "dest", "to": "sink", "rate": f"{PCR}bps", "delay": "1us",
+                          "qdisc": {"kind": "tbf", "rate": f"{SCR}bps", "burst": f"{BURST_BYTES}B", "limit": 1}})
+    for fl in doc["flows"]:
+        fl["to"] = "sink"
+
+
+def ftp_requests(load: float, duration_s: float, servers: int = 4) -> list[tuple[int, float]]:
+    """(server, start time) of each 50-kB file request: one Poisson stream per server, together
+    offering `load` x the contract in wire bytes (payload + 40 B per segment)."""
+    segs = -(-FILE_BYTES // FTP_MSS)
+    wire_bits = (FILE_BYTES + 40 * segs) * 8
+    rate = load * SCR / wire_bits / servers        # requests per second per server
+    rng = np.random.default_rng(FTP_SEED)
+    out = []
+    for k in range(servers):
+        t = float(rng.exponential(1 / rate))
+        while t < duration_s - 1:
+            out.append((k, t))
+            t += float(rng.exponential(1 / rate))
+    return sorted(out, key=lambda x: x[1])
+
+
+def _ftp(doc: dict[str, Any], load: float) -> None:
+    """Replaces the bulk transfers by finite 50-kB FTP transfers (Poisson requests)."""
+    dur = float(doc["simulation"]["duration"].rstrip("s"))
+    template = doc["flows"][0]
+    flows = []
+    for i, (k, t) in enumerate(ftp_requests(load, dur)):
+        fl = {key: v for key, v in template.items() if key not in ("start_jitter", "name", "from")}
+        fl.update({"name": f"ftp{k}_{i}", "from": f"server{k}", "bytes": f"{FILE_BYTES}B",
+                   "mss": f"{FTP_MSS}B", "start": f"{t:.6f}s"})
+        flows.append(fl)
+    doc["flows"] = flows
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
     for label, (rate, traffic) in VARIANTS.items():
+        contract = "rt-VBR" if "rt-VBR" in label else "CBR"
         for name, aqm in (("RED", RED), ("DSRED", DSRED)):
             doc = scenario_doc(aqm, rate, False, quick)
             if traffic == "udp":
                 _udp(doc, rate)
-            out.append(Config(labels={"egress": label, "contract": "CBR", "aqm": name}, scenario=doc))
+            elif traffic == "policer":
+                _policer(doc)
+            elif traffic.startswith("ftp"):
+                _ftp(doc, float(traffic.split()[1]))
+            elif traffic.startswith("tcp "):
+                doc["topology"]["links"][-1]["qdisc"]["spread"] = traffic.split()[1]
+            if "shaper" in label:
+                _shaper(doc)
+            out.append(Config(labels={"egress": label, "contract": contract, "aqm": name}, scenario=doc))
     for egress, rate in EGRESS.items():
         for contract in ("CBR", "rt-VBR"):
             for name, aqm in (("RED", RED), ("DSRED", DSRED)):
@@ -134,12 +212,15 @@ def metrics(results: PackResults) -> pd.DataFrame:
             "avg queue [pkts]": float(s["avg_pkts"].mean()),
             "utilization": r[f"links.{QUEUE}.throughput_bps"] / rate,
             "goodput [Mb/s]": r.get("aggregate.goodput_total_bps", math.nan) / 1e6,
+            # the policer reading: drops of the token bucket behind the gateway
+            "policer drop rate [pkt/s]": r.get("queues.dest->sink.drop_rate_per_s", math.nan),
         })
     return pd.DataFrame(rows)
 
 
 COLS = ["normalized throughput", "drop rate [pkt/s]", "long-term drop rate [pkt/s]", "peak drop rate [pkt/s]",
-        "queueing delay [s]", "long-term queueing delay [s]", "avg queue [pkts]", "utilization", "goodput [Mb/s]"]
+        "queueing delay [s]", "long-term queueing delay [s]", "avg queue [pkts]", "utilization", "goodput [Mb/s]",
+        "policer drop rate [pkt/s]"]
 
 
 def _figures(results: PackResults) -> list[str]:

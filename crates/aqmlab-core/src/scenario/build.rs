@@ -163,6 +163,12 @@ fn rate_model(
             }
             Ok(None)
         }
+        Some(toml::Value::String(k)) if k == "token_bucket" => {
+            let p: crate::ratemodel::TokenBucketParams = from_table(t, &mpath)?;
+            crate::ratemodel::VbrModel::token_bucket(&p, l.rate.0)
+                .map(Some)
+                .map_err(|m| ScenarioError::from_keyed(&mpath, &m))
+        }
         Some(toml::Value::String(_)) => {
             let p: crate::ratemodel::VbrParams = from_table(t, &mpath)?;
             crate::ratemodel::VbrModel::new(&p, l.rate.0)
@@ -171,7 +177,7 @@ fn rate_model(
         }
         _ => Err(ScenarioError::new(
             join(&mpath, "kind"),
-            "missing: \"constant\" or \"vbr\"",
+            "missing: \"constant\", \"vbr\" or \"token_bucket\"",
         )),
     }
 }

@@ -148,6 +148,12 @@ pub struct TcpParams {
     /// Record congestion events and retransmissions in the `tcp_trace` table. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<bool>,
+    /// Window reduction at a fast retransmit: "rfc5681" (default: ssthresh = cwnd =
+    /// max(FlightSize/2, 2)) or "ns2" (ns-2.35 Reno's `slowdown`: w = min(cwnd, receive
+    /// window), ssthresh = max(floor(w/2), 2), cwnd = max(w/2, 1), so cwnd may fall below 2;
+    /// Reno only, without SACK).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halving: Option<String>,
 }
 
 /// The options of a `cc = { kind = ..., ... }` table.
@@ -267,6 +273,8 @@ pub struct TcpConfig {
     pub syn_opt: u32,
     /// SACK blocks that fit one ACK: 4 (36 option bytes), 3 with timestamps (12 + 28 = 40).
     pub max_sack_blocks: usize,
+    /// ns-2's window reduction at a fast retransmit (`halving = "ns2"`).
+    pub ns2_halving: bool,
 }
 
 impl TcpConfig {
@@ -580,7 +588,24 @@ impl TcpParams {
                 ))
             }
         };
+        let ns2_halving = match self.halving.as_deref().unwrap_or("rfc5681") {
+            "rfc5681" => false,
+            "ns2" if cc.recovery() != Recovery::Reno || sack => {
+                return Err(format!(
+                    "halving: \"ns2\" applies to cc = \"reno\" without sack (ns-2's \
+                     Agent/TCP/Reno); this flow has cc = {cc_name:?}{}",
+                    if sack { " with sack = true" } else { "" }
+                ))
+            }
+            "ns2" => true,
+            other => {
+                return Err(format!(
+                    "halving: unknown {other:?}; use \"rfc5681\" or \"ns2\""
+                ))
+            }
+        };
         Ok(TcpConfig {
+            ns2_halving,
             cc,
             prr,
             total_segs,

@@ -67,6 +67,8 @@ pub struct TcpSender {
     in_recovery: bool,
     recover: Option<u64>,
     partial_seen: bool,
+    /// `halving = "ns2"`: the halved window cwnd returns to when Reno's recovery ends.
+    ns2_halfwin: f64,
     /// PRR state while in a PRR fast recovery.
     prr: Option<Prr>,
     /// PRR's pipe estimate without SACK: segments above `snd_una` reported by duplicate ACKs
@@ -134,6 +136,7 @@ impl TcpSender {
             in_recovery: false,
             recover: None,
             partial_seen: false,
+            ns2_halfwin: 1.0,
             prr: None,
             dup_delivered: 0,
             ecn_recover: None,
@@ -354,6 +357,8 @@ impl TcpSender {
                     self.w.ssthresh // RFC 6937: cwnd = ssthresh at the end of recovery
                 } else if newreno {
                     full_ack_cwnd(self.w.ssthresh, self.snd_max - ack)
+                } else if self.cfg.ns2_halving {
+                    self.ns2_halfwin // ns-2 Reno: dupwnd_ = 0, cwnd_ stays halved
                 } else {
                     self.w.ssthresh
                 };
@@ -450,8 +455,23 @@ impl TcpSender {
                 self.send_seg(self.snd_una, now, out, stats);
             }
             Recovery::Reno | Recovery::NewReno => {
+                let window = self.w.cwnd.min(self.cfg.rwnd as f64);
                 self.cc.on_loss(&mut self.w, &l);
-                self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as f64;
+                if self.cfg.ns2_halving {
+                    // ns-2.35 `slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF)`: halve the
+                    // window (not FlightSize); ssthresh is an integer floored at 2, cwnd only
+                    // at 1. Reno's window is then cwnd + the duplicate ACKs (`dupwnd_`).
+                    let half = window / 2.0;
+                    self.w.ssthresh = half.floor().max(2.0);
+                    self.ns2_halfwin = half.max(1.0);
+                    self.w.cwnd = self.ns2_halfwin;
+                }
+                let base = if self.cfg.ns2_halving {
+                    self.w.cwnd
+                } else {
+                    self.w.ssthresh
+                };
+                self.w.cwnd = base + self.cfg.dupack_threshold as f64;
                 self.in_recovery = true;
                 self.partial_seen = false;
                 self.send_seg(self.snd_una, now, out, stats);
@@ -1107,6 +1127,76 @@ mod tests {
                 &mut self.stats,
             );
             self.sent()
+        }
+    }
+
+    /// A driven sender from the full flow text (no `config` defaults prepended).
+    fn drive_text(text: &str) -> Drive {
+        let p: TcpParams = toml::from_str(text).unwrap();
+        let cfg = p.validate().unwrap();
+        let mut d = Drive {
+            s: TcpSender::new(&cfg, 0, SimTime::MAX),
+            out: Outbox::default(),
+            stats: FlowStats::new(0),
+            now: 0,
+        };
+        d.s.start(0, &mut d.out, &mut d.stats);
+        d.now = 1000 * MS;
+        d
+    }
+
+    #[test]
+    fn ns2_halving_lets_cwnd_fall_below_two_segments() {
+        // Worked from ns-2.35's TcpAgent::slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF) and
+        // RenoTcpAgent (window = int(cwnd_) + dupwnd_): w = 10/3, ssthresh = max((int)(w/2),
+        // 2) = 2, cwnd = w/2 = 5/3; after recovery cwnd stays 5/3, one segment may be sent.
+        // RFC 5681 (the default) for the same events: ssthresh = max(FlightSize/2, 2) = 2,
+        // cwnd = ssthresh + 3 = 5, then 2 after recovery: two segments.
+        for (halving, in_rec, after, sent_after) in [
+            ("ns2", 5.0 / 3.0 + 3.0, 5.0 / 3.0, vec![6]),
+            ("rfc5681", 5.0, 2.0, vec![6, 7]),
+        ] {
+            let mut d = drive_text(&format!(
+                "syn = false\nlimited_transmit = true\ncc = \"reno\"\ninitial_window = 3\n\
+                 initial_ssthresh = 2\nhalving = \"{halving}\""
+            ));
+            assert_eq!(d.sent(), vec![0, 1, 2]);
+            // 0 arrives: congestion avoidance, cwnd 3 + 1/3; 3 goes out. 1 is lost.
+            assert_eq!(d.ack(1), vec![3]);
+            // 2 and 3 arrive: limited transmit sends 4 and 5; 4 arrives: fast retransmit of 1.
+            assert_eq!(d.ack(1), vec![4]);
+            assert_eq!(d.ack(1), vec![5]);
+            assert_eq!(d.ack(1), vec![1]);
+            assert!(d.s.in_recovery());
+            assert!(
+                (d.s.w.cwnd - in_rec).abs() < 1e-12,
+                "{halving}: {}",
+                d.s.w.cwnd
+            );
+            assert_eq!(d.s.w.ssthresh, 2.0, "{halving}");
+            // The retransmission and 5 arrive: ACK 6 ends the recovery.
+            assert_eq!(d.ack(6), sent_after, "{halving}");
+            assert!(!d.s.in_recovery());
+            assert!(
+                (d.s.w.cwnd - after).abs() < 1e-12,
+                "{halving}: {}",
+                d.s.w.cwnd
+            );
+        }
+    }
+
+    #[test]
+    fn ns2_halving_is_reno_only() {
+        for (extra, part) in [
+            (
+                "cc = \"newreno\"\nhalving = \"ns2\"",
+                "applies to cc = \"reno\"",
+            ),
+            ("cc = \"reno\"\nhalving = \"half\"", "unknown \"half\""),
+        ] {
+            let p: TcpParams = toml::from_str(extra).unwrap();
+            let e = p.validate().unwrap_err();
+            assert!(e.starts_with("halving:") && e.contains(part), "{e}");
         }
     }
 

@@ -42,3 +42,7 @@ def red_trace(
 ) -> tuple[list[int], list[float]]:
     """Runs a RED-family discipline on a trace of (kind 0=arrival/1=dequeue, t_ns, size, ect, u).
     Returns (codes, averages): 0 enqueued, 1 marked, 2 early, 3 forced, 4 overflow, 5 dequeued, 6 empty."""
+
+def schema() -> dict[str, dict[str, Any]]:
+    """The declared result schema: {table: {"placement": "table" | "table+summary" | "summary", "doc": str,
+    "extra": str | None, "columns": [{"name": str, "type": "f64" | "u64" | "str", "unit": str, "doc": str}]}}."""

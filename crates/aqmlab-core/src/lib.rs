@@ -15,6 +15,7 @@ pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sched;
+pub mod schema;
 pub mod stats;
 pub mod time;
 pub mod topogen;

@@ -169,6 +169,38 @@ fn qdiscs() -> Vec<(&'static str, &'static str)> {
     aqmlab_core::qdisc::REGISTRY.to_vec()
 }
 
+/// The declared result schema: {table: {"placement": "table" | "table+summary" | "summary",
+/// "doc": str, "extra": str | None, "columns": [{"name", "type", "unit", "doc"}]}}, tables in
+/// declaration order (see `aqmlab_core::schema`).
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<PyObject> {
+    use aqmlab_core::schema::{Placement, SCHEMA};
+    let out = PyDict::new_bound(py);
+    for t in SCHEMA {
+        let cols = PyList::empty_bound(py);
+        for c in t.columns {
+            let d = PyDict::new_bound(py);
+            d.set_item("name", c.name)?;
+            d.set_item("type", c.ty.name())?;
+            d.set_item("unit", c.unit)?;
+            d.set_item("doc", c.doc)?;
+            cols.append(d)?;
+        }
+        let d = PyDict::new_bound(py);
+        let placement = match t.placement {
+            Placement::Table => "table",
+            Placement::TableAndSummary => "table+summary",
+            Placement::Summary => "summary",
+        };
+        d.set_item("placement", placement)?;
+        d.set_item("doc", t.doc)?;
+        d.set_item("extra", t.extra)?;
+        d.set_item("columns", cols)?;
+        out.set_item(t.name, d)?;
+    }
+    Ok(out.into_py(py))
+}
+
 // ---- RED family helpers (issue 4) ------------------------------------------------------------
 
 fn red_link(rate_bps: u64) -> aqmlab_core::qdisc::LinkInfo {
@@ -289,6 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(red_curve, m)?)?;
     m.add_function(wrap_pyfunction!(nlgred1_params, m)?)?;
     m.add_function(wrap_pyfunction!(nlgred2_params, m)?)?;

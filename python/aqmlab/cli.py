@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
@@ -12,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
-from aqmlab.scenario import load_scenario, qdiscs, run, validate
+from aqmlab.scenario import ScenarioDeprecationWarning, load_scenario, qdiscs, run, validate
 from aqmlab.schema import columns
 from aqmlab.termsafe import clean, plain
 
@@ -30,6 +31,18 @@ def _fail(message: str, code: int = 2) -> None:
     """Prints `message` literally (escaped: it may quote user input) and exits with `code`."""
     err_console.print(plain("error:", "bold red"), plain(message), highlight=False, soft_wrap=True)
     sys.exit(code)
+
+
+def _parse_value(raw: str):
+    """A `--vary` value: TOML syntax if it parses as one value (3, 0.5, true, "x"), else a bare
+    string (as `--set` reads values)."""
+    from aqmlab._toml import tomllib
+
+    try:
+        doc = tomllib.loads(f"v = {raw}")
+    except tomllib.TOMLDecodeError:
+        return raw
+    return doc["v"] if len(doc) == 1 else raw
 
 
 def _say(message: str) -> None:
@@ -115,10 +128,27 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     )
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Prints a scenario's deprecated spelling as one `warning:` line (escaped); other warnings
+    as Python prints them."""
+    if issubclass(category, ScenarioDeprecationWarning):
+        if str(message) not in _warned:  # once per field (the message names it), however many runs
+            _warned.add(str(message))
+            err_console.print(plain("warning:", "bold yellow"), plain(str(message)), highlight=False, soft_wrap=True)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+_warned: set[str] = set()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="aqmlab")
 def main() -> None:
     """aqmlab: packet-level simulation for Active Queue Management research."""
+    warnings.filterwarnings("always", category=ScenarioDeprecationWarning)  # _show_warning dedupes
+    warnings.showwarning = _show_warning
 
 
 _allow_large = click.option("--allow-large", is_flag=True, help="Lift the resource limits ([limits] memory/setup) for this run.")
@@ -200,7 +230,6 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
     Each run is saved under OUT/runs/<hash of resolved scenario and seed>/; re-running skips
     completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet.
     Ctrl-C stops dispatching, cancels pending runs and keeps the completed ones (exit status 130)."""
-    from aqmlab.scenario import _parse_value
     from aqmlab.sweep import collect, grid, run_jobs
 
     grid_spec: dict[str, list] = {}

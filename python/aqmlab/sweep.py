@@ -3,7 +3,6 @@ resolved scenario and seed, with the same results whatever the number of workers
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from aqmlab import _core
-from aqmlab.results import SUMMARY
+from aqmlab.results import SUMMARY, run_key
 from aqmlab.scenario import ScenarioSource, load_scenario
 
 if TYPE_CHECKING:
@@ -36,9 +35,9 @@ class Job:
 
     @property
     def key(self) -> str:
-        """Hash of the resolved scenario (with the seed applied) and the seed."""
-        resolved = _core.validate(self.scenario)
-        return hashlib.sha256(f"{resolved}\nseed={self.seed}".encode()).hexdigest()[:20]
+        """The run key: a prefix of the canonical hash of the resolved scenario with the seed
+        applied (the same hash as the results' `scenario_hash`)."""
+        return run_key(_core.resolve(self.scenario, self.seed)["hash"])
 
 
 _busy = False  # in a worker process: a job is running (Ctrl-C interrupts only then)

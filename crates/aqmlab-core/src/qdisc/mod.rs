@@ -233,34 +233,48 @@ macro_rules! disciplines {
             }
         }
 
+        /// A discipline's resolved parameters (every default filled in), by kind.
+        pub enum QdiscParams { $(#[doc = $doc] $variant(<$ty as Configure>::Params)),* }
+
+        impl QdiscParams {
+            /// Reads the parameters of discipline `kind` from `params` (the scenario table
+            /// without `kind`); errors at `path` + the key.
+            pub fn parse(kind: &str, params: &toml::Table, path: &str) -> Result<Self, ScenarioError> {
+                match kind {
+                    $($name => Ok(QdiscParams::$variant(crate::scenario::parse::from_table(params, path)?)),)*
+                    other => Err(ScenarioError::new(
+                        format!("{path}.kind"),
+                        format!("unknown queue discipline {other:?}; known: {}",
+                            REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
+                    )),
+                }
+            }
+            /// The discipline's registry name.
+            pub fn kind(&self) -> &'static str {
+                match self { $(QdiscParams::$variant(_) => $name),* }
+            }
+            /// The parameters as a TOML table, without `kind` (for the resolved scenario).
+            pub fn to_table(&self) -> toml::Table {
+                match self { $(QdiscParams::$variant(p) => crate::scenario::parse::to_table(p)),* }
+            }
+            /// Builds the discipline for a port on `link`; a range error names `path` + the key.
+            pub fn build(&self, link: &LinkInfo, path: &str) -> Result<AnyQdisc, ScenarioError> {
+                let keyed = |msg: String| ScenarioError::from_keyed(path, &msg);
+                match self {
+                    $(QdiscParams::$variant(p) =>
+                        Ok(AnyQdisc::$variant(Box::new(<$ty as Configure>::configure(p, link).map_err(keyed)?))),)*
+                }
+            }
+        }
+
         /// Builds the discipline named `kind` from `params` (the scenario table without `kind`).
         /// Returns it with its fully resolved parameters (defaults filled in).
         pub fn build(kind: &str, params: &toml::Table, link: &LinkInfo, path: &str)
             -> Result<(AnyQdisc, toml::Table), ScenarioError> {
-            match kind {
-                $($name => {
-                    let (q, resolved) = configure_with::<$ty>(params, link, path)?;
-                    Ok((AnyQdisc::$variant(Box::new(q)), resolved))
-                })*
-                other => Err(ScenarioError::new(
-                    format!("{path}.kind"),
-                    format!("unknown queue discipline {other:?}; known: {}",
-                        REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
-                )),
-            }
+            let p = QdiscParams::parse(kind, params, path)?;
+            Ok((p.build(link, path)?, p.to_table()))
         }
     };
-}
-
-fn configure_with<Q: Configure>(
-    params: &toml::Table,
-    link: &LinkInfo,
-    path: &str,
-) -> Result<(Q, toml::Table), ScenarioError> {
-    let p: Q::Params = crate::scenario::parse::from_table(params, path)?;
-    let q = Q::configure(&p, link).map_err(|msg| ScenarioError::from_keyed(path, &msg))?;
-    let resolved = crate::scenario::parse::to_table(&p);
-    Ok((q, resolved))
 }
 
 disciplines! {

@@ -143,9 +143,10 @@ def test_deprecated_spellings_warn_naming_old_and_new(tmp_path):
     assert old.summary["flows"] == new.summary["flows"]
 
 
-def test_the_cli_prints_each_deprecation_once(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_the_cli_prints_each_deprecation_once(tmp_path, jobs):
     p = write(tmp_path, OLD)
-    proc = subprocess.run([sys.executable, "-m", "aqmlab", "sweep", str(p), "--seeds", "2", "-o", str(tmp_path / "out"), "-j", "1"],
+    proc = subprocess.run([sys.executable, "-m", "aqmlab", "sweep", str(p), "--seeds", "3", "-o", str(tmp_path / "out"), "-j", jobs],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("warning: topology.bottleneck.qdisc.bytes") == 1, proc.stderr

@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import signal
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from aqmlab import _core
 from aqmlab.results import SUMMARY, run_key
-from aqmlab.scenario import ScenarioSource, load_scenario
+from aqmlab.scenario import ScenarioDeprecationWarning, ScenarioSource, _warn, load_scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +38,9 @@ class Job:
     def key(self) -> str:
         """The run key: a prefix of the canonical hash of the resolved scenario with the seed
         applied (the same hash as the results' `scenario_hash`)."""
-        return run_key(_core.resolve(self.scenario, self.seed)["hash"])
+        out = _core.resolve(self.scenario, self.seed)
+        _warn(out["warnings"])  # here, in the parent: worker processes keep quiet about them
+        return run_key(out["hash"])
 
 
 _busy = False  # in a worker process: a job is running (Ctrl-C interrupts only then)
@@ -51,6 +54,7 @@ def _worker_sigint(signum, frame) -> None:
 
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, _worker_sigint)
+    warnings.simplefilter("ignore", ScenarioDeprecationWarning)  # reported once by the parent
 
 
 def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str) -> str:

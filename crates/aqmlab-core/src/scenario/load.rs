@@ -862,4 +862,76 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(d);
     }
+
+    /// Random assignments and graph files from troublesome pieces: loading (and resolving what
+    /// loads) ends in a value or an error, never a panic.
+    #[test]
+    fn random_overrides_and_graph_files_never_panic() {
+        const PIECES: &[&str] = &[
+            "flows",
+            "[0]",
+            "[1]",
+            "[99999999999999999999]",
+            ".",
+            "..",
+            "=",
+            "==",
+            "[",
+            "]",
+            "simulation",
+            "seed",
+            "topology",
+            "bottleneck",
+            "qdisc",
+            "rate",
+            "kind",
+            " ",
+            "\n",
+            "{",
+            "}",
+            "[1,",
+            "\"",
+            "inf",
+            "-1",
+            "1e400",
+            "\u{0}",
+            "é",
+            "#",
+            "file",
+            "links",
+            "nodes",
+            "\"x\"",
+            "{ kind = \"red\" }",
+            "[[",
+            "true",
+        ];
+        let mut rng = crate::rng::Rng::stream(7, "load-fuzz");
+        let mut pick = |n: usize| (rng.uniform() * n as f64) as usize % n;
+        let d = dir_with(&[("fuzz/net.edges", "a b 1Mbps 1ms\n")]);
+        let opts = LoadOptions {
+            base_dir: Some(d.join("fuzz")),
+            allow_any_path: false,
+        };
+        for case in 0..3000 {
+            let mut sets = Vec::new();
+            for _ in 0..1 + pick(3) {
+                let n = 1 + pick(6);
+                sets.push(
+                    (0..n)
+                        .map(|_| PIECES[pick(PIECES.len())])
+                        .collect::<String>(),
+                );
+            }
+            let text = if case % 3 == 0 { GRAPH } else { BASE };
+            if case % 5 == 0 {
+                let n = 1 + pick(8);
+                let body: String = (0..n).map(|_| PIECES[pick(PIECES.len())]).collect();
+                std::fs::write(d.join("fuzz/net.edges"), body).unwrap();
+            }
+            if let Ok(l) = load(text, &sets, &opts) {
+                let _ = crate::scenario::build_loaded(&l, &Default::default());
+            }
+        }
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -21,7 +21,7 @@ ScenarioSource = str | os.PathLike | Mapping[str, Any]
 
 def _error(path: str, message: str) -> ScenarioError:
     err = ScenarioError(f"{path}: {message}" if path else message)
-    err.path, err.line, err.detail = path, None, message
+    err.path, err.line, err.file, err.detail = path, None, None, message
     return err
 
 

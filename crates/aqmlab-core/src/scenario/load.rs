@@ -399,6 +399,9 @@ fn read_graph_file(
     Ok((path, text))
 }
 
+/// A graph file's nodes (with their lines) and links.
+type GraphRead = (Vec<(String, usize)>, Vec<FileLink>);
+
 /// A link read from a graph file, before defaults.
 struct FileLink {
     from: String,
@@ -421,7 +424,7 @@ fn with_unit(value: &str, unit: &str) -> String {
 fn read_edge_list(
     text: &str,
     short: &str,
-) -> Result<(Vec<(String, usize)>, Vec<FileLink>), ScenarioError> {
+) -> Result<GraphRead, ScenarioError> {
     let mut nodes: Vec<(String, usize)> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     let mut links = Vec::new();
@@ -468,7 +471,7 @@ fn read_edge_list(
 fn read_graphml(
     text: &str,
     short: &str,
-) -> Result<(Vec<(String, usize)>, Vec<FileLink>), ScenarioError> {
+) -> Result<GraphRead, ScenarioError> {
     let doc = roxmltree::Document::parse(text).map_err(|e| {
         err(
             "topology.file",

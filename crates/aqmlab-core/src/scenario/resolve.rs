@@ -56,6 +56,7 @@ pub struct ResolvedLink {
 
 /// The topology, by kind.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per scenario: boxing would buy nothing
 pub enum Topology {
     /// Senders s1..sN — r1 — bottleneck — r2 — receivers d1..dN.
     Dumbbell {

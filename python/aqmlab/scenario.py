@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import tomli_w
 
 from aqmlab import _core
+from aqmlab._toml import tomllib
 from aqmlab._core import ScenarioError
 from aqmlab.results import Results
 
@@ -74,9 +75,21 @@ def load_scenario(source: ScenarioSource, overrides: Sequence[str] = (), *, allo
     paths and `..` escapes only with `allow_any_path`. Text without overrides or a graph file is
     returned as written, so later errors keep the file's line numbers."""
     text, base = _source(source)
-    if not overrides and "file" not in text:
+    if not overrides and not _names_graph_file(text):
         return text
     return _core.load(text, list(overrides), str(base), allow_any_path)
+
+
+def _names_graph_file(text: str) -> bool:
+    """True if the text may name a graph file (`topology.file`); unparsable text counts as
+    possibly, so the core reports its error."""
+    if "file" not in text:
+        return False
+    try:
+        topo = tomllib.loads(text).get("topology")
+    except tomllib.TOMLDecodeError:
+        return True
+    return isinstance(topo, dict) and "file" in topo
 
 
 def resolve(

@@ -68,7 +68,9 @@ def one_flow(**kw):
 
 
 def test_cc_table_and_flat_cubic_keys_give_identical_results():
-    flat = one_flow(cc="cubic", cubic_beta=0.8, fast_convergence=False)
+    with pytest.warns(aqmlab.ScenarioDeprecationWarning) as w:  # the flat keys are deprecated
+        flat = one_flow(cc="cubic", cubic_beta=0.8, fast_convergence=False)
+    assert sorted(str(x.message).split(":")[0] for x in w) == ["flows[0].cubic_beta", "flows[0].fast_convergence"]
     table = one_flow(cc={"kind": "cubic", "beta": 0.8, "fast_convergence": False})
     assert flat.flows.equals(table.flows)
     assert flat.tables["flow_series"].equals(table.tables["flow_series"])

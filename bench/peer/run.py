@@ -172,17 +172,14 @@ AQMLAB_CHILD = textwrap.dedent(
     if spec.get("flows") is not None:
         doc["topology"]["pairs"] = spec["flows"]
         doc["flows"][0]["count"] = spec["flows"]
-    if spec.get("overrides"):
-        from aqmlab.scenario import apply_override
-        for o in spec["overrides"]:
-            apply_override(doc, o)
+    overrides = list(spec.get("overrides") or [])  # applied by the core, as `--set`
     try:
-        aqmlab.validate(doc)
+        aqmlab.validate(doc, overrides)
     except aqmlab.ScenarioError as e:
         print(json.dumps({"unsupported": f"aqmlab rejects the scenario: {e}"})); sys.exit(0)
-    scenario_text = aqmlab.load_scenario(doc)
+    scenario_text = aqmlab.load_scenario(doc, overrides)
     t0 = time.perf_counter()
-    res = aqmlab.run(doc)
+    res = aqmlab.run(doc, overrides=overrides)
     wall = time.perf_counter() - t0
     s = res.summary
     q = s["queues"]["r1->r2"]

@@ -9,18 +9,48 @@ class ScenarioError(ValueError):
 
     path: str
     line: int | None
+    file: str | None  # the graph file the line is in (None: the scenario itself)
     detail: str
 
 def run(
-    text: str, seed: int | None = None, progress: Callable[[float, float], object] | None = None, allow_large: bool = False
+    text: str,
+    seed: int | None = None,
+    progress: Callable[[float, float], object] | None = None,
+    allow_large: bool = False,
+    overrides: list[str] = ...,
+    base_dir: str | None = None,
+    allow_any_path: bool = False,
 ) -> dict[str, Any]:
-    """Runs a scenario (TOML text); `progress(simulated_s, duration_s)` is called every 2^18 events.
-    Returns {"summary": JSON text, "resolved": TOML text,
+    """Loads (overrides `path=value`, a graph file read relative to `base_dir`), resolves and runs a
+    scenario (TOML text); `progress(simulated_s, duration_s)` is called every 2^18 events.
+    Returns {"summary": JSON text, "resolved": TOML text, "hash": canonical scenario hash,
+    "warnings": [{"path", "old", "new", "message"}],
     "tables": {name: {column: ("f64", bytes) | ("u64", bytes) | ("cat", u32 code bytes, categories)}},
     "files": {relative path: bytes}}. Ctrl-C raises KeyboardInterrupt; `allow_large` lifts [limits]."""
 
-def validate(text: str, allow_large: bool = False) -> str:
+def validate(
+    text: str, allow_large: bool = False, overrides: list[str] = ..., base_dir: str | None = None, allow_any_path: bool = False
+) -> str:
     """Checks a scenario without running it; returns the resolved scenario (TOML text)."""
+
+def load(text: str, overrides: list[str] = ..., base_dir: str | None = None, allow_any_path: bool = False) -> str:
+    """Applies overrides and expands a graph file; returns the document as TOML text."""
+
+def resolve(
+    text: str,
+    seed: int | None = None,
+    allow_large: bool = False,
+    overrides: list[str] = ...,
+    base_dir: str | None = None,
+    allow_any_path: bool = False,
+) -> dict[str, Any]:
+    """Loads, resolves and builds without running: {"resolved": TOML text, "hash": str, "warnings": [...]}."""
+
+def scenario_hash(resolved: str) -> str:
+    """The canonical hash of a resolved scenario's text (SHA-256, hex)."""
+
+def sources() -> list[tuple[str, str]]:
+    """Registered open-loop traffic sources as (name, description)."""
 
 def qdiscs() -> list[tuple[str, str]]:
     """Registered queue disciplines as (name, description)."""
@@ -42,3 +72,7 @@ def red_trace(
 ) -> tuple[list[int], list[float]]:
     """Runs a RED-family discipline on a trace of (kind 0=arrival/1=dequeue, t_ns, size, ect, u).
     Returns (codes, averages): 0 enqueued, 1 marked, 2 early, 3 forced, 4 overflow, 5 dequeued, 6 empty."""
+
+def schema() -> dict[str, dict[str, Any]]:
+    """The declared result schema: {table: {"placement": "table" | "table+summary" | "summary", "doc": str,
+    "extra": str | None, "columns": [{"name": str, "type": "f64" | "u64" | "str", "unit": str, "doc": str}]}}."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
@@ -12,7 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
-from aqmlab.scenario import load_scenario, qdiscs, run, validate
+from aqmlab.scenario import ScenarioDeprecationWarning, load_scenario, qdiscs, run, validate
+from aqmlab.schema import columns
 from aqmlab.termsafe import clean, plain
 
 console = Console(width=None if sys.stdout.isatty() else 140)
@@ -29,6 +31,18 @@ def _fail(message: str, code: int = 2) -> None:
     """Prints `message` literally (escaped: it may quote user input) and exits with `code`."""
     err_console.print(plain("error:", "bold red"), plain(message), highlight=False, soft_wrap=True)
     sys.exit(code)
+
+
+def _parse_value(raw: str):
+    """A `--vary` value: TOML syntax if it parses as one value (3, 0.5, true, "x"), else a bare
+    string (as `--set` reads values)."""
+    from aqmlab._toml import tomllib
+
+    try:
+        doc = tomllib.loads(f"v = {raw}")
+    except tomllib.TOMLDecodeError:
+        return raw
+    return doc["v"] if len(doc) == 1 else raw
 
 
 def _say(message: str) -> None:
@@ -60,33 +74,34 @@ def _fmt(x, scale: float = 1.0, digits: int = 3) -> str:
 
 def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[str] | None = None) -> None:
     """Prints the per-queue, per-link and per-flow summary tables."""
+    S, Q, L, F, A = (columns(t) for t in ("simulation", "queues", "links", "flows", "aggregate"))
     sim = summary["simulation"]
-    head = f"seed {sim['seed']}, {sim['duration_s']:g} s simulated (window from {sim['warmup_s']:g} s), {sim['events']:,} events"
+    head = f"seed {sim[S.seed]}, {sim[S.duration_s]:g} s simulated (window from {sim[S.warmup_s]:g} s), {sim[S.events]:,} events"
     if wall_s is not None and wall_s > 0:
-        head += f", {wall_s:.2f} s wall ({sim['events'] / wall_s / 1e6:.1f} M events/s)"
+        head += f", {wall_s:.2f} s wall ({sim[S.events] / wall_s / 1e6:.1f} M events/s)"
     console.print(head, highlight=False)
 
     t = Table(title="Queues (monitored)", title_justify="left")
     for col in ["queue", "qdisc", "arrivals [pkts]", "drops [pkts]", "drop frac", "marks [pkts]", "mean len [pkts]", "max len [pkts]", "sojourn mean [ms]", "sojourn p95 [ms]"]:
         t.add_column(escape(col), justify="left" if col in ("queue", "qdisc") else "right")
     for name, q in summary["queues"].items():
-        if not q["arrivals_pkts"]:
+        if not q[Q.arrivals_pkts]:
             continue  # idle direction
-        t.add_row(plain(name), plain(q["qdisc"]), _fmt(q["arrivals_pkts"]), _fmt(q["drops_pkts"]), _fmt(q["drop_frac"]), _fmt(q["marks_pkts"]),
-                  _fmt(q["mean_len_pkts"]), _fmt(q["max_len_pkts"]), _fmt(q["sojourn_mean_s"], 1e3), _fmt(q["sojourn_p95_s"], 1e3))
+        t.add_row(plain(name), plain(q[Q.qdisc]), _fmt(q[Q.arrivals_pkts]), _fmt(q[Q.drops_pkts]), _fmt(q[Q.drop_frac]), _fmt(q[Q.marks_pkts]),
+                  _fmt(q[Q.mean_len_pkts]), _fmt(q[Q.max_len_pkts]), _fmt(q[Q.sojourn_mean_s], 1e3), _fmt(q[Q.sojourn_p95_s], 1e3))
     console.print(t)
 
     t = Table(title="Links (monitored)", title_justify="left")
     for col in ["link", "rate [Mb/s]", "utilization [%]", "throughput [Mb/s]", "lost [pkts]"]:
         t.add_column(escape(col), justify="left" if col == "link" else "right")
     for name, l in summary["links"].items():
-        if not l["tx_pkts"]:
+        if not l[L.tx_pkts]:
             continue  # idle direction
-        t.add_row(plain(name), _fmt(l["rate_bps"] / 1e6), _fmt(l["utilization_frac"], 100, 4), _fmt(l["throughput_bps"], 1e-6, 4), _fmt(l["lost_pkts"]))
+        t.add_row(plain(name), _fmt(l[L.rate_bps] / 1e6), _fmt(l[L.utilization_frac], 100, 4), _fmt(l[L.throughput_bps], 1e-6, 4), _fmt(l[L.lost_pkts]))
     console.print(t)
 
     flows = [(n, summary["flows"][n]) for n in (flow_order or summary["flows"])]
-    tcp = any(f["kind"] == "tcp" for _, f in flows)
+    tcp = any(f[F.kind] == "tcp" for _, f in flows)
     t = Table(title=f"Flows ({len(flows)})", title_justify="left")
     cols = ["flow", "kind", "path", "throughput [Mb/s]", "goodput [Mb/s]", "loss frac", "delay mean [ms]", "delay p95 [ms]", "jitter [ms]"]
     if tcp:
@@ -94,12 +109,12 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     for col in cols:
         t.add_column(escape(col), justify="left" if col in ("flow", "kind", "path") else "right")
     for name, f in flows[:MAX_FLOW_ROWS]:
-        row = [plain(name), plain(f["kind"]), plain(f"{f['src']}→{f['dst']}"), _fmt(f["throughput_bps"], 1e-6, 4), _fmt(f["goodput_bps"], 1e-6, 4),
-               _fmt(f["loss_frac"]), _fmt(f["delay_mean_s"], 1e3), _fmt(f["delay_p95_s"], 1e3), _fmt(f["jitter_rfc3550_s"], 1e3)]
+        row = [plain(name), plain(f[F.kind]), plain(f"{f[F.src]}→{f[F.dst]}"), _fmt(f[F.throughput_bps], 1e-6, 4), _fmt(f[F.goodput_bps], 1e-6, 4),
+               _fmt(f[F.loss_frac]), _fmt(f[F.delay_mean_s], 1e3), _fmt(f[F.delay_p95_s], 1e3), _fmt(f[F.jitter_rfc3550_s], 1e3)]
         if tcp:
-            is_tcp = f["kind"] == "tcp"
-            row += [_fmt(f.get("retransmissions")) if is_tcp else "-", _fmt(f.get("timeouts")) if is_tcp else "-",
-                    _fmt(f.get("rtt_mean_s"), 1e3) if is_tcp else "-", _fmt(f.get("fct_s")) if is_tcp else "-"]
+            is_tcp = f[F.kind] == "tcp"
+            row += [_fmt(f.get(F.retransmissions)) if is_tcp else "-", _fmt(f.get(F.timeouts)) if is_tcp else "-",
+                    _fmt(f.get(F.rtt_mean_s), 1e3) if is_tcp else "-", _fmt(f.get(F.fct_s)) if is_tcp else "-"]
         t.add_row(*row)
     if len(flows) > MAX_FLOW_ROWS:
         t.add_row(f"… {len(flows) - MAX_FLOW_ROWS} more (see flows.parquet)", *[""] * (len(cols) - 1))
@@ -107,16 +122,33 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
 
     a = summary["aggregate"]
     console.print(
-        f"aggregate: throughput {_fmt(a['throughput_total_bps'], 1e-6, 4)} Mb/s, Jain index {_fmt(a['jain_index'], 1, 4)}, "
-        f"mean delay {_fmt(a['delay_mean_s'], 1e3)} ms, power {_fmt(a['power_bps_per_s'], 1, 4)} bit/s²",
+        f"aggregate: throughput {_fmt(a[A.throughput_total_bps], 1e-6, 4)} Mb/s, Jain index {_fmt(a[A.jain_index], 1, 4)}, "
+        f"mean delay {_fmt(a[A.delay_mean_s], 1e3)} ms, power {_fmt(a[A.power_bps_per_s], 1, 4)} bit/s²",
         highlight=False,
     )
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Prints a scenario's deprecated spelling as one `warning:` line (escaped); other warnings
+    as Python prints them."""
+    if issubclass(category, ScenarioDeprecationWarning):
+        if str(message) not in _warned:  # once per field (the message names it), however many runs
+            _warned.add(str(message))
+            err_console.print(plain("warning:", "bold yellow"), plain(str(message)), highlight=False, soft_wrap=True)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
+
+
+_default_showwarning = warnings.showwarning
+_warned: set[str] = set()
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="aqmlab")
 def main() -> None:
     """aqmlab: packet-level simulation for Active Queue Management research."""
+    warnings.filterwarnings("always", category=ScenarioDeprecationWarning)  # _show_warning dedupes
+    warnings.showwarning = _show_warning
 
 
 _allow_large = click.option("--allow-large", is_flag=True, help="Lift the resource limits ([limits] memory/setup) for this run.")
@@ -198,7 +230,6 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
     Each run is saved under OUT/runs/<hash of resolved scenario and seed>/; re-running skips
     completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet.
     Ctrl-C stops dispatching, cancels pending runs and keeps the completed ones (exit status 130)."""
-    from aqmlab.scenario import _parse_value
     from aqmlab.sweep import collect, grid, run_jobs
 
     grid_spec: dict[str, list] = {}

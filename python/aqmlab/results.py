@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -16,6 +15,7 @@ from collections.abc import Mapping
 
 from typing import TYPE_CHECKING
 
+from aqmlab import _core
 from aqmlab._core import __version__
 
 if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed: `aqmlab validate` stays fast
@@ -60,8 +60,15 @@ def write_atomic(path: str | os.PathLike, write) -> None:
 
 
 def scenario_hash(resolved: str) -> str:
-    """SHA-256 of the resolved scenario text."""
-    return hashlib.sha256(resolved.encode()).hexdigest()
+    """The canonical hash of a resolved scenario's text (SHA-256, hex), computed by the core:
+    summary.json's `scenario_hash`; sweeps and campaigns key their runs by its prefix."""
+    return _core.scenario_hash(resolved)
+
+
+def run_key(scenario_hash: str) -> str:
+    """The directory key of a run in a sweep or a campaign: the first 24 hex digits of its
+    scenario hash (the seed is part of the resolved scenario)."""
+    return scenario_hash[:24]
 
 
 def _arrow_column(col: tuple) -> Any:
@@ -184,7 +191,7 @@ class Results:
         summary = {
             "aqmlab_version": __version__,
             "seed": summary["simulation"]["seed"],
-            "scenario_hash": scenario_hash(resolved),
+            "scenario_hash": raw.get("hash") or scenario_hash(resolved),
             **summary,
         }
         return cls(summary=summary, resolved_scenario=resolved, tables=Tables(raw["tables"]), files=dict(raw.get("files", {})))

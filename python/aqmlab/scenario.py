@@ -1,17 +1,19 @@
-"""Scenario input: a file path, TOML text or a dict, with `--set path=value` overrides."""
+"""Scenario input: a file path, TOML text or a dict, with `--set path=value` overrides.
+
+A thin front: the core loads the text (overrides, graph files, with errors pointing into the
+user's own files), resolves it and builds it (`crates/aqmlab-core/src/scenario/`)."""
 
 from __future__ import annotations
 
-import copy
 import os
-import re
-from aqmlab._toml import tomllib
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import tomli_w
 
-from aqmlab import _core, topofile
+from aqmlab import _core
+from aqmlab._toml import tomllib
 from aqmlab._core import ScenarioError
 from aqmlab.results import Results
 
@@ -20,7 +22,7 @@ ScenarioSource = str | os.PathLike | Mapping[str, Any]
 
 def _error(path: str, message: str) -> ScenarioError:
     err = ScenarioError(f"{path}: {message}" if path else message)
-    err.path, err.line, err.detail = path, None, message
+    err.path, err.line, err.file, err.detail = path, None, None, message
     return err
 
 
@@ -42,83 +44,70 @@ def _looks_like_text(s: str) -> bool:
     return "\n" in s or "=" in s or "[" in s
 
 
-def _parse_value(raw: str) -> Any:
-    """An override value: TOML syntax if it parses (3, 0.5, true, "x", [1, 2]), else a bare string."""
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
+class ScenarioDeprecationWarning(FutureWarning):
+    """A scenario uses an old spelling (still read, same results); the message names the field,
+    the old spelling and the new one."""
 
 
-_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-_PATH = re.compile(r"[^.\[\]=\s]+(\.[^.\[\]=\s]+|\[\d+\])*")
+def _warn(found: Sequence[Mapping[str, str]], stacklevel: int = 3) -> None:
+    for w in found:
+        warnings.warn(w["message"], ScenarioDeprecationWarning, stacklevel=stacklevel)
 
 
-def apply_override(doc: dict, assignment: str) -> None:
-    """Applies one `a.b[2].c=value` assignment to a parsed scenario, creating tables as needed."""
-    if "=" not in assignment:
-        raise _error("", f"--set {assignment!r}: expected path=value, e.g. simulation.seed=3")
-    path, raw = assignment.split("=", 1)
-    path = path.strip()
-    if not _PATH.fullmatch(path):
-        raise _error(path, "not a key path; write e.g. topology.bottleneck.rate or flows[0].rate")
-    steps = [(m.group(1), m.group(2)) for m in _STEP.finditer(path)]
-    node: Any = doc
-    for n, (key, idx) in enumerate(steps):
-        last = n == len(steps) - 1
-        if key is not None:
-            if not isinstance(node, dict):
-                raise _error(path, f"cannot set key {key!r} inside a {type(node).__name__}")
-            if last:
-                node[key] = _parse_value(raw.strip())
-            else:
-                node = node.setdefault(key, {} if steps[n + 1][0] is not None else [])
-        else:
-            i = int(idx)
-            if not isinstance(node, list) or i >= len(node):
-                raise _error(path, f"index [{i}] does not exist")
-            if last:
-                node[i] = _parse_value(raw.strip())
-            else:
-                node = node[i]
+def _source(source: ScenarioSource) -> tuple[str, Path]:
+    """The scenario text and the directory its graph files are read from (the file's own, or
+    the current directory for text and dicts)."""
+    if isinstance(source, Mapping):
+        try:
+            return tomli_w.dumps(dict(source)), Path.cwd()
+        except TypeError as e:
+            raise _error("", f"the scenario holds a value TOML cannot represent: {e}") from None
+    s = os.fspath(source)
+    if isinstance(source, str) and _looks_like_text(s):
+        return s, Path.cwd()
+    return read_scenario_file(s), Path(s).resolve().parent
 
 
 def load_scenario(source: ScenarioSource, overrides: Sequence[str] = (), *, allow_any_path: bool = False) -> str:
-    """Returns scenario TOML text from a path, TOML text or dict, with overrides applied and a
-    `topology.file` expanded (relative to the scenario file's directory, or the current one;
-    absolute paths and `..` escapes only with `allow_any_path`, see `topofile.resolve_path`)."""
-    base = Path.cwd()
-    if isinstance(source, Mapping):
-        doc = copy.deepcopy(dict(source))
-        text = None
-    else:
-        s = os.fspath(source)
-        if isinstance(source, str) and _looks_like_text(s):
-            text = s
-        else:
-            text = read_scenario_file(s)
-            base = Path(s).resolve().parent
-        doc = None
-    if not overrides and text is not None and "file" not in text:
-        return text  # the common case: the core parses the text itself (errors keep line numbers)
-    if doc is None:
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            if not overrides:
-                return text  # let the core report the syntax error with its line
-            raise _error("", f"not valid TOML: {e}") from None
-    for o in overrides:
-        apply_override(doc, o)
-    topo = doc.get("topology")
-    if isinstance(topo, dict) and "file" in topo:
-        doc["topology"] = topofile.expand(topo, base, allow_any_path=allow_any_path)
-    elif not overrides and text is not None:
+    """Returns scenario TOML text from a path, TOML text or dict, with `--set` overrides applied
+    and a `topology.file` expanded, both by the core (`scenario/load.rs`): graph files are read
+    relative to the scenario file's directory (the current one for text or a dict); absolute
+    paths and `..` escapes only with `allow_any_path`. Text without overrides or a graph file is
+    returned as written, so later errors keep the file's line numbers."""
+    text, base = _source(source)
+    if not overrides and not _names_graph_file(text):
         return text
+    return _core.load(text, list(overrides), str(base), allow_any_path)
+
+
+def _names_graph_file(text: str) -> bool:
+    """True if the text may name a graph file (`topology.file`); unparsable text counts as
+    possibly, so the core reports its error."""
+    if "file" not in text:
+        return False
     try:
-        return tomli_w.dumps(doc)
-    except TypeError as e:
-        raise _error("", f"the scenario holds a value TOML cannot represent: {e}") from None
+        topo = tomllib.loads(text).get("topology")
+    except tomllib.TOMLDecodeError:
+        return True
+    return isinstance(topo, dict) and "file" in topo
+
+
+def resolve(
+    source: ScenarioSource,
+    overrides: Sequence[str] = (),
+    *,
+    seed: int | None = None,
+    allow_large: bool = False,
+    allow_any_path: bool = False,
+) -> dict[str, Any]:
+    """Loads, resolves and builds a scenario without running it: {"resolved": TOML text with
+    every default, "hash": its canonical hash (the `scenario_hash` of saved results, and the
+    run key of sweeps and campaigns), "warnings": deprecated spellings found}. Deprecated
+    spellings are also raised as `ScenarioDeprecationWarning`."""
+    text, base = _source(source)
+    out = _core.resolve(text, seed, allow_large, list(overrides), str(base), allow_any_path)
+    _warn(out["warnings"])
+    return out
 
 
 def run(
@@ -132,18 +121,21 @@ def run(
 ) -> Results:
     """Runs a scenario (path, TOML text or dict) and returns its results.
 
-    `progress`, if given, is called as progress(simulated_s, duration_s) during the run; it does
-    not change results. `allow_large` lifts the `[limits]` checks; `allow_any_path` lets a graph
-    file lie outside the scenario's directory. Ctrl-C raises KeyboardInterrupt within a fraction
-    of a second."""
-    text = load_scenario(source, overrides, allow_any_path=allow_any_path)
-    raw = _core.run(text, seed, progress, allow_large)
+    `overrides` are `path=value` assignments (`flows[0].rate=2Mbps`); errors in their values name
+    the `--set` that gave them, other errors the line of the scenario file (or of its graph
+    file). `progress`, if given, is called as progress(simulated_s, duration_s) during the run;
+    it does not change results. `allow_large` lifts the `[limits]` checks; `allow_any_path` lets
+    a graph file lie outside the scenario's directory. Ctrl-C raises KeyboardInterrupt within a
+    fraction of a second. Deprecated spellings raise `ScenarioDeprecationWarning`."""
+    text, base = _source(source)
+    raw = _core.run(text, seed, progress, allow_large, list(overrides), str(base), allow_any_path)
+    _warn(raw["warnings"])
     return Results.from_core(raw)
 
 
 def validate(source: ScenarioSource, overrides: Sequence[str] = (), *, allow_large: bool = False, allow_any_path: bool = False) -> str:
     """Checks a scenario without running it; returns the resolved scenario as TOML text."""
-    return _core.validate(load_scenario(source, overrides, allow_any_path=allow_any_path), allow_large)
+    return resolve(source, overrides, allow_large=allow_large, allow_any_path=allow_any_path)["resolved"]
 
 
 def qdiscs() -> list[tuple[str, str]]:

@@ -3,11 +3,11 @@ resolved scenario and seed, with the same results whatever the number of workers
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
 import signal
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from aqmlab import _core
-from aqmlab.results import SUMMARY
-from aqmlab.scenario import ScenarioSource, load_scenario
+from aqmlab.results import SUMMARY, run_key
+from aqmlab.scenario import ScenarioDeprecationWarning, ScenarioSource, _warn, load_scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,9 +36,11 @@ class Job:
 
     @property
     def key(self) -> str:
-        """Hash of the resolved scenario (with the seed applied) and the seed."""
-        resolved = _core.validate(self.scenario)
-        return hashlib.sha256(f"{resolved}\nseed={self.seed}".encode()).hexdigest()[:20]
+        """The run key: a prefix of the canonical hash of the resolved scenario with the seed
+        applied (the same hash as the results' `scenario_hash`)."""
+        out = _core.resolve(self.scenario, self.seed)
+        _warn(out["warnings"])  # here, in the parent: worker processes keep quiet about them
+        return run_key(out["hash"])
 
 
 _busy = False  # in a worker process: a job is running (Ctrl-C interrupts only then)
@@ -52,6 +54,7 @@ def _worker_sigint(signum, frame) -> None:
 
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, _worker_sigint)
+    warnings.simplefilter("ignore", ScenarioDeprecationWarning)  # reported once by the parent
 
 
 def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str) -> str:

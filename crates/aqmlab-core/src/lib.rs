@@ -15,6 +15,7 @@ pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sched;
+pub mod schema;
 pub mod stats;
 pub mod time;
 pub mod topogen;
@@ -69,10 +70,24 @@ pub fn run_with(
     every: u64,
     observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
 ) -> Result<Results, RunError> {
-    let built = scenario::build_with(text, opts)?;
+    let loaded = scenario::load(text, &[] as &[&str], &scenario::LoadOptions::default())?;
+    run_loaded(&loaded, opts, every, observe)
+}
+
+/// Runs a loaded scenario (overrides and graph file applied, see [`scenario::load`]); like
+/// [`run_observed`] otherwise.
+pub fn run_loaded(
+    loaded: &scenario::Loaded,
+    opts: &scenario::BuildOptions,
+    every: u64,
+    observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
+) -> Result<Results, RunError> {
+    let built = scenario::build_loaded(loaded, opts)?;
     let mut world = built.world;
     let mut results = world.run_observed(every, observe)?;
     results.resolved_scenario = built.resolved;
+    results.scenario_hash = built.hash;
+    results.warnings = built.warnings;
     Ok(results)
 }
 

@@ -165,6 +165,10 @@ pub struct Results {
     pub tables: BTreeMap<String, Table>,
     /// The scenario after defaults, as TOML text.
     pub resolved_scenario: String,
+    /// Its canonical hash (`scenario::scenario_hash`).
+    pub scenario_hash: String,
+    /// Deprecated spellings the scenario used.
+    pub warnings: Vec<crate::scenario::Warning>,
     /// Extra output files by relative path (`pcap/<link>.pcap`); empty unless asked for.
     pub files: BTreeMap<String, Vec<u8>>,
 }

@@ -19,6 +19,7 @@ fn scenario_err(py: Python<'_>, e: aqmlab_core::ScenarioError) -> PyErr {
     let value = err.value_bound(py);
     let _ = value.setattr("path", e.path.clone());
     let _ = value.setattr("line", e.line);
+    let _ = value.setattr("file", e.file.clone());
     let _ = value.setattr("detail", e.message.clone());
     err
 }
@@ -77,17 +78,29 @@ const PROGRESS_EVERY: u64 = 1 << 18;
 /// promptly and no partial results are returned. `progress`, if given, is called as
 /// progress(simulated_s, duration_s) every PROGRESS_EVERY events; an exception it raises (e.g.
 /// KeyboardInterrupt) stops the run and is re-raised. Neither changes the results.
-/// `allow_large` lifts the scenario's `[limits]`.
+/// `allow_large` lifts the scenario's `[limits]`. `overrides` (`path=value`), `base_dir` (the
+/// scenario's directory, where graph files are read) and `allow_any_path` are as for `load`.
 #[pyfunction]
-#[pyo3(signature = (text, seed=None, progress=None, allow_large=false))]
+#[pyo3(signature = (text, seed=None, progress=None, allow_large=false, overrides=Vec::new(), base_dir=None, allow_any_path=false))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     text: String,
     seed: Option<u64>,
     progress: Option<PyObject>,
     allow_large: bool,
+    overrides: Vec<String>,
+    base_dir: Option<std::path::PathBuf>,
+    allow_any_path: bool,
 ) -> PyResult<PyObject> {
     let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
+    let load_opts = aqmlab_core::scenario::LoadOptions {
+        base_dir,
+        allow_any_path,
+    };
+    let loaded = py
+        .allow_threads(|| aqmlab_core::scenario::load(&text, &overrides, &load_opts))
+        .map_err(|e| scenario_err(py, e))?;
     let mut raised: Option<PyErr> = None;
     let outcome = py.allow_threads(|| {
         let mut last = std::time::Instant::now();
@@ -116,7 +129,7 @@ fn run(
                 }
             })
         };
-        aqmlab_core::run_with(&text, &opts, aqmlab_core::POLL_EVERY, &mut observe)
+        aqmlab_core::run_loaded(&loaded, &opts, aqmlab_core::POLL_EVERY, &mut observe)
     });
     if let Some(e) = raised {
         return Err(e);
@@ -134,6 +147,8 @@ fn run(
     let out = PyDict::new_bound(py);
     out.set_item("summary", results.summary.to_string())?;
     out.set_item("resolved", results.resolved_scenario)?;
+    out.set_item("hash", results.scenario_hash)?;
+    out.set_item("warnings", warnings_to_py(py, &results.warnings))?;
     let tables = PyDict::new_bound(py);
     for (name, table) in &results.tables {
         let cols = PyDict::new_bound(py);
@@ -151,22 +166,154 @@ fn run(
     Ok(out.into_py(py))
 }
 
+/// Deprecated spellings as a list of {"path", "old", "new", "message"}.
+fn warnings_to_py(py: Python<'_>, ws: &[aqmlab_core::scenario::Warning]) -> PyObject {
+    let out = PyList::empty_bound(py);
+    for w in ws {
+        let d = PyDict::new_bound(py);
+        let _ = d.set_item("path", &w.path);
+        let _ = d.set_item("old", &w.old);
+        let _ = d.set_item("new", &w.new);
+        let _ = d.set_item("message", w.to_string());
+        let _ = out.append(d);
+    }
+    out.into_py(py)
+}
+
+/// Loads scenario text: applies `overrides` (`path=value`, TOML values or bare strings) and
+/// expands a graph file named by `topology.file` (read relative to `base_dir`; outside it only
+/// with `allow_any_path`). Returns the document as TOML text.
+#[pyfunction]
+#[pyo3(signature = (text, overrides=Vec::new(), base_dir=None, allow_any_path=false))]
+fn load(
+    py: Python<'_>,
+    text: String,
+    overrides: Vec<String>,
+    base_dir: Option<std::path::PathBuf>,
+    allow_any_path: bool,
+) -> PyResult<String> {
+    let opts = aqmlab_core::scenario::LoadOptions {
+        base_dir,
+        allow_any_path,
+    };
+    let loaded = py
+        .allow_threads(|| aqmlab_core::scenario::load(&text, &overrides, &opts))
+        .map_err(|e| scenario_err(py, e))?;
+    toml::to_string(&loaded.doc).map_err(|e| {
+        scenario_err(
+            py,
+            aqmlab_core::ScenarioError::new("", format!("cannot print the scenario: {e}")),
+        )
+    })
+}
+
+/// Loads, resolves and builds a scenario without running it. Returns {"resolved": TOML text,
+/// "hash": the canonical scenario hash, "warnings": deprecated spellings (see
+/// `warnings_to_py`)}; `seed` overrides `simulation.seed` as in `run`.
+#[pyfunction]
+#[pyo3(signature = (text, seed=None, allow_large=false, overrides=Vec::new(), base_dir=None, allow_any_path=false))]
+fn resolve(
+    py: Python<'_>,
+    text: String,
+    seed: Option<u64>,
+    allow_large: bool,
+    overrides: Vec<String>,
+    base_dir: Option<std::path::PathBuf>,
+    allow_any_path: bool,
+) -> PyResult<PyObject> {
+    let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
+    let load_opts = aqmlab_core::scenario::LoadOptions {
+        base_dir,
+        allow_any_path,
+    };
+    let built = py
+        .allow_threads(|| {
+            let loaded = aqmlab_core::scenario::load(&text, &overrides, &load_opts)?;
+            aqmlab_core::scenario::build_loaded(&loaded, &opts)
+                .map(|b| (b.resolved, b.hash, b.warnings))
+        })
+        .map_err(|e| scenario_err(py, e))?;
+    let out = PyDict::new_bound(py);
+    out.set_item("resolved", built.0)?;
+    out.set_item("hash", built.1)?;
+    out.set_item("warnings", warnings_to_py(py, &built.2))?;
+    Ok(out.into_py(py))
+}
+
 /// Validates a scenario without running it; returns the resolved scenario as TOML text.
 #[pyfunction]
-#[pyo3(signature = (text, allow_large=false))]
-fn validate(py: Python<'_>, text: String, allow_large: bool) -> PyResult<String> {
+#[pyo3(signature = (text, allow_large=false, overrides=Vec::new(), base_dir=None, allow_any_path=false))]
+fn validate(
+    py: Python<'_>,
+    text: String,
+    allow_large: bool,
+    overrides: Vec<String>,
+    base_dir: Option<std::path::PathBuf>,
+    allow_any_path: bool,
+) -> PyResult<String> {
     let opts = aqmlab_core::scenario::BuildOptions {
         seed: None,
         allow_large,
     };
-    py.allow_threads(|| aqmlab_core::validate_with(&text, &opts))
-        .map_err(|e| scenario_err(py, e))
+    let load_opts = aqmlab_core::scenario::LoadOptions {
+        base_dir,
+        allow_any_path,
+    };
+    py.allow_threads(|| {
+        let loaded = aqmlab_core::scenario::load(&text, &overrides, &load_opts)?;
+        aqmlab_core::scenario::build_loaded(&loaded, &opts).map(|b| b.resolved)
+    })
+    .map_err(|e| scenario_err(py, e))
+}
+
+/// The canonical hash of a resolved scenario's text (SHA-256, hex).
+#[pyfunction]
+fn scenario_hash(resolved: &str) -> String {
+    aqmlab_core::scenario::scenario_hash(resolved)
+}
+
+/// Registered traffic source kinds (open loop) as (name, description) pairs.
+#[pyfunction]
+fn sources() -> Vec<(&'static str, &'static str)> {
+    aqmlab_core::app::REGISTRY.to_vec()
 }
 
 /// Registered queue disciplines as (name, description) pairs.
 #[pyfunction]
 fn qdiscs() -> Vec<(&'static str, &'static str)> {
     aqmlab_core::qdisc::REGISTRY.to_vec()
+}
+
+/// The declared result schema: {table: {"placement": "table" | "table+summary" | "summary",
+/// "doc": str, "extra": str | None, "columns": [{"name", "type", "unit", "doc"}]}}, tables in
+/// declaration order (see `aqmlab_core::schema`).
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<PyObject> {
+    use aqmlab_core::schema::{Placement, SCHEMA};
+    let out = PyDict::new_bound(py);
+    for t in SCHEMA {
+        let cols = PyList::empty_bound(py);
+        for c in t.columns {
+            let d = PyDict::new_bound(py);
+            d.set_item("name", c.name)?;
+            d.set_item("type", c.ty.name())?;
+            d.set_item("unit", c.unit)?;
+            d.set_item("doc", c.doc)?;
+            cols.append(d)?;
+        }
+        let d = PyDict::new_bound(py);
+        let placement = match t.placement {
+            Placement::Table => "table",
+            Placement::TableAndSummary => "table+summary",
+            Placement::Summary => "summary",
+        };
+        d.set_item("placement", placement)?;
+        d.set_item("doc", t.doc)?;
+        d.set_item("extra", t.extra)?;
+        d.set_item("columns", cols)?;
+        out.set_item(t.name, d)?;
+    }
+    Ok(out.into_py(py))
 }
 
 // ---- RED family helpers (issue 4) ------------------------------------------------------------
@@ -288,7 +435,12 @@ fn trace_time(e: &aqmlab_core::qdisc::red::TraceEvent) -> u64 {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(sources, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(red_curve, m)?)?;
     m.add_function(wrap_pyfunction!(nlgred1_params, m)?)?;
     m.add_function(wrap_pyfunction!(nlgred2_params, m)?)?;

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from aqmlab.campaign.spec import Campaign, CampaignError, Run
+from aqmlab.schema import columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,21 +25,17 @@ DATASET = "dataset"
 TABLES = ("runs", "flows", "queues")
 AXES = "axes.json"
 
-AGGREGATE_METRICS = ["throughput_total_bps", "goodput_total_bps", "n_flows", "jain_index", "delay_mean_s", "power_bps_per_s"]
-QUEUE_METRICS = ["arrivals_pkts", "enqueued_pkts", "dequeued_pkts", "drops_pkts", "drops_overflow_pkts", "drops_early_pkts",
-                 "drops_forced_pkts", "drops_delay_pkts", "marks_pkts", "marks_overflow_pkts", "marks_early_pkts", "marks_forced_pkts",
-                 "marks_delay_pkts", "drop_rate_per_s", "drop_frac", "mean_len_pkts", "mean_len_bytes", "max_len_pkts", "sojourn_mean_s",
-                 "sojourn_p50_s", "sojourn_p95_s", "sojourn_p99_s"]
-LINK_METRICS = ["rate_bps", "delay_s", "utilization_frac", "tx_pkts", "tx_bytes", "throughput_bps", "lost_pkts"]
+_A = columns("aggregate")
+#: Metrics from the summary's aggregate section (its `flows` count as `n_flows`); names as the core
+#: declares them (aqmlab.schema), so a renamed column fails here.
+AGGREGATE_METRICS = [_A.throughput_total_bps, _A.goodput_total_bps, "n_flows", _A.jain_index, _A.delay_mean_s, _A.power_bps_per_s]
+QUEUE_METRICS = columns("queues").metrics()
+LINK_METRICS = columns("links").metrics()
 #: Metrics on a run's row: the summary's aggregate, the studied queue's (`queue_*`) and its
 #: link's (`link_*`), and the number of events simulated.
 RUN_METRICS = [*AGGREGATE_METRICS, *(f"queue_{m}" for m in QUEUE_METRICS), *(f"link_{m}" for m in LINK_METRICS), "events"]
 #: Metrics on a flow's row (docs/metrics.md).
-FLOW_METRICS = ["sent_pkts", "sent_bytes", "delivered_pkts", "delivered_bytes", "dropped_pkts", "link_lost_pkts", "marked_pkts",
-                "loss_frac", "throughput_bps", "goodput_bps", "delay_mean_s", "delay_p50_s", "delay_p95_s", "delay_p99_s",
-                "jitter_rfc3550_s", "ipdv_mean_s", "total_sent_pkts", "total_delivered_pkts", "total_dropped_pkts",
-                "total_link_lost_pkts", "in_flight_end_pkts", "goodput_bytes", "total_goodput_bytes", "retransmissions", "timeouts",
-                "fast_retransmits", "ecn_reductions", "rtt_mean_s", "rtt_p95_s", "fct_s"]
+FLOW_METRICS = columns("flows").metrics()
 
 
 def check_metrics(patterns: Sequence[str] | None, known: Sequence[str], field: str) -> None:
@@ -78,7 +75,7 @@ def run_row(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any])
     q = studied_queue(summary, campaign.queue)
     row["queue"] = q
     row["queue_qdisc"] = summary["queues"][q]["qdisc"] if q else ""
-    metrics: dict[str, Any] = {m: summary["aggregate"].get("flows" if m == "n_flows" else m) for m in AGGREGATE_METRICS}
+    metrics: dict[str, Any] = {m: summary["aggregate"].get(_A.flows if m == "n_flows" else m) for m in AGGREGATE_METRICS}
     for m in QUEUE_METRICS:
         metrics[f"queue_{m}"] = summary["queues"].get(q, {}).get(m)
     for m in LINK_METRICS:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from aqmlab.campaign.spec import CampaignError
 from aqmlab.campaign.units import KINDS, parse_quantity
+from aqmlab.schema import columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -221,7 +222,7 @@ def timeseries(run_dir: str | Path, queue: str | None = None, max_flows: int = 4
     elif queue not in queues:
         raise CampaignError("--queue", f"no monitored queue {queue!r}; queues: {', '.join(queues)}")
     q = qs[qs["queue"].astype(str) == queue]
-    base = ("time_s", "queue", "len_pkts", "len_bytes", "drops_cum_pkts", "marks_cum_pkts", "sojourn_mean_s")
+    base = tuple(columns("queue_series"))  # the declared columns; the rest is the discipline's state
     state = [c for c in q.columns if c not in base and q[c].notna().any()]
     in_pkts = [c for c in state if c.endswith("_pkts")]
     in_s = [c for c in state if c.endswith("_s")]

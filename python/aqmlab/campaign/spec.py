@@ -25,7 +25,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import itertools
 import os
 import re
@@ -39,7 +38,12 @@ import tomli_w
 from aqmlab import _core
 from aqmlab._core import ScenarioError
 from aqmlab.campaign.units import typed_column
-from aqmlab.scenario import _PATH, _STEP, load_scenario
+from aqmlab.results import run_key
+from aqmlab.scenario import load_scenario
+
+# key paths as `--set` takes them: a.b[2].c
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_PATH = re.compile(r"[^.\[\]=\s]+(\.[^.\[\]=\s]+|\[\d+\])*")
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _METRIC = re.compile(r"[a-z0-9_*]+")
@@ -150,11 +154,10 @@ class Campaign:
                 doc.setdefault("simulation", {})["seed"] = seed
                 text = tomli_w.dumps(doc)
                 try:
-                    resolved = _core.validate(text)
+                    digest = _core.resolve(text)["hash"]
                 except ScenarioError as e:
                     raise self._blame(point, e) from None
-                digest = hashlib.sha256(resolved.encode()).hexdigest()
-                runs.append(Run(len(runs), digest[:24], text, seed, digest, point))
+                runs.append(Run(len(runs), run_key(digest), text, seed, digest, point))
         return runs
 
     def _blame(self, point: tuple[int, ...], e: ScenarioError) -> CampaignError:

@@ -19,6 +19,10 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.schema import columns
+
+#: Declared result columns (aqmlab.schema): a renamed column fails here, not in a table.
+Q, L, F, A = (columns(t) for t in ("queues", "links", "flows", "aggregate"))
 
 NAME = "dqred"
 TITLE = "Active queue management for congestion control: performance evaluation, new approach, and comparative study (DQRED)"
@@ -250,16 +254,16 @@ def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
     t = results.table[(results.table["part"] == 1) & (results.table["setup"] == setup)].copy()
     metrics = {}
     for i, f in enumerate(FLOWS, start=1):
-        t[f"thr{i}"] = t[f"flows.{f}.throughput_bps"] / 8e3  # KB/s
-        t[f"delay{i}"] = t[f"flows.{f}.delay_mean_s"]
-        t[f"loss{i}"] = 100 * t[f"flows.{f}.loss_frac"]
+        t[f"thr{i}"] = t[f"flows.{f}.{F.throughput_bps}"] / 8e3  # KB/s
+        t[f"delay{i}"] = t[f"flows.{f}.{F.delay_mean_s}"]
+        t[f"loss{i}"] = 100 * t[f"flows.{f}.{F.loss_frac}"]
         t[f"power{i}"] = t[f"thr{i}"] / t[f"delay{i}"]
         metrics.update({f"thr{i}": f"thr{i}", f"delay{i}": f"delay{i}", f"loss{i}": f"loss{i}", f"power{i}": f"power{i}"})
-    sent = sum(t[f"flows.{f}.sent_pkts"] for f in FLOWS)
-    lost = sum(t[f"flows.{f}.dropped_pkts"] for f in FLOWS)
+    sent = sum(t[f"flows.{f}.{F.sent_pkts}"] for f in FLOWS)
+    lost = sum(t[f"flows.{f}.{F.dropped_pkts}"] for f in FLOWS)
     t["total_loss"] = 100 * lost / sent
-    t["sys_kbps"] = sum(t[f"flows.{f}.throughput_bps"] for f in FLOWS) / 1e3
-    t["jain"] = t["aggregate.jain_index"]
+    t["sys_kbps"] = sum(t[f"flows.{f}.{F.throughput_bps}"] for f in FLOWS) / 1e3
+    t["jain"] = t[f"aggregate.{A.jain_index}"]
     metrics.update({"total_loss": "total_loss", "sys_kbps": "sys_kbps", "jain": "jain"})
     return summarize(t, ["scheme"], metrics)
 
@@ -299,13 +303,13 @@ def part2(results: PackResults, variant: str = "as run") -> pd.DataFrame:
         dropped = t[cols("dropped_pkts")].fillna(0).sum(axis=1)
         delivered = t[cols("delivered_pkts")].fillna(0).sum(axis=1)
         # packet-weighted mean one-way delay over the class
-        dsum = sum(t[f"flows.{f}.delay_mean_s"].fillna(0) * t[f"flows.{f}.delivered_pkts"].fillna(0)
+        dsum = sum(t[f"flows.{f}.{F.delay_mean_s}"].fillna(0) * t[f"flows.{f}.{F.delivered_pkts}"].fillna(0)
                    for f in sorted({x.rsplit(".", 1)[0].split(".", 1)[1] for x in cols("delivered_pkts")}))
         t[f"{c}_thr_kbps"] = t[cols("goodput_bps" if c == "ftp" else "throughput_bps")].fillna(0).sum(axis=1) / 1e3
         t[f"{c}_loss_pct"] = 100 * dropped / sent
         t[f"{c}_delay_ms"] = 1e3 * dsum / delivered
         metrics.update({f"{c}_thr_kbps": f"{c}_thr_kbps", f"{c}_loss_pct": f"{c}_loss_pct", f"{c}_delay_ms": f"{c}_delay_ms"})
-    col = f"links.{BOTTLENECK}.utilization_frac"
+    col = f"links.{BOTTLENECK}.{L.utilization_frac}"
     t["util_pct"] = 100 * t[col] if col in t else float("nan")
     metrics["util_pct"] = "util_pct"
     return summarize(t, ["N", "scheme"], metrics)

@@ -20,6 +20,11 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.schema import columns
+
+#: Declared result columns (aqmlab.schema): a renamed column fails here, not in a table.
+Q, L, F, A = (columns(t) for t in ("queues", "links", "flows", "aggregate"))
+QS, FS = columns("queue_series"), columns("flow_series")
 
 NAME = "dsred"
 TITLE = "Double-slope RED vs RED at a TCP/IP-over-ATM edge gateway (OPNET)"
@@ -170,13 +175,13 @@ def _series(run: Path) -> pd.DataFrame:
     t = q.index.to_numpy()
     dt = np.diff(np.concatenate([[0.0], t]))
     out = pd.DataFrame(index=q.index)
-    out["drops_per_s"] = np.diff(np.concatenate([[0.0], q["drops_cum_pkts"].to_numpy(dtype=float)])) / dt
-    out["delay_s"] = q["sojourn_mean_s"]
+    out["drops_per_s"] = np.diff(np.concatenate([[0.0], q[QS.drops_cum_pkts].to_numpy(dtype=float)])) / dt
+    out["delay_s"] = q[QS.sojourn_mean_s]
     out["avg_pkts"] = q["avg_pkts"]
-    out["len_pkts"] = q["len_pkts"].astype(float)
+    out["len_pkts"] = q[QS.len_pkts].astype(float)
     f = pd.read_parquet(run / "flow_series.parquet")
-    out["throughput_bps"] = f.groupby("time_s")["throughput_bps"].sum().reindex(out.index)
-    out["delivered_pkts"] = f.groupby("time_s")["delivered_pkts"].sum().reindex(out.index).fillna(0.0)
+    out["throughput_bps"] = f.groupby("time_s")[FS.throughput_bps].sum().reindex(out.index)
+    out["delivered_pkts"] = f.groupby("time_s")[FS.delivered_pkts].sum().reindex(out.index).fillna(0.0)
     return out
 
 
@@ -198,22 +203,22 @@ def metrics(results: PackResults) -> pd.DataFrame:
         dur = float(s.index.max())
         tail = s[s.index > dur - dur / 6]          # the last sixth: the paper's "long term"
         peak = s["drops_per_s"].rolling(10).mean().max()
-        arrivals = r[f"queues.{QUEUE}.arrivals_pkts"]
-        drops = r[f"queues.{QUEUE}.drops_pkts"]
+        arrivals = r[f"queues.{QUEUE}.{Q.arrivals_pkts}"]
+        drops = r[f"queues.{QUEUE}.{Q.drops_pkts}"]
         rate = EGRESS[r["egress"]] if r["egress"] in EGRESS else VARIANTS[r["egress"]][0]
         rows.append({
             "egress": r["egress"], "contract": r["contract"], "aqm": r["aqm"], "seed": r["seed"],
             "normalized throughput": (arrivals - drops) / arrivals if arrivals else math.nan,
-            "drop rate [pkt/s]": r[f"queues.{QUEUE}.drop_rate_per_s"],
+            "drop rate [pkt/s]": r[f"queues.{QUEUE}.{Q.drop_rate_per_s}"],
             "long-term drop rate [pkt/s]": float(tail["drops_per_s"].mean()),
             "peak drop rate [pkt/s]": float(peak),
-            "queueing delay [s]": r[f"queues.{QUEUE}.sojourn_mean_s"],
+            "queueing delay [s]": r[f"queues.{QUEUE}.{Q.sojourn_mean_s}"],
             "long-term queueing delay [s]": float(tail["delay_s"].mean()),
             "avg queue [pkts]": float(s["avg_pkts"].mean()),
-            "utilization": r[f"links.{QUEUE}.throughput_bps"] / rate,
-            "goodput [Mb/s]": r.get("aggregate.goodput_total_bps", math.nan) / 1e6,
+            "utilization": r[f"links.{QUEUE}.{L.throughput_bps}"] / rate,
+            "goodput [Mb/s]": r.get(f"aggregate.{A.goodput_total_bps}", math.nan) / 1e6,
             # the policer reading: drops of the token bucket behind the gateway
-            "policer drop rate [pkt/s]": r.get("queues.dest->sink.drop_rate_per_s", math.nan),
+            "policer drop rate [pkt/s]": r.get(f"queues.dest->sink.{Q.drop_rate_per_s}", math.nan),
         })
     return pd.DataFrame(rows)
 

@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.schema import columns
 
 NAME = "kato"
 TITLE = "Effects of a nonlinear packet drop probability function on RED performance (Kato et al.)"
@@ -84,15 +85,16 @@ def configurations(quick: bool) -> list[Config]:
 
 def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
     t = table.copy()
-    rtt_cols = [c for c in t.columns if c.startswith("flows.") and c.endswith(".rtt_mean_s")]
-    t["util_pct"] = 100 * t[f"links.{QUEUE}.utilization_frac"]
-    t["fi"] = t["aggregate.jain_index"]
-    t["thr_MBps"] = t[f"links.{QUEUE}.throughput_bps"] / 8e6
-    t["queue_pkts"] = t[f"queues.{QUEUE}.mean_len_pkts"]
+    Q, L, F, A = (columns(n) for n in ("queues", "links", "flows", "aggregate"))
+    rtt_cols = [c for c in t.columns if c.startswith("flows.") and c.endswith(f".{F.rtt_mean_s}")]
+    t["util_pct"] = 100 * t[f"links.{QUEUE}.{L.utilization_frac}"]
+    t["fi"] = t[f"aggregate.{A.jain_index}"]
+    t["thr_MBps"] = t[f"links.{QUEUE}.{L.throughput_bps}"] / 8e6
+    t["queue_pkts"] = t[f"queues.{QUEUE}.{Q.mean_len_pkts}"]
     # mean over the N flows of each flow's mean RTT sample (the flows' sample counts are nearly equal)
     t["rtt_ms"] = 1e3 * t[rtt_cols].mean(axis=1, skipna=True)
-    t["drops_early"] = t[f"queues.{QUEUE}.drops_early_pkts"]
-    t["drops_forced"] = t[f"queues.{QUEUE}.drops_forced_pkts"]
+    t["drops_early"] = t[f"queues.{QUEUE}.{Q.drops_early_pkts}"]
+    t["drops_forced"] = t[f"queues.{QUEUE}.{Q.drops_forced_pkts}"]
     return t
 
 

@@ -14,6 +14,10 @@ from __future__ import annotations
 import pandas as pd
 
 from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.schema import columns
+
+#: Declared result columns (aqmlab.schema): a renamed column fails here, not in a table.
+Q, L, F, A = (columns(t) for t in ("queues", "links", "flows", "aggregate"))
 
 NAME = "ltred"
 TITLE = "Effective utilization of router buffer by threshold parameter setting approach in RED (LTRED)"
@@ -137,22 +141,22 @@ def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
         cols = [c for c in t.columns if c.startswith("flows.") and c.endswith("." + metric)]
         return t[cols].fillna(0).sum(axis=1)
 
-    sent = total("total_sent_pkts")
-    dropped = total("total_dropped_pkts")
+    sent = total(F.total_sent_pkts)
+    dropped = total(F.total_dropped_pkts)
     t["sent_pkts"] = sent
-    t["delivered_pct"] = 100 * total("total_delivered_pkts") / sent
+    t["delivered_pct"] = 100 * total(F.total_delivered_pkts) / sent
     t["lost_pct"] = 100 * dropped / sent
-    t["goodput_pct"] = 100 * (total("total_goodput_bytes") / MSS) / sent
-    t["retx_pct"] = 100 * total("retransmissions") / dropped
-    t["timeouts"] = total("timeouts")
-    t["delay_s"] = t[f"queues.{QUEUE}.sojourn_mean_s"]
-    t["avg_queue_pkts"] = t[f"queues.{QUEUE}.mean_len_pkts"]
-    t["util_pct"] = 100 * t[f"links.{QUEUE}.utilization_frac"]
+    t["goodput_pct"] = 100 * (total(F.total_goodput_bytes) / MSS) / sent
+    t["retx_pct"] = 100 * total(F.retransmissions) / dropped
+    t["timeouts"] = total(F.timeouts)
+    t["delay_s"] = t[f"queues.{QUEUE}.{Q.sojourn_mean_s}"]
+    t["avg_queue_pkts"] = t[f"queues.{QUEUE}.{Q.mean_len_pkts}"]
+    t["util_pct"] = 100 * t[f"links.{QUEUE}.{L.utilization_frac}"]
     # Other readings of the paper's columns: utilization counted in payload (goodput) bits,
     # and "link delay" as queueing + one 540-B serialization + the 20-ms propagation.
     rate = t["bandwidth"].str.replace(" Mb/s", "", regex=False).astype(float) * 1e6
     duration = 30.0
-    t["payload_util_pct"] = 100 * total("total_goodput_bytes") * 8 / (rate * duration)
+    t["payload_util_pct"] = 100 * total(F.total_goodput_bytes) * 8 / (rate * duration)
     t["link_delay_s"] = t["delay_s"] + (MSS + 40) * 8 / rate + 0.020
     return t
 

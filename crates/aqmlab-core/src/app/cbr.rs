@@ -64,6 +64,16 @@ impl Cbr {
     }
 }
 
+impl super::TrafficSource for Cbr {
+    type Params = CbrParams;
+    fn build(p: &CbrParams, start: SimTime, stop: SimTime) -> Result<Self, String> {
+        Cbr::new(p, start, stop)
+    }
+    fn fire(&mut self, now: SimTime, _rng: &mut crate::rng::Rng) -> Emit {
+        Cbr::fire(self, now)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,3 +84,13 @@ impl OnOff {
         }
     }
 }
+
+impl super::TrafficSource for OnOff {
+    type Params = OnOffParams;
+    fn build(p: &OnOffParams, start: SimTime, stop: SimTime) -> Result<Self, String> {
+        OnOff::new(p, start, stop)
+    }
+    fn fire(&mut self, now: SimTime, rng: &mut Rng) -> Emit {
+        OnOff::fire(self, now, rng)
+    }
+}

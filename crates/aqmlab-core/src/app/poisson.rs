@@ -80,3 +80,13 @@ impl Poisson {
         }
     }
 }
+
+impl super::TrafficSource for Poisson {
+    type Params = PoissonParams;
+    fn build(p: &PoissonParams, _start: SimTime, stop: SimTime) -> Result<Self, String> {
+        Poisson::new(p, stop)
+    }
+    fn fire(&mut self, now: SimTime, rng: &mut Rng) -> Emit {
+        Poisson::fire(self, now, rng)
+    }
+}

@@ -192,6 +192,16 @@ impl Video {
     }
 }
 
+impl super::TrafficSource for Video {
+    type Params = VideoParams;
+    fn build(p: &VideoParams, start: SimTime, stop: SimTime) -> Result<Self, String> {
+        Video::new(p, start, stop)
+    }
+    fn fire(&mut self, now: SimTime, rng: &mut Rng) -> Emit {
+        Video::fire(self, now, rng)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

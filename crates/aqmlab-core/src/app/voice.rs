@@ -153,6 +153,16 @@ impl Voice {
     }
 }
 
+impl super::TrafficSource for Voice {
+    type Params = VoiceParams;
+    fn build(p: &VoiceParams, start: SimTime, stop: SimTime) -> Result<Self, String> {
+        Voice::new(p, start, stop)
+    }
+    fn fire(&mut self, now: SimTime, rng: &mut Rng) -> Emit {
+        Voice::fire(self, now, rng)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

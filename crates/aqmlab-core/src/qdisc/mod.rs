@@ -21,6 +21,8 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod fq_sched;
 pub mod htb;
+#[cfg(test)]
+pub mod pfifo_head;
 pub mod pi;
 pub mod pie;
 pub mod red;
@@ -188,52 +190,86 @@ pub trait Configure: Sized {
 
 /// Declares the disciplines: the dispatch enum, its trait impl and the registry, in one list.
 macro_rules! disciplines {
-    ($($variant:ident($ty:ty) = $name:literal: $doc:literal),* $(,)?) => {
+    ($($(#[$cfg:meta])* $variant:ident($ty:ty) = $name:literal: $doc:literal),* $(,)?) => {
         /// Every discipline, dispatched by `match` (no virtual call per packet); each boxed, so a
         /// port carries 16 bytes for its discipline whatever the largest one needs.
-        pub enum AnyQdisc { $(#[doc = $doc] $variant(Box<$ty>)),* }
+        pub enum AnyQdisc { $($(#[$cfg])* #[doc = $doc] $variant(Box<$ty>)),* }
 
         /// `tc`-style names of all registered disciplines, with a one-line description.
-        pub const REGISTRY: &[(&str, &str)] = &[$(($name, $doc)),*];
+        pub const REGISTRY: &[(&str, &str)] = &[$($(#[$cfg])* ($name, $doc)),*];
 
         impl AnyQdisc {
             /// The discipline's registry name.
             pub fn name(&self) -> &'static str {
-                match self { $(AnyQdisc::$variant(_) => $name),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(_) => $name),* }
             }
             pub(crate) fn start(&mut self, ctx: &mut Ctx) {
-                match self { $(AnyQdisc::$variant(q) => Configure::start(&mut **q, ctx)),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => Configure::start(&mut **q, ctx)),* }
             }
         }
 
         impl QueueDisc for AnyQdisc {
             #[inline]
             fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
-                match self { $(AnyQdisc::$variant(q) => q.enqueue(pkt, ctx)),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.enqueue(pkt, ctx)),* }
             }
             #[inline]
             fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
-                match self { $(AnyQdisc::$variant(q) => q.dequeue(ctx)),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.dequeue(ctx)),* }
             }
             #[inline]
             fn len_packets(&self) -> usize {
-                match self { $(AnyQdisc::$variant(q) => q.len_packets()),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.len_packets()),* }
             }
             #[inline]
             fn len_bytes(&self) -> u64 {
-                match self { $(AnyQdisc::$variant(q) => q.len_bytes()),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.len_bytes()),* }
             }
             fn on_timer(&mut self, ctx: &mut Ctx) {
-                match self { $(AnyQdisc::$variant(q) => q.on_timer(ctx)),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.on_timer(ctx)),* }
             }
             fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
-                match self { $(AnyQdisc::$variant(q) => q.observe(out)),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.observe(out)),* }
             }
             fn take_events(&mut self) -> Vec<QdiscEvent> {
-                match self { $(AnyQdisc::$variant(q) => q.take_events()),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.take_events()),* }
             }
             fn transparent_when_empty(&self) -> bool {
-                match self { $(AnyQdisc::$variant(q) => q.transparent_when_empty()),* }
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.transparent_when_empty()),* }
+            }
+        }
+
+        /// A discipline's resolved parameters (every default filled in), by kind.
+        pub enum QdiscParams { $($(#[$cfg])* #[doc = $doc] $variant(<$ty as Configure>::Params)),* }
+
+        impl QdiscParams {
+            /// Reads the parameters of discipline `kind` from `params` (the scenario table
+            /// without `kind`); errors at `path` + the key.
+            pub fn parse(kind: &str, params: &toml::Table, path: &str) -> Result<Self, ScenarioError> {
+                match kind {
+                    $($(#[$cfg])* $name => Ok(QdiscParams::$variant(crate::scenario::parse::from_table(params, path)?)),)*
+                    other => Err(ScenarioError::new(
+                        format!("{path}.kind"),
+                        format!("unknown queue discipline {other:?}; known: {}",
+                            REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
+                    )),
+                }
+            }
+            /// The discipline's registry name.
+            pub fn kind(&self) -> &'static str {
+                match self { $($(#[$cfg])* QdiscParams::$variant(_) => $name),* }
+            }
+            /// The parameters as a TOML table, without `kind` (for the resolved scenario).
+            pub fn to_table(&self) -> toml::Table {
+                match self { $($(#[$cfg])* QdiscParams::$variant(p) => crate::scenario::parse::to_table(p)),* }
+            }
+            /// Builds the discipline for a port on `link`; a range error names `path` + the key.
+            pub fn build(&self, link: &LinkInfo, path: &str) -> Result<AnyQdisc, ScenarioError> {
+                let keyed = |msg: String| ScenarioError::from_keyed(path, &msg);
+                match self {
+                    $($(#[$cfg])* QdiscParams::$variant(p) =>
+                        Ok(AnyQdisc::$variant(Box::new(<$ty as Configure>::configure(p, link).map_err(keyed)?))),)*
+                }
             }
         }
 
@@ -241,30 +277,10 @@ macro_rules! disciplines {
         /// Returns it with its fully resolved parameters (defaults filled in).
         pub fn build(kind: &str, params: &toml::Table, link: &LinkInfo, path: &str)
             -> Result<(AnyQdisc, toml::Table), ScenarioError> {
-            match kind {
-                $($name => {
-                    let (q, resolved) = configure_with::<$ty>(params, link, path)?;
-                    Ok((AnyQdisc::$variant(Box::new(q)), resolved))
-                })*
-                other => Err(ScenarioError::new(
-                    format!("{path}.kind"),
-                    format!("unknown queue discipline {other:?}; known: {}",
-                        REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")),
-                )),
-            }
+            let p = QdiscParams::parse(kind, params, path)?;
+            Ok((p.build(link, path)?, p.to_table()))
         }
     };
-}
-
-fn configure_with<Q: Configure>(
-    params: &toml::Table,
-    link: &LinkInfo,
-    path: &str,
-) -> Result<(Q, toml::Table), ScenarioError> {
-    let p: Q::Params = crate::scenario::parse::from_table(params, path)?;
-    let q = Q::configure(&p, link).map_err(|msg| ScenarioError::from_keyed(path, &msg))?;
-    let resolved = crate::scenario::parse::to_table(&p);
-    Ok((q, resolved))
 }
 
 disciplines! {
@@ -299,9 +315,68 @@ disciplines! {
     FqCobalt(cobalt::FqCobalt) = "fq_cobalt": "Flow queues with COBALT per queue (ns-3 FqCobaltQueueDisc)",
     Htb(htb::Htb) = "htb": "Single-level Hierarchical Token Bucket shaper: classes with rate/ceil and a child discipline each (Linux sch_htb)",
     FqPie(fq_pie::FqPie) = "fq_pie": "Flow Queue PIE: RFC 8290 flow queues with PIE per queue (Linux sch_fq_pie)",
+    // The worked example of docs/adding-an-aqm.md, compiled and tested only in tests.
+    #[cfg(test)]
+    PfifoHead(pfifo_head::PfifoHead) = "pfifo_head": "FIFO with a packet limit that drops from the head when full (Lakshman et al. 1996)",
 }
 
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]
 mod vocabulary;
+
+#[cfg(test)]
+mod worked_example {
+    #[test]
+    fn the_recipe_page_shows_the_pfifo_head_file_verbatim() {
+        let page = include_str!("../../../../docs/adding-an-aqm.md");
+        let file = include_str!("pfifo_head.rs");
+        assert!(
+            page.contains(file.trim_end()),
+            "docs/adding-an-aqm.md must show qdisc/pfifo_head.rs as it is"
+        );
+    }
+
+    fn overload(qdisc: &str) -> serde_json::Value {
+        // CBR of 1000-B packets at 2 Mb/s (250 packets/s) into a 1 Mb/s bottleneck (125/s).
+        let text = format!(
+            r#"
+            [simulation]
+            duration = "21s"
+            warmup = "1s"
+            [topology]
+            kind = "dumbbell"
+            pairs = 1
+            access = {{ rate = "100Mbps", delay = "1ms" }}
+            bottleneck = {{ rate = "1Mbps", delay = "10ms", qdisc = {{ kind = "{qdisc}", limit = 10 }} }}
+            [[flows]]
+            kind = "cbr"
+            from = "s1"
+            to = "d1"
+            rate = "2Mbps"
+        "#
+        );
+        crate::run(&text, None).unwrap().summary["queues"]["r1->r2"].clone()
+    }
+
+    #[test]
+    fn pfifo_head_drops_half_of_a_double_overload_and_halves_the_delay() {
+        // Offered load twice the capacity: half the arrivals are dropped whatever the policy.
+        // Tail drop: a delivered packet waits behind the 10 packets ahead of it, 10 x 8 ms =
+        // 80 ms. Drop from front: between two departures two packets arrive and one is dropped
+        // from the head, so a packet moves up two places per 8 ms and waits about half as long
+        // (Lakshman, Neidhardt, Ott 1996: drop from front shortens the delay of what is kept).
+        let head = overload("pfifo_head");
+        let tail = overload("pfifo");
+        for q in [&head, &tail] {
+            let frac = q["drop_frac"].as_f64().unwrap();
+            assert!((frac - 0.5).abs() < 0.01, "{frac}");
+        }
+        let (h, t) = (
+            head["sojourn_mean_s"].as_f64().unwrap(),
+            tail["sojourn_mean_s"].as_f64().unwrap(),
+        );
+        assert!((t - 0.080).abs() < 0.002, "tail drop {t}");
+        assert!((h - 0.040).abs() < 0.006, "drop from front {h}");
+    }
+}

@@ -32,6 +32,7 @@ const SHARED: &[(&str, &[&str])] = &[
     ("pi", ALL),
     ("pie", ALL),
     ("fq_pie", ALL),
+    ("pfifo_head", LIMIT), // the worked example of docs/adding-an-aqm.md
     // The RED family (`red::NAMES`) all take ALL: see `shared`.
 ];
 
@@ -191,5 +192,25 @@ fn deprecated_spellings_resolve_to_the_canonical_keys() {
             build(kind, "mean_pktsize = \"700B\"").unwrap(),
             "{kind}"
         );
+    }
+}
+
+#[test]
+fn every_renamed_key_the_warnings_list_is_read_as_the_new_one() {
+    // scenario/warn.rs tells users about these spellings: each must still be accepted by some
+    // discipline, with the same resolution as its new name there.
+    for (old, new) in crate::scenario::warn::QDISC_RENAMED {
+        let mut takers = 0;
+        for (kind, _) in REGISTRY {
+            if let Ok(via_old) = build(kind, &format!("{old} = true")) {
+                takers += 1;
+                assert_eq!(
+                    via_old,
+                    build(kind, &format!("{new} = true")).unwrap(),
+                    "{kind}: {old}"
+                );
+            }
+        }
+        assert!(takers > 0, "no discipline reads {old}");
     }
 }

@@ -1,25 +1,31 @@
-//! Validates a scenario and builds the world: nodes, ports with their queue disciplines,
-//! routes, flows. Every rejection names the field.
+//! The end of the scenario pipeline, `load` → `resolve` → **`build`**: a [`Resolved`]
+//! scenario becomes a ready-to-run [`World`] — nodes, ports with their disciplines, routes,
+//! flows — and the resolved scenario's TOML text. Nothing here reads TOML; what can only be
+//! checked against the topology (node names, self-links, reachability, sizes) is checked here,
+//! naming the field.
 
 use super::error::{join, ScenarioError};
 use super::limits;
-use super::parse::{from_table, from_value, parse_document, to_table};
-use super::spec::{
-    DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, ScenarioSpec, TransitStubSpec, FLOW_COMMON_KEYS,
+use super::load::{load, LoadOptions, Loaded};
+use super::parse::to_table;
+use super::resolve::{
+    resolve, transit_stub_generator, BuildOptions, FlowEntry, FlowKind, QdiscSpec, Resolved,
+    ResolvedLink, Topology,
 };
-use crate::app;
+use super::warn::Warning;
 use crate::capture::{Capture, TcpShape};
 use crate::packet::NodeId;
 use crate::qdisc::accounting::Queue;
-use crate::qdisc::{self, LinkInfo};
+use crate::qdisc::LinkInfo;
 use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
 use crate::topology::{Node, Routing};
-use crate::transport::{TcpFlow, TcpParams};
+use crate::transport::TcpFlow;
 use crate::world::{App, Flow, SimConfig, World};
 use crate::world::{Port, TxState};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A built scenario: the world, and the scenario with every default filled in.
 pub struct Built {
@@ -27,6 +33,21 @@ pub struct Built {
     pub world: World,
     /// The resolved scenario as TOML text.
     pub resolved: String,
+    /// The canonical hash of the resolved scenario ([`scenario_hash`]).
+    pub hash: String,
+    /// Deprecated spellings met while resolving.
+    pub warnings: Vec<Warning>,
+}
+
+/// The canonical hash of a resolved scenario: SHA-256 of its TOML text, in lower-case hex.
+/// Saved results (`scenario_hash` in summary.json), sweeps and campaigns (their run keys are
+/// prefixes of it) all use this one hash.
+pub fn scenario_hash(resolved: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(resolved.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A link direction before it becomes a port.
@@ -36,13 +57,12 @@ struct PortPlan {
     rate_bps: u64,
     rate_model: Option<crate::ratemodel::VbrModel>,
     delay: SimTime,
-    qdisc: toml::Table,
-    qdisc_path: String,
+    qdisc: Arc<QdiscSpec>,
     loss: f64,
     monitor: bool,
 }
 
-/// Nodes and port plans collected from the topology section.
+/// Nodes and port plans collected from the topology.
 #[derive(Default)]
 struct Plan {
     names: Vec<String>,
@@ -86,8 +106,8 @@ impl Plan {
         &mut self,
         a: NodeId,
         b: NodeId,
-        l: &LinkSpec,
-        default_qdisc: &toml::Table,
+        l: &ResolvedLink,
+        default_qdisc: &Arc<QdiscSpec>,
         default_monitor: bool,
         path: &str,
     ) -> Result<(), ScenarioError> {
@@ -100,102 +120,25 @@ impl Plan {
                 ),
             ));
         }
-        if l.rate.0 == 0 {
-            return Err(ScenarioError::new(join(path, "rate"), "must be positive"));
-        }
-        for (key, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(ScenarioError::new(
-                    join(path, key),
-                    format!("{p} is not a probability; use a value in [0, 1]"),
-                ));
-            }
-        }
-        let monitor = l.monitor.unwrap_or(default_monitor);
-        let rate_model = rate_model(l, path)?;
-        for (from, to, q, key, loss, model) in [
-            (a, b, &l.qdisc, "qdisc", l.loss, rate_model),
-            (
-                b,
-                a,
-                &l.reverse_qdisc,
-                "reverse_qdisc",
-                l.reverse_loss,
-                None,
-            ),
+        let s = &l.spec;
+        let monitor = s.monitor.unwrap_or(default_monitor);
+        for (from, to, q, loss, model) in [
+            (a, b, &l.qdisc, s.loss, l.rate_model.clone()),
+            (b, a, &l.reverse_qdisc, s.reverse_loss, None),
         ] {
-            let (qdisc, qdisc_path) = match q {
-                Some(t) => (t.clone(), join(path, key)),
-                None => (default_qdisc.clone(), "topology.default_qdisc".to_string()),
-            };
             self.ports.push(PortPlan {
                 from,
                 to,
-                rate_bps: l.rate.0,
+                rate_bps: s.rate.0,
                 rate_model: model,
-                delay: l.delay.0,
-                qdisc,
-                qdisc_path,
+                delay: s.delay.0,
+                qdisc: q.as_ref().unwrap_or(default_qdisc).clone(),
                 loss,
                 monitor,
             });
         }
         Ok(())
     }
-}
-
-/// Reads a link's `rate_model`: absent or `kind = "constant"` is a constant rate.
-fn rate_model(
-    l: &LinkSpec,
-    path: &str,
-) -> Result<Option<crate::ratemodel::VbrModel>, ScenarioError> {
-    let Some(t) = &l.rate_model else {
-        return Ok(None);
-    };
-    let mpath = join(path, "rate_model");
-    match t.get("kind") {
-        Some(toml::Value::String(k)) if k == "constant" => {
-            if let Some(extra) = t.keys().find(|k| *k != "kind") {
-                return Err(ScenarioError::new(
-                    join(&mpath, extra),
-                    "unknown key: a constant rate model takes only `kind`",
-                ));
-            }
-            Ok(None)
-        }
-        Some(toml::Value::String(k)) if k == "token_bucket" => {
-            let p: crate::ratemodel::TokenBucketParams = from_table(t, &mpath)?;
-            crate::ratemodel::VbrModel::token_bucket(&p, l.rate.0)
-                .map(Some)
-                .map_err(|m| ScenarioError::from_keyed(&mpath, &m))
-        }
-        Some(toml::Value::String(_)) => {
-            let p: crate::ratemodel::VbrParams = from_table(t, &mpath)?;
-            crate::ratemodel::VbrModel::new(&p, l.rate.0)
-                .map(Some)
-                .map_err(|m| ScenarioError::from_keyed(&mpath, &m))
-        }
-        _ => Err(ScenarioError::new(
-            join(&mpath, "kind"),
-            "missing: \"constant\", \"vbr\" or \"token_bucket\"",
-        )),
-    }
-}
-
-fn default_qdisc_table() -> toml::Table {
-    let mut t = toml::Table::new();
-    t.insert("kind".into(), "pfifo".into());
-    t.insert("limit".into(), 1000.into());
-    t
-}
-
-/// Choices made by the caller rather than the scenario file.
-#[derive(Clone, Debug, Default)]
-pub struct BuildOptions {
-    /// `simulation.seed` override.
-    pub seed: Option<u64>,
-    /// Lift the resource limits (`--allow-large`).
-    pub allow_large: bool,
 }
 
 /// Builds a world from scenario text; `seed`, if given, overrides `simulation.seed`.
@@ -210,111 +153,112 @@ pub fn build(text: &str, seed: Option<u64>) -> Result<Built, ScenarioError> {
     )
 }
 
-/// [`build`] with options.
+/// [`build`] with options (no overrides; graph files are refused: use [`load`] with a
+/// directory for those).
 pub fn build_with(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioError> {
-    build_unlocated(text, opts).map_err(|mut e| {
-        if e.line.is_none() && !e.path.is_empty() {
-            e.line = super::parse::locate(text, &e.path);
-        }
-        e
-    })
+    let loaded = load(text, &[] as &[&str], &LoadOptions::default())?;
+    build_loaded(&loaded, opts)
 }
 
-fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioError> {
-    let seed = opts.seed;
-    let doc = parse_document(text)?;
-    for key in ["simulation", "topology"] {
-        if !doc.contains_key(key) {
-            return Err(ScenarioError::new(key, format!("missing section [{key}]")));
-        }
-    }
-    let mut spec: ScenarioSpec = from_table(&doc, "")?;
-    if let Some(s) = seed {
-        spec.simulation.seed = s;
-    }
-    let sim = &spec.simulation;
-    if sim.duration.0 == 0 {
-        return Err(ScenarioError::new(
-            "simulation.duration",
-            "must be positive",
-        ));
-    }
-    if sim.warmup.0 >= sim.duration.0 {
-        return Err(ScenarioError::new(
-            "simulation.warmup",
-            format!(
-                "{} must be shorter than simulation.duration ({})",
-                sim.warmup, sim.duration
-            ),
-        ));
-    }
+/// Resolves and builds a loaded scenario; errors point into the user's files.
+pub fn build_loaded(loaded: &Loaded, opts: &BuildOptions) -> Result<Built, ScenarioError> {
+    let resolved = resolve(loaded, opts)?;
+    build_resolved(resolved).map_err(|e| loaded.locate(e))
+}
+
+/// Builds the world of a resolved scenario.
+pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
+    let sim = &r.simulation;
     let config = SimConfig {
         duration: sim.duration.0,
         warmup: sim.warmup.0,
         seed: sim.seed,
         sample_interval: sim.sample_interval.0,
     };
-
     let mut resolved = toml::Table::new();
-    resolved.insert("name".into(), spec.name.clone().into());
-    if !spec.description.is_empty() {
-        resolved.insert("description".into(), spec.description.clone().into());
+    resolved.insert("name".into(), r.name.clone().into());
+    if !r.description.is_empty() {
+        resolved.insert("description".into(), r.description.clone().into());
     }
     resolved.insert("simulation".into(), toml::Value::Table(to_table(sim)));
-    let mut limits = spec.limits.clone().unwrap_or_default();
-    if let Some(l) = &spec.limits {
+    if let Some(l) = &r.written_limits {
         resolved.insert("limits".into(), toml::Value::Table(to_table(l)));
     }
-    limits.allow_large |= opts.allow_large;
-
-    // Topology.
-    let kind = match spec.topology.get("kind") {
-        None => "graph".to_string(),
-        Some(toml::Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err(ScenarioError::new(
-                "topology.kind",
-                format!(
-                    "expected a string (\"dumbbell\" or \"graph\"), got {}",
-                    other.type_str()
-                ),
-            ))
-        }
-    };
-    // Resource bounds, first from the declared sizes (before anything large is built).
-    let mut flow_parts = Vec::with_capacity(spec.flows.len());
-    for (i, f) in spec.flows.iter().enumerate() {
-        let count = f
-            .get("count")
-            .and_then(toml::Value::as_integer)
-            .unwrap_or(1);
-        flow_parts.push(limits::flows_part(
-            &format!("flows[{i}].count"),
-            count.max(0) as u64,
-        ));
-    }
-    let n_flows: u64 = flow_parts
+    let n_flows: u64 = r
+        .flow_parts
         .iter()
         .map(|p| p.memory / limits::FLOW_BYTES)
         .sum();
-    let mut parts = flow_parts.clone();
-    parts.extend(declared_topology_size(&kind, &spec.topology, n_flows));
-    limits::check(&parts, &limits)?;
 
     let mut plan = Plan::default();
-    let (_default_qdisc, topo_resolved) = match kind.as_str() {
-        "dumbbell" => build_dumbbell(&spec.topology, &mut plan)?,
-        "graph" => build_graph(&spec.topology, &mut plan)?,
-        "transit_stub" => build_transit_stub(&spec.topology, &mut plan)?,
-        other => {
-            return Err(ScenarioError::new(
-                "topology.kind",
-                format!(
-                    "unknown topology {other:?}; use \"dumbbell\", \"graph\" or \"transit_stub\""
-                ),
-            ))
+    let dq = &r.default_qdisc;
+    let mut topo_resolved = match &r.topology {
+        Topology::Dumbbell {
+            spec,
+            bottleneck,
+            left,
+            right,
+        } => {
+            let r1 = plan.add_node("r1", "topology")?;
+            let r2 = plan.add_node("r2", "topology")?;
+            plan.add_link(r1, r2, bottleneck, dq, true, "topology.bottleneck")?;
+            for (i, l) in left.iter().enumerate() {
+                let s = plan.add_node(&format!("s{}", i + 1), "topology")?;
+                plan.add_link(s, r1, l, dq, false, &format!("topology.left_access[{i}]"))?;
+            }
+            for (i, l) in right.iter().enumerate() {
+                let d = plan.add_node(&format!("d{}", i + 1), "topology")?;
+                plan.add_link(r2, d, l, dq, false, &format!("topology.right_access[{i}]"))?;
+            }
+            to_table(spec)
+        }
+        Topology::Graph { spec, links } => {
+            for (i, n) in spec.nodes.iter().enumerate() {
+                plan.add_node(n, &format!("topology.nodes[{i}]"))?;
+            }
+            for l in links {
+                let path = &l.path;
+                let a = l.spec.from.as_deref().ok_or_else(|| {
+                    ScenarioError::new(
+                        join(path, "from"),
+                        "missing: a graph link names the nodes it joins",
+                    )
+                })?;
+                let b = l.spec.to.as_deref().ok_or_else(|| {
+                    ScenarioError::new(
+                        join(path, "to"),
+                        "missing: a graph link names the nodes it joins",
+                    )
+                })?;
+                let a = plan.node(a, &join(path, "from"))?;
+                let b = plan.node(b, &join(path, "to"))?;
+                plan.add_link(a, b, l, dq, true, path)?;
+            }
+            to_table(spec)
+        }
+        Topology::TransitStub { spec, links } => {
+            use crate::topogen::EdgeClass;
+            let g = transit_stub_generator(spec)
+                .generate(&mut Rng::stream(spec.seed, "topology:transit_stub"));
+            for name in &g.nodes {
+                plan.add_node(name, "topology")?;
+            }
+            for &(a, b, class) in &g.edges {
+                let l = match class {
+                    EdgeClass::Transit => &links[0],
+                    EdgeClass::TransitStub => &links[1],
+                    EdgeClass::Stub => &links[2],
+                };
+                // transit-stub edges: the transit node (lower index) is `from`
+                plan.add_link(a as NodeId, b as NodeId, l, dq, false, &l.path)?;
+            }
+            to_table(spec)
         }
     };
+    topo_resolved.insert(
+        "default_qdisc".into(),
+        toml::Value::Table(dq.written.clone()),
+    );
 
     // Resource bounds again, from the exact sizes, with the time series.
     let mut degree = vec![0u32; plan.names.len()];
@@ -322,12 +266,12 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
         degree[pp.from as usize] += 1;
     }
     let tables = degree.iter().filter(|&&d| d >= 2).count() as u64;
-    let field = match kind.as_str() {
-        "dumbbell" => "topology.pairs",
-        "graph" => "topology.links",
-        _ => "topology.nodes",
+    let field = match &r.topology {
+        Topology::Dumbbell { .. } => "topology.pairs",
+        Topology::Graph { .. } => "topology.links",
+        Topology::TransitStub { .. } => "topology.nodes",
     };
-    let mut parts = flow_parts;
+    let mut parts = r.flow_parts.clone();
     parts.push(limits::topology_part(
         field,
         plan.names.len() as u64,
@@ -335,7 +279,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
         tables,
         n_flows,
     ));
-    if let Some(pc) = &spec.pcap {
+    if let Some(pc) = &r.pcap {
         parts.push(limits::Part {
             field: "pcap.max_packets".into(),
             what: format!(
@@ -356,7 +300,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
             monitored.saturating_add(n_flows),
         ));
     }
-    limits::check(&parts, &limits)?;
+    limits::check(&parts, &r.limits)?;
 
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
@@ -380,32 +324,10 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
             rate_bps: pp.rate_bps,
             delay: pp.delay,
         };
-        let kind = match pp.qdisc.get("kind") {
-            Some(toml::Value::String(s)) => s.clone(),
-            Some(_) => {
-                return Err(ScenarioError::new(
-                    join(&pp.qdisc_path, "kind"),
-                    "expected a string, e.g. \"pfifo\"",
-                ))
-            }
-            None => {
-                return Err(ScenarioError::new(
-                    join(&pp.qdisc_path, "kind"),
-                    format!(
-                        "missing; known disciplines: {}",
-                        qdisc::REGISTRY
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ))
-            }
-        };
-        let mut params = pp.qdisc.clone();
-        params.remove("kind");
-        let (disc, mut res) = qdisc::build(&kind, &params, &link, &pp.qdisc_path)?;
-        res.insert("kind".into(), kind.clone().into());
+        let q = &pp.qdisc;
+        let disc = q.params.build(&link, &q.path)?;
+        let mut res = q.params.to_table();
+        res.insert("kind".into(), q.params.kind().into());
         resolved_qdiscs.push((name.clone(), res));
         let window = config.warmup;
         let rate_model = pp.rate_model.clone().map(|m| {
@@ -436,7 +358,6 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
             tx: TxState::default(),
         });
     }
-    let mut topo_resolved = topo_resolved;
     let qtable: toml::Table = resolved_qdiscs
         .into_iter()
         .map(|(n, t)| (n, toml::Value::Table(t)))
@@ -458,22 +379,15 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
     let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
     let mut flow_names = BTreeMap::new();
-    for (i, table) in spec.flows.iter().enumerate() {
-        let path = format!("flows[{i}]");
-        let (copies, res, shape) = build_flow(
-            table,
-            &path,
-            &plan,
-            &mut routing,
-            &pairs,
-            &config,
-            flows.len(),
-        )?;
+    for entry in &r.flows {
+        let path = &entry.path;
+        let (copies, res, shape) =
+            build_flow(entry, &plan, &mut routing, &pairs, &config, flows.len())?;
         shapes.extend(std::iter::repeat(shape).take(copies.len()));
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(
-                    join(&path, "name"),
+                    join(path, "name"),
                     format!("flow name {:?} is already used by {prev}", f.name),
                 ));
             }
@@ -484,7 +398,7 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
     resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
 
     let mut world = World::new(nodes, routing, ports, flows, config);
-    if let Some(pc) = &spec.pcap {
+    if let Some(pc) = &r.pcap {
         world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
         resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));
     }
@@ -494,311 +408,27 @@ fn build_unlocated(text: &str, opts: &BuildOptions) -> Result<Built, ScenarioErr
             format!("internal: cannot print the resolved scenario: {e}"),
         )
     })?;
-    Ok(Built { world, resolved })
-}
-
-/// The topology's size as declared by a generator's parameters (`None` for explicit graphs,
-/// whose lists are already in memory): nodes, ports and an upper bound on routing tables.
-fn declared_topology_size(kind: &str, t: &toml::Table, flows: u64) -> Option<limits::Part> {
-    let int = |k: &str| {
-        t.get(k)
-            .and_then(toml::Value::as_integer)
-            .map_or(0, |v| v.max(0) as u64)
-    };
-    match kind {
-        "dumbbell" => {
-            let pairs = int("pairs");
-            let nodes = pairs.saturating_mul(2).saturating_add(2);
-            let ports = pairs.saturating_mul(4).saturating_add(2);
-            Some(limits::topology_part(
-                "topology.pairs",
-                nodes,
-                ports,
-                2,
-                flows,
-            ))
-        }
-        "transit_stub" => {
-            let nodes = int("nodes");
-            let ports = int("links").saturating_mul(2);
-            Some(limits::topology_part(
-                "topology.nodes",
-                nodes,
-                ports,
-                nodes,
-                flows,
-            ))
-        }
-        _ => None,
-    }
-}
-
-fn build_graph(
-    t: &toml::Table,
-    plan: &mut Plan,
-) -> Result<(toml::Table, toml::Table), ScenarioError> {
-    let g: GraphSpec = from_table(t, "topology")?;
-    let default_qdisc = g.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
-    for (i, n) in g.nodes.iter().enumerate() {
-        plan.add_node(n, &format!("topology.nodes[{i}]"))?;
-    }
-    for (i, l) in g.links.iter().enumerate() {
-        let path = format!("topology.links[{i}]");
-        let a = l.from.as_deref().ok_or_else(|| {
-            ScenarioError::new(
-                join(&path, "from"),
-                "missing: a graph link names the nodes it joins",
-            )
-        })?;
-        let b = l.to.as_deref().ok_or_else(|| {
-            ScenarioError::new(
-                join(&path, "to"),
-                "missing: a graph link names the nodes it joins",
-            )
-        })?;
-        let a = plan.node(a, &join(&path, "from"))?;
-        let b = plan.node(b, &join(&path, "to"))?;
-        plan.add_link(a, b, l, &default_qdisc, true, &path)?;
-    }
-    let mut res = to_table(&g);
-    res.insert(
-        "default_qdisc".into(),
-        toml::Value::Table(default_qdisc.clone()),
-    );
-    Ok((default_qdisc, res))
-}
-
-fn build_transit_stub(
-    t: &toml::Table,
-    plan: &mut Plan,
-) -> Result<(toml::Table, toml::Table), ScenarioError> {
-    use crate::topogen::{EdgeClass, TransitStub};
-    let ts: TransitStubSpec = from_table(t, "topology")?;
-    let default_qdisc = ts.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
-    let gen = TransitStub {
-        transit_domains: ts.transit_domains,
-        transit_nodes: ts.transit_nodes,
-        stubs_per_transit: ts.stubs_per_transit,
-        nodes: ts.nodes,
-        links: ts.links,
-    };
-    gen.check()
-        .map_err(|m| ScenarioError::from_keyed("topology", &m))?;
-    for (key, l) in [
-        ("transit_link", &ts.transit_link),
-        ("transit_stub_link", &ts.transit_stub_link),
-        ("stub_link", &ts.stub_link),
-    ] {
-        if l.from.is_some() || l.to.is_some() {
-            return Err(ScenarioError::new(
-                format!("topology.{key}"),
-                "takes no from/to: the generator places the links",
-            ));
-        }
-    }
-    let g = gen.generate(&mut Rng::stream(ts.seed, "topology:transit_stub"));
-    for name in &g.nodes {
-        plan.add_node(name, "topology")?;
-    }
-    for &(a, b, class) in &g.edges {
-        let (spec, key) = match class {
-            EdgeClass::Transit => (&ts.transit_link, "topology.transit_link"),
-            EdgeClass::TransitStub => (&ts.transit_stub_link, "topology.transit_stub_link"),
-            EdgeClass::Stub => (&ts.stub_link, "topology.stub_link"),
-        };
-        // transit-stub edges: the transit node (lower index) is `from`
-        plan.add_link(a as NodeId, b as NodeId, spec, &default_qdisc, false, key)?;
-    }
-    let mut res = to_table(&ts);
-    res.insert(
-        "default_qdisc".into(),
-        toml::Value::Table(default_qdisc.clone()),
-    );
-    Ok((default_qdisc, res))
-}
-
-/// Reads `left_access` / `right_access`: one link table for all pairs, or a list of N.
-fn access_links(
-    v: &Option<toml::Value>,
-    fallback: &Option<LinkSpec>,
-    n: u32,
-    path: &str,
-) -> Result<Vec<LinkSpec>, ScenarioError> {
-    match v {
-        None => match fallback {
-            Some(l) => Ok(vec![l.clone(); n as usize]),
-            None => Err(ScenarioError::new(
-                path,
-                "missing: give `access` (both sides) or this key",
-            )),
-        },
-        Some(toml::Value::Table(_)) => Ok(vec![
-            from_value::<LinkSpec>(v.clone().unwrap(), path)?;
-            n as usize
-        ]),
-        Some(toml::Value::Array(items)) => {
-            if items.len() != n as usize {
-                return Err(ScenarioError::new(
-                    path,
-                    format!("has {} links but topology.pairs is {n}", items.len()),
-                ));
-            }
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, it)| from_value(it.clone(), &format!("{path}[{i}]")))
-                .collect()
-        }
-        Some(other) => Err(ScenarioError::new(
-            path,
-            format!(
-                "expected a link table or a list of them, got {}",
-                other.type_str()
-            ),
-        )),
-    }
-}
-
-fn build_dumbbell(
-    t: &toml::Table,
-    plan: &mut Plan,
-) -> Result<(toml::Table, toml::Table), ScenarioError> {
-    let d: DumbbellSpec = from_table(t, "topology")?;
-    if d.pairs == 0 {
-        return Err(ScenarioError::new("topology.pairs", "must be at least 1"));
-    }
-    if d.pairs > 1_000_000 {
-        return Err(ScenarioError::new(
-            "topology.pairs",
-            "at most 1000000 pairs",
-        ));
-    }
-    let default_qdisc = d.default_qdisc.clone().unwrap_or_else(default_qdisc_table);
-    let left = access_links(&d.left_access, &d.access, d.pairs, "topology.left_access")?;
-    let right = access_links(&d.right_access, &d.access, d.pairs, "topology.right_access")?;
-    for (side, links) in [("left_access", &left), ("right_access", &right)] {
-        if links.iter().any(|l| l.from.is_some() || l.to.is_some()) {
-            return Err(ScenarioError::new(
-                format!("topology.{side}"),
-                "dumbbell links take no from/to: the nodes are s1..sN, r1, r2, d1..dN",
-            ));
-        }
-    }
-    if d.bottleneck.from.is_some() || d.bottleneck.to.is_some() {
-        return Err(ScenarioError::new(
-            "topology.bottleneck",
-            "takes no from/to: it joins r1 and r2",
-        ));
-    }
-    let r1 = plan.add_node("r1", "topology")?;
-    let r2 = plan.add_node("r2", "topology")?;
-    plan.add_link(
-        r1,
-        r2,
-        &d.bottleneck,
-        &default_qdisc,
-        true,
-        "topology.bottleneck",
-    )?;
-    for i in 0..d.pairs {
-        let s = plan.add_node(&format!("s{}", i + 1), "topology")?;
-        plan.add_link(
-            s,
-            r1,
-            &left[i as usize],
-            &default_qdisc,
-            false,
-            &format!("topology.left_access[{i}]"),
-        )?;
-    }
-    for i in 0..d.pairs {
-        let r = plan.add_node(&format!("d{}", i + 1), "topology")?;
-        plan.add_link(
-            r2,
-            r,
-            &right[i as usize],
-            &default_qdisc,
-            false,
-            &format!("topology.right_access[{i}]"),
-        )?;
-    }
-    let mut res = to_table(&d);
-    res.insert(
-        "default_qdisc".into(),
-        toml::Value::Table(default_qdisc.clone()),
-    );
-    Ok((default_qdisc, res))
+    Ok(Built {
+        world,
+        hash: scenario_hash(&resolved),
+        resolved,
+        warnings: r.warnings,
+    })
 }
 
 /// Builds the copies of one flow entry.
 fn build_flow(
-    table: &toml::Table,
-    path: &str,
+    entry: &FlowEntry,
     plan: &Plan,
     routing: &mut Routing,
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
     first_index: usize,
 ) -> Result<(Vec<Flow>, toml::Table, Option<TcpShape>), ScenarioError> {
-    let mut common_t = toml::Table::new();
-    let mut params = toml::Table::new();
-    for (k, v) in table {
-        if FLOW_COMMON_KEYS.contains(&k.as_str()) {
-            common_t.insert(k.clone(), v.clone());
-        } else {
-            params.insert(k.clone(), v.clone());
-        }
-    }
-    let kinds = || {
-        let mut k = app::UDP_KINDS.to_vec();
-        k.push("tcp");
-        k.join(", ")
-    };
-    if !common_t.contains_key("kind") {
-        return Err(ScenarioError::new(
-            join(path, "kind"),
-            format!("missing; flow kinds: {}", kinds()),
-        ));
-    }
-    let c: FlowCommon = from_table(&common_t, path)?;
-    let is_tcp = c.kind == "tcp";
-    if !is_tcp && !app::UDP_KINDS.contains(&c.kind.as_str()) {
-        return Err(ScenarioError::new(
-            join(path, "kind"),
-            format!("unknown flow kind {:?}; known: {}", c.kind, kinds()),
-        ));
-    }
-    // TCP parameters are the same for every copy: parse and check them once.
-    let tcp = if is_tcp {
-        let p: TcpParams = from_table(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
-        let cfg = p
-            .validate()
-            .map_err(|m| ScenarioError::from_keyed(path, &m))?;
-        Some((cfg, to_table(&p.resolved())))
-    } else {
-        None
-    };
-    if c.count == 0 {
-        return Err(ScenarioError::new(
-            join(path, "count"),
-            "must be at least 1",
-        ));
-    }
+    let c = &entry.common;
+    let path = entry.path.as_str();
     let stop = c.stop.map(|s| s.0).unwrap_or(config.duration);
-    if c.start.0 >= config.duration {
-        return Err(ScenarioError::new(
-            join(path, "start"),
-            format!("{} is not before the end of the simulation", c.start),
-        ));
-    }
-    if stop <= c.start.0 {
-        return Err(ScenarioError::new(
-            join(path, "stop"),
-            "must be after start",
-        ));
-    }
     let mut copies = Vec::with_capacity(c.count as usize);
-    let mut resolved_params = toml::Table::new();
     for k in 1..=c.count {
         let subst = |s: &str| s.replace("{i}", &k.to_string());
         let src = plan.node(&subst(&c.from), &join(path, "from"))?;
@@ -835,17 +465,9 @@ fn build_flow(
             0
         };
         let start = c.start.0.saturating_add(jitter).min(config.duration);
-        let app = match &tcp {
-            Some((cfg, res)) => {
-                resolved_params = res.clone();
-                App::Tcp(Box::new(TcpFlow::new(cfg, start, stop)))
-            }
-            None => {
-                let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)
-                    .map_err(|e| common_key_hint(e, &c.kind))?;
-                resolved_params = res;
-                App::Udp(source)
-            }
+        let app = match &entry.kind {
+            FlowKind::Tcp(cfg, _) => App::Tcp(Box::new(TcpFlow::new(cfg, start, stop))),
+            FlowKind::Udp(p) => App::Udp(p.build(path, start, stop)?),
         };
         copies.push(Flow {
             name,
@@ -860,14 +482,20 @@ fn build_flow(
             next_seq: 0,
         });
     }
-    let mut res = to_table(&c);
-    res.extend(resolved_params);
-    let shape = tcp.as_ref().map(|(cfg, _)| TcpShape {
-        mss: cfg.mss,
-        header: cfg.header,
-        total_bytes: cfg.total_bytes,
-        timestamps: cfg.timestamps,
+    let mut res = to_table(c);
+    res.extend(match &entry.kind {
+        FlowKind::Tcp(_, t) => t.clone(),
+        FlowKind::Udp(p) => p.to_table(),
     });
+    let shape = match &entry.kind {
+        FlowKind::Tcp(cfg, _) => Some(TcpShape {
+            mss: cfg.mss,
+            header: cfg.header,
+            total_bytes: cfg.total_bytes,
+            timestamps: cfg.timestamps,
+        }),
+        FlowKind::Udp(_) => None,
+    };
     Ok((copies, res, shape))
 }
 
@@ -946,18 +574,6 @@ fn build_capture(
         shapes,
         pc.max_packets,
     ))
-}
-
-/// Adds the keys every flow has to an "unknown key" error from kind-specific parameters.
-fn common_key_hint(mut e: ScenarioError, kind: &str) -> ScenarioError {
-    if e.message.starts_with("unknown key") {
-        e.message = format!(
-            "{} (kind {kind:?}), or a key every flow has: {}",
-            e.message,
-            FLOW_COMMON_KEYS.join(", ")
-        );
-    }
-    e
 }
 
 /// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).

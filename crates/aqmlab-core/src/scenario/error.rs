@@ -10,8 +10,11 @@ pub struct ScenarioError {
     pub path: String,
     /// What is wrong and what is allowed.
     pub message: String,
-    /// 1-based line in the scenario text, when known.
+    /// 1-based line, when known: in the scenario text, or in `file` if that is set.
     pub line: Option<usize>,
+    /// The file the line is in when it is not the scenario itself (a graph file, as the
+    /// scenario names it); None for the scenario.
+    pub file: Option<String>,
 }
 
 impl ScenarioError {
@@ -21,6 +24,7 @@ impl ScenarioError {
             path: path.into(),
             message: message.into(),
             line: None,
+            file: None,
         }
     }
 
@@ -45,8 +49,11 @@ pub fn join(base: &str, sub: &str) -> String {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(line) = self.line {
-            write!(f, "line {line}: ")?;
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file:?} line {line}: ")?,
+            (Some(file), None) => write!(f, "{file:?}: ")?,
+            (None, Some(line)) => write!(f, "line {line}: ")?,
+            (None, None) => {}
         }
         if self.path.is_empty() {
             write!(f, "{}", self.message)

@@ -26,6 +26,7 @@ pub fn parse_document(text: &str) -> Result<toml::Table, ScenarioError> {
             path: String::new(),
             message: format!("not valid TOML: {}", e.message()),
             line,
+            file: None,
         }
     })
 }

@@ -6,6 +6,8 @@
 
 use super::dctcp::{Dctcp, EcnFeedback};
 use super::prague::Prague;
+#[cfg(test)]
+use super::scalable::Scalable;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::time::SimTime;
 
@@ -130,10 +132,22 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// TCP Prague (L4S).
     Prague(Prague),
+    /// Scalable TCP: the worked example of docs/adding-a-congestion-control.md (tests only).
+    #[cfg(test)]
+    Scalable(Scalable),
 }
 
 /// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp", "prague"];
+pub const CC_NAMES: &[&str] = &[
+    "tahoe",
+    "reno",
+    "newreno",
+    "cubic",
+    "dctcp",
+    "prague",
+    #[cfg(test)]
+    "scalable",
+];
 
 macro_rules! each {
     ($self:ident, $c:ident => $e:expr) => {
@@ -144,6 +158,8 @@ macro_rules! each {
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Prague($c) => $e,
+            #[cfg(test)]
+            Cc::Scalable($c) => $e,
         }
     };
 }
@@ -178,5 +194,48 @@ impl CongestionControl for Cc {
     }
     fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
         each!(self, c => c.on_ecn_feedback(f))
+    }
+}
+
+#[cfg(test)]
+mod worked_example {
+    #[test]
+    fn the_recipe_page_shows_the_scalable_file_verbatim() {
+        let page = include_str!("../../../../docs/adding-a-congestion-control.md");
+        let file = include_str!("scalable.rs");
+        assert!(
+            page.contains(file.trim_end()),
+            "docs/adding-a-congestion-control.md must show transport/scalable.rs as it is"
+        );
+    }
+
+    #[test]
+    fn a_scalable_flow_keeps_the_bottleneck_busy_through_its_losses() {
+        // 10 Mb/s, 40 ms base RTT: BDP 50 packets, buffer 50. The window peaks near 100
+        // packets, and Scalable TCP's reduction to 7/8 of it (Kelly 2003) leaves about 87 >
+        // BDP, so the link never idles after the first losses.
+        let text = r#"
+            [simulation]
+            duration = "40s"
+            warmup = "10s"
+            [topology]
+            kind = "dumbbell"
+            pairs = 1
+            access = { rate = "1Gbps", delay = "1ms" }
+            bottleneck = { rate = "10Mbps", delay = "18ms", qdisc = { kind = "pfifo", limit = 50 } }
+            [[flows]]
+            kind = "tcp"
+            from = "s1"
+            to = "d1"
+            cc = "scalable"
+        "#;
+        let r = crate::run(text, None).unwrap();
+        assert!(r.resolved_scenario.contains("cc = \"scalable\""));
+        let f = &r.summary["flows"]["f1"];
+        assert!(f["retransmissions"].as_u64().unwrap() > 0, "no loss: {f}");
+        let u = r.summary["links"]["r1->r2"]["utilization_frac"]
+            .as_f64()
+            .unwrap();
+        assert!(u > 0.99, "{u}");
     }
 }

@@ -492,6 +492,8 @@ impl TcpParams {
             "reno" => Cc::Reno(Reno::default()),
             "newreno" => Cc::NewReno(NewReno::default()),
             "dctcp" => Cc::Dctcp(Dctcp::default()),
+            #[cfg(test)]
+            "scalable" => Cc::Scalable(super::scalable::Scalable::default()),
             "prague" => Cc::Prague(Prague::new(
                 cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
             )),

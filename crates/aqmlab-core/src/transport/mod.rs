@@ -22,6 +22,8 @@ pub mod rack;
 pub mod reno;
 pub mod rto;
 pub mod sack;
+#[cfg(test)]
+pub mod scalable; // the worked example of docs/adding-a-congestion-control.md
 pub mod sender;
 pub mod sink;
 pub mod tahoe;

@@ -3,7 +3,8 @@
 //! pipe and SACK scoreboard summary at that moment, so a trace stays small. The world turns
 //! them into the `tcp_trace` results table.
 
-use crate::results::{Table, Value};
+use crate::results::Table;
+use crate::schema::TraceSample;
 use crate::time::{to_secs, SimTime};
 
 /// One traced event.
@@ -41,20 +42,21 @@ pub fn table<'a>(flows: impl Iterator<Item = (&'a str, &'a [TraceRow])>) -> Tabl
     let mut t = Table::new();
     for (name, rows) in flows {
         for r in rows {
-            t.push(&[
-                ("time_s", Value::F64(to_secs(r.time))),
-                ("flow", Value::Str(name.to_string())),
-                ("event", Value::Str(r.event.into())),
-                ("cause", Value::Str(r.cause.into())),
-                ("seq", Value::U64(r.seq)),
-                ("cwnd_pkts", Value::F64(r.cwnd)),
-                ("ssthresh_pkts", Value::F64(r.ssthresh.min(1e9))),
-                ("pipe_pkts", Value::U64(r.pipe)),
-                ("sacked_pkts", Value::U64(r.sacked)),
-                ("lost_pkts", Value::U64(r.lost)),
-                ("retrans_out_pkts", Value::U64(r.retrans_out)),
-                ("sack_ranges", Value::U64(r.sack_ranges)),
-            ]);
+            let row = TraceSample {
+                time_s: to_secs(r.time),
+                flow: name.to_string(),
+                event: r.event.into(),
+                cause: r.cause.into(),
+                seq: r.seq,
+                cwnd_pkts: r.cwnd,
+                ssthresh_pkts: r.ssthresh.min(1e9),
+                pipe_pkts: r.pipe,
+                sacked_pkts: r.sacked,
+                lost_pkts: r.lost,
+                retrans_out_pkts: r.retrans_out,
+                sack_ranges: r.sack_ranges,
+            };
+            t.push(&row.into_row());
         }
     }
     t

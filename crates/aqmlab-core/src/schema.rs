@@ -1,0 +1,400 @@
+//! The result schema, declared once: every table and summary section a run produces, its
+//! columns in output order with their type and unit. The reporters (`world/report.rs`,
+//! `transport/trace.rs`) fill the row structs generated here, so a column cannot be produced
+//! under a name (or type) that is not declared; the bindings expose [`SCHEMA`] as
+//! `aqmlab._core.schema()` for the CLI and the paper packs. Names carry their unit as a
+//! suffix (`_pkts`, `_bytes`, `_s`, `_bps`, `_frac`, `_per_s`); see docs/metrics.md.
+
+use crate::results::{Row, Value};
+
+/// A column's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    /// A float (NaN when undefined).
+    F64,
+    /// A count.
+    U64,
+    /// A label.
+    Str,
+}
+
+impl Type {
+    /// The name used in `schema()`: "f64", "u64" or "str".
+    pub fn name(self) -> &'static str {
+        match self {
+            Type::F64 => "f64",
+            Type::U64 => "u64",
+            Type::Str => "str",
+        }
+    }
+}
+
+/// One declared column.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSchema {
+    /// Column name (unit as suffix).
+    pub name: &'static str,
+    /// Value type.
+    pub ty: Type,
+    /// Unit: "pkts", "bytes", "s", "bps", "frac", "per_s", "bps_per_s", or "" (labels, counts
+    /// of events, indices).
+    pub unit: &'static str,
+    /// What it measures.
+    pub doc: &'static str,
+}
+
+/// Where a declared row appears in a run's results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// A table only.
+    Table,
+    /// A table, and in the summary JSON under the same name (keyed by the row's label; queues
+    /// and links only when monitored).
+    TableAndSummary,
+    /// A section of the summary JSON only.
+    Summary,
+}
+
+/// One declared table (or summary section).
+#[derive(Clone, Copy, Debug)]
+pub struct TableSchema {
+    /// Table name (the Parquet file's stem) or summary section.
+    pub name: &'static str,
+    /// Where it appears.
+    pub placement: Placement,
+    /// What one row is.
+    pub doc: &'static str,
+    /// The fixed columns, in output order.
+    pub columns: &'static [ColumnSchema],
+    /// If the table has further f64 columns after the fixed ones (a discipline's observed
+    /// state, an event's values), what they are; None if it has exactly the fixed columns.
+    pub extra: Option<&'static str>,
+}
+
+impl TableSchema {
+    /// The declared column called `name`.
+    pub fn column(&self, name: &str) -> Option<&'static ColumnSchema> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+}
+
+/// The declared table or summary section called `name`.
+pub fn table(name: &str) -> Option<&'static TableSchema> {
+    SCHEMA.iter().find(|t| t.name == name)
+}
+
+macro_rules! rust_type {
+    (F64) => {
+        f64
+    };
+    (U64) => {
+        u64
+    };
+    (Str) => {
+        String
+    };
+}
+
+/// Declares the row structs and [`SCHEMA`] from one list.
+macro_rules! schema {
+    ($(
+        $(#[doc = $tdoc:literal])*
+        $table:literal => $Row:ident ($placement:ident, extra: $extra:expr) {
+            $( $field:ident : $ty:ident [$unit:literal] $doc:literal, )*
+        }
+    )*) => {
+        $(
+            $(#[doc = $tdoc])*
+            #[derive(Clone, Debug, PartialEq)]
+            pub struct $Row {
+                $( #[doc = $doc] pub $field: rust_type!($ty), )*
+            }
+
+            impl $Row {
+                /// The row as (declared name, value) pairs in declared order.
+                pub fn into_row(self) -> Row {
+                    vec![ $( (stringify!($field), Value::$ty(self.$field)), )* ]
+                }
+            }
+        )*
+
+        /// Every table and summary section, in a stable order.
+        pub const SCHEMA: &[TableSchema] = &[ $(
+            TableSchema {
+                name: $table,
+                placement: Placement::$placement,
+                doc: concat!($($tdoc),*),
+                columns: &[ $( ColumnSchema {
+                    name: stringify!($field),
+                    ty: Type::$ty,
+                    unit: $unit,
+                    doc: $doc,
+                }, )* ],
+                extra: $extra,
+            },
+        )* ];
+    };
+}
+
+schema! {
+    /// One queue (a port's discipline), over the measurement window.
+    "queues" => QueueRow (TableAndSummary, extra: None) {
+        queue: Str [""] "queue (link direction) name, `from->to`",
+        qdisc: Str [""] "discipline kind",
+        arrivals_pkts: U64 ["pkts"] "packets offered to the queue",
+        enqueued_pkts: U64 ["pkts"] "packets accepted",
+        dequeued_pkts: U64 ["pkts"] "packets sent on",
+        drops_pkts: U64 ["pkts"] "packets dropped, all reasons",
+        drops_overflow_pkts: U64 ["pkts"] "drops because the queue was full",
+        drops_early_pkts: U64 ["pkts"] "early (probabilistic) drops",
+        drops_forced_pkts: U64 ["pkts"] "forced drops (average above the maximum threshold)",
+        drops_delay_pkts: U64 ["pkts"] "drops on sojourn-time rules (CoDel-like)",
+        marks_pkts: U64 ["pkts"] "ECN marks, all reasons",
+        marks_overflow_pkts: U64 ["pkts"] "marks for a full queue (never: always a drop)",
+        marks_early_pkts: U64 ["pkts"] "early ECN marks",
+        marks_forced_pkts: U64 ["pkts"] "forced ECN marks",
+        marks_delay_pkts: U64 ["pkts"] "ECN marks on sojourn-time rules",
+        drop_rate_per_s: F64 ["per_s"] "drops per second of window",
+        drop_frac: F64 ["frac"] "drops / arrivals",
+        mean_len_pkts: F64 ["pkts"] "time-average queue length",
+        mean_len_bytes: F64 ["bytes"] "time-average queue length",
+        max_len_pkts: U64 ["pkts"] "largest queue length seen",
+        sojourn_mean_s: F64 ["s"] "mean time from enqueue to dequeue",
+        sojourn_p50_s: F64 ["s"] "median sojourn time",
+        sojourn_p95_s: F64 ["s"] "95th percentile sojourn time",
+        sojourn_p99_s: F64 ["s"] "99th percentile sojourn time",
+    }
+    /// One link direction, over the measurement window.
+    "links" => LinkRow (TableAndSummary, extra: None) {
+        link: Str [""] "link direction name, `from->to`",
+        rate_bps: U64 ["bps"] "configured rate",
+        delay_s: F64 ["s"] "propagation delay",
+        utilization_frac: F64 ["frac"] "fraction of the window the transmitter was busy",
+        tx_pkts: U64 ["pkts"] "packets transmitted",
+        tx_bytes: U64 ["bytes"] "bytes transmitted",
+        throughput_bps: F64 ["bps"] "bits transmitted per second of window",
+        lost_pkts: U64 ["pkts"] "packets lost to the link's loss model",
+    }
+    /// One flow, over the measurement window (`total_*`: over the whole run).
+    "flows" => FlowRow (TableAndSummary, extra: None) {
+        flow: Str [""] "flow name",
+        kind: Str [""] "traffic kind (cbr, poisson, tcp, ...)",
+        src: Str [""] "source node",
+        dst: Str [""] "destination node",
+        sent_pkts: U64 ["pkts"] "data packets sent",
+        sent_bytes: U64 ["bytes"] "data bytes sent",
+        delivered_pkts: U64 ["pkts"] "data packets delivered",
+        delivered_bytes: U64 ["bytes"] "data bytes delivered",
+        dropped_pkts: U64 ["pkts"] "data packets dropped by queues",
+        link_lost_pkts: U64 ["pkts"] "data packets lost on links",
+        marked_pkts: U64 ["pkts"] "data packets delivered with CE",
+        loss_frac: F64 ["frac"] "(dropped + lost) / sent",
+        throughput_bps: F64 ["bps"] "delivered bits per second",
+        goodput_bps: F64 ["bps"] "new payload bits delivered per second",
+        delay_mean_s: F64 ["s"] "mean one-way delay",
+        delay_p50_s: F64 ["s"] "median one-way delay",
+        delay_p95_s: F64 ["s"] "95th percentile one-way delay",
+        delay_p99_s: F64 ["s"] "99th percentile one-way delay",
+        jitter_rfc3550_s: F64 ["s"] "interarrival jitter (RFC 3550 section 6.4.1)",
+        ipdv_mean_s: F64 ["s"] "mean absolute delay variation between consecutive packets",
+        total_sent_pkts: U64 ["pkts"] "data packets sent over the run",
+        total_delivered_pkts: U64 ["pkts"] "data packets delivered over the run",
+        total_dropped_pkts: U64 ["pkts"] "data packets dropped over the run",
+        total_link_lost_pkts: U64 ["pkts"] "data packets lost on links over the run",
+        in_flight_end_pkts: U64 ["pkts"] "data packets still in the network at the end",
+        goodput_bytes: U64 ["bytes"] "new payload bytes delivered",
+        total_goodput_bytes: U64 ["bytes"] "new payload bytes delivered over the run",
+        retransmissions: U64 [""] "TCP retransmitted segments",
+        timeouts: U64 [""] "TCP retransmission timeouts",
+        fast_retransmits: U64 [""] "TCP fast retransmits",
+        ecn_reductions: U64 [""] "TCP window reductions for ECN",
+        rtt_mean_s: F64 ["s"] "mean TCP RTT sample",
+        rtt_p95_s: F64 ["s"] "95th percentile TCP RTT sample",
+        fct_s: F64 ["s"] "TCP flow completion time (NaN if unfinished or not TCP)",
+    }
+    /// A notable event of a discipline (e.g. a controller's switch), with its values.
+    "events" => EventRow (Table, extra: Some("the event's named values (f64)")) {
+        time_s: F64 ["s"] "when",
+        queue: Str [""] "queue name",
+        event: Str [""] "what happened",
+        detail: Str [""] "details",
+    }
+    /// One sample of a monitored queue every `sample_interval`.
+    "queue_series" => QueueSample (Table, extra: Some("the discipline's observed state (f64): e.g. RED's average, PIE's probability")) {
+        time_s: F64 ["s"] "sample time",
+        queue: Str [""] "queue name",
+        len_pkts: U64 ["pkts"] "queue length",
+        len_bytes: U64 ["bytes"] "queue length",
+        drops_cum_pkts: U64 ["pkts"] "drops since the start",
+        marks_cum_pkts: U64 ["pkts"] "ECN marks since the start",
+        sojourn_mean_s: F64 ["s"] "mean sojourn of packets dequeued in the interval",
+    }
+    /// One sample of each flow every `sample_interval`.
+    "flow_series" => FlowSample (Table, extra: None) {
+        time_s: F64 ["s"] "sample time",
+        flow: Str [""] "flow name",
+        throughput_bps: F64 ["bps"] "goodput over the interval",
+        delivered_cum_bytes: U64 ["bytes"] "data bytes delivered since the start",
+        cwnd_pkts: F64 ["pkts"] "TCP congestion window (NaN for UDP)",
+        ssthresh_pkts: F64 ["pkts"] "TCP slow-start threshold, capped at 1e9 (NaN for UDP)",
+        srtt_s: F64 ["s"] "TCP smoothed RTT (NaN for UDP or before a sample)",
+        rtt_s: F64 ["s"] "last TCP RTT sample",
+        delivered_pkts: U64 ["pkts"] "data packets delivered in the interval",
+        delay_mean_s: F64 ["s"] "mean one-way delay in the interval",
+        ipdv_mean_s: F64 ["s"] "mean delay variation in the interval",
+    }
+    /// One congestion event or retransmission of a traced TCP flow (`trace = true`).
+    "tcp_trace" => TraceSample (Table, extra: None) {
+        time_s: F64 ["s"] "when",
+        flow: Str [""] "flow name",
+        event: Str [""] "recovery_enter, recovery_exit, timeout, ecn_reduction or retransmit",
+        cause: Str [""] "for retransmissions: why",
+        seq: U64 [""] "segment retransmitted, or snd_una",
+        cwnd_pkts: F64 ["pkts"] "cwnd after the event",
+        ssthresh_pkts: F64 ["pkts"] "ssthresh after the event, capped at 1e9",
+        pipe_pkts: U64 ["pkts"] "estimated segments in flight",
+        sacked_pkts: U64 ["pkts"] "SACKed segments above snd_una",
+        lost_pkts: U64 ["pkts"] "segments marked lost",
+        retrans_out_pkts: U64 ["pkts"] "retransmissions outstanding",
+        sack_ranges: U64 [""] "SACKed ranges",
+    }
+    /// The run itself (summary section `simulation`).
+    "simulation" => SimulationRow (Summary, extra: None) {
+        seed: U64 [""] "master seed",
+        duration_s: F64 ["s"] "simulated time",
+        warmup_s: F64 ["s"] "start of the measurement window",
+        events: U64 [""] "events processed",
+        packets_created: U64 [""] "packets created",
+        packet_pool_high_water: U64 [""] "most packets alive at once",
+    }
+    /// Over all flows (summary section `aggregate`).
+    "aggregate" => AggregateRow (Summary, extra: None) {
+        flows: U64 [""] "number of flows",
+        throughput_total_bps: F64 ["bps"] "sum of the flows' throughput",
+        goodput_total_bps: F64 ["bps"] "sum of the flows' goodput",
+        jain_index: F64 [""] "Jain's fairness index of the flows' throughput",
+        delay_mean_s: F64 ["s"] "mean one-way delay over all delivered packets",
+        power_bps_per_s: F64 ["bps_per_s"] "throughput / delay (Kleinrock's power)",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Column;
+
+    /// The unit suffix a name must end with, per ARCHITECTURE.md's naming rule.
+    fn suffix_ok(c: &ColumnSchema) -> bool {
+        match c.unit {
+            "" => !["_pkts", "_bytes", "_s", "_bps", "_frac"]
+                .iter()
+                .any(|s| c.name.ends_with(s)),
+            u => c.name.ends_with(&format!("_{u}")),
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_carry_their_unit() {
+        for (i, t) in SCHEMA.iter().enumerate() {
+            assert!(SCHEMA[..i].iter().all(|o| o.name != t.name), "{}", t.name);
+            for (j, c) in t.columns.iter().enumerate() {
+                assert!(
+                    t.columns[..j].iter().all(|o| o.name != c.name),
+                    "{}.{}",
+                    t.name,
+                    c.name
+                );
+                assert!(suffix_ok(c), "{}.{} has unit {:?}", t.name, c.name, c.unit);
+            }
+        }
+    }
+
+    /// Checks a produced table against its declaration: the declared columns first, in order,
+    /// with their types; then, only where declared, extra f64 columns.
+    pub(crate) fn check_table(name: &str, columns: &[(String, Column)]) {
+        let s = table(name).unwrap_or_else(|| panic!("table {name} is not declared"));
+        assert_ne!(s.placement, Placement::Summary, "{name}");
+        for (k, c) in s.columns.iter().enumerate() {
+            let (got, col) = columns
+                .get(k)
+                .unwrap_or_else(|| panic!("{name}: column {} missing", c.name));
+            assert_eq!(got, c.name, "{name}: column {k}");
+            let ty = match col {
+                Column::F64(_) => Type::F64,
+                Column::U64(_) => Type::U64,
+                Column::Str(_) => Type::Str,
+            };
+            assert_eq!(ty, c.ty, "{name}.{}", c.name);
+        }
+        let extra = &columns[s.columns.len()..];
+        if s.extra.is_none() {
+            assert!(extra.is_empty(), "{name}: undeclared {:?}", extra[0].0);
+        }
+        for (n, col) in extra {
+            assert!(matches!(col, Column::F64(_)), "{name}.{n} must be f64");
+        }
+    }
+
+    /// Checks a summary section row (a JSON object) against its declaration: same keys.
+    fn check_summary(name: &str, obj: &serde_json::Value) {
+        let s = table(name).unwrap();
+        let keys: Vec<&str> = obj
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut declared: Vec<&str> = s.columns.iter().map(|c| c.name).collect();
+        declared.sort_unstable();
+        let mut keys = keys;
+        keys.sort_unstable();
+        assert_eq!(keys, declared, "summary {name}");
+    }
+
+    /// A scenario producing every table: TCP and UDP flows, a traced flow, a RED queue that
+    /// logs events and observes state, samples.
+    const EVERYTHING: &str = r#"
+        [simulation]
+        duration = "4s"
+        warmup = "1s"
+        sample_interval = "200ms"
+        [topology]
+        kind = "dumbbell"
+        pairs = 2
+        access = { rate = "100Mbps", delay = "1ms" }
+        bottleneck = { rate = "5Mbps", delay = "10ms", qdisc = { kind = "fq_codel" } }
+        [[flows]]
+        kind = "tcp"
+        from = "s1"
+        to = "d1"
+        trace = true
+        [[flows]]
+        kind = "poisson"
+        from = "s2"
+        to = "d2"
+        rate = "3Mbps"
+    "#;
+
+    #[test]
+    fn every_produced_table_matches_the_declared_schema() {
+        let r = crate::run(EVERYTHING, None).unwrap();
+        for (name, t) in &r.tables {
+            check_table(name, &t.columns);
+        }
+        for t in SCHEMA {
+            if t.placement != Placement::Summary {
+                assert!(r.tables.contains_key(t.name), "{} not produced", t.name);
+                assert!(r.tables[t.name].rows() > 0, "{} empty", t.name);
+            }
+        }
+        check_summary("simulation", &r.summary["simulation"]);
+        check_summary("aggregate", &r.summary["aggregate"]);
+        for section in ["queues", "links", "flows"] {
+            let rows = r.summary[section].as_object().unwrap();
+            assert!(!rows.is_empty(), "{section}");
+            for row in rows.values() {
+                check_summary(section, row);
+            }
+        }
+    }
+}

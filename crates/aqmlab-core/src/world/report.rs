@@ -1,0 +1,308 @@
+//! Result reporting: the time-series samples taken during a run and the tables and summary
+//! built at its end. Every row is one of the structs declared in [`crate::schema`], so column
+//! names, order and types are those of the declared schema.
+
+use super::{App, Event, World};
+use crate::packet::PacketKind;
+use crate::qdisc::{QueueDisc, Reason};
+use crate::results::{row_to_json, Results, Row, Table, Value};
+use crate::schema::{
+    AggregateRow, EventRow, FlowRow, FlowSample, LinkRow, QueueRow, QueueSample, SimulationRow,
+};
+use crate::stats::jain_index;
+use crate::time::{to_secs, SimTime};
+
+// The queue row has one drop and one mark column per reason, written out below.
+const _: () = assert!(Reason::ALL.len() == 4);
+
+/// `num / den`, NaN when `den` is 0.
+fn frac(num: f64, den: u64) -> f64 {
+    if den > 0 {
+        num / den as f64
+    } else {
+        f64::NAN
+    }
+}
+
+impl World {
+    /// Takes one time-series sample of every monitored queue and every flow, and schedules the
+    /// next.
+    pub(super) fn sample(&mut self, now: SimTime) {
+        let t = to_secs(now);
+        let ratio = |s: f64, n: u64| frac(s, n) / 1e9;
+        for port in &mut self.ports {
+            let (s, n) = std::mem::take(&mut port.queue.stats.interval_sojourn);
+            if !port.monitor {
+                continue;
+            }
+            let q = &port.queue;
+            self.observed.clear();
+            q.disc.observe(&mut self.observed);
+            let mut row = QueueSample {
+                time_s: t,
+                queue: port.name.clone(),
+                len_pkts: q.disc.len_packets() as u64,
+                len_bytes: q.disc.len_bytes(),
+                drops_cum_pkts: q.stats.total.total_drops(),
+                marks_cum_pkts: q.stats.total.total_marks(),
+                sojourn_mean_s: ratio(s, n),
+            }
+            .into_row();
+            row.extend(self.observed.iter().map(|&(k, v)| (k, Value::F64(v))));
+            self.queue_series.push(&row);
+        }
+        let interval = to_secs(self.config.sample_interval);
+        for f in &mut self.flows {
+            let g = f.stats.total.goodput_bytes;
+            let rate = (g - f.stats.goodput_at_last_sample) as f64 * 8.0 / interval;
+            f.stats.goodput_at_last_sample = g;
+            let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
+            let (cwnd, ssthresh, srtt, rtt) = match &f.app {
+                App::Tcp(tcp) => {
+                    let s = &tcp.sender;
+                    (
+                        s.w.cwnd,
+                        s.w.ssthresh.min(1e9),
+                        s.rtt.srtt().map_or(f64::NAN, to_secs),
+                        s.last_rtt.map_or(f64::NAN, to_secs),
+                    )
+                }
+                App::Udp(_) => (f64::NAN, f64::NAN, f64::NAN, f64::NAN),
+            };
+            let row = FlowSample {
+                time_s: t,
+                flow: f.name.clone(),
+                throughput_bps: rate,
+                delivered_cum_bytes: f.stats.total.delivered_bytes,
+                cwnd_pkts: cwnd,
+                ssthresh_pkts: ssthresh,
+                srtt_s: srtt,
+                rtt_s: rtt,
+                delivered_pkts: dn,
+                delay_mean_s: ratio(dsum, dn),
+                ipdv_mean_s: ratio(jsum, jn),
+            };
+            self.flow_series.push(&row.into_row());
+        }
+        let next = now + self.config.sample_interval;
+        if next <= self.config.duration {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    fn window_secs(&self) -> f64 {
+        to_secs(self.config.duration - self.config.warmup)
+    }
+
+    fn queue_row(&mut self, i: usize) -> Row {
+        let w = self.window_secs();
+        let end = self.config.duration;
+        let port = &mut self.ports[i];
+        let s = &mut port.queue.stats;
+        let mean_len = s.len.mean(end);
+        let c = s.window();
+        let drops = c.total_drops();
+        let mark = |r: Reason| c.marked[r.index()];
+        QueueRow {
+            queue: port.name.clone(),
+            qdisc: port.queue.disc.name().to_string(),
+            arrivals_pkts: c.arrivals,
+            enqueued_pkts: c.enqueued,
+            dequeued_pkts: c.dequeued,
+            drops_pkts: drops,
+            drops_overflow_pkts: c.drops(Reason::Overflow),
+            drops_early_pkts: c.drops(Reason::Early),
+            drops_forced_pkts: c.drops(Reason::Forced),
+            drops_delay_pkts: c.drops(Reason::Delay),
+            marks_pkts: c.total_marks(),
+            marks_overflow_pkts: mark(Reason::Overflow),
+            marks_early_pkts: mark(Reason::Early),
+            marks_forced_pkts: mark(Reason::Forced),
+            marks_delay_pkts: mark(Reason::Delay),
+            drop_rate_per_s: drops as f64 / w,
+            drop_frac: frac(drops as f64, c.arrivals),
+            mean_len_pkts: mean_len.0,
+            mean_len_bytes: mean_len.1,
+            max_len_pkts: s.max_len_pkts,
+            sojourn_mean_s: s.sojourn.mean() / 1e9,
+            sojourn_p50_s: s.sojourn.quantile(0.5) / 1e9,
+            sojourn_p95_s: s.sojourn.quantile(0.95) / 1e9,
+            sojourn_p99_s: s.sojourn.quantile(0.99) / 1e9,
+        }
+        .into_row()
+    }
+
+    fn link_row(&self, i: usize) -> Row {
+        let w = self.config.duration - self.config.warmup;
+        let p = &self.ports[i];
+        LinkRow {
+            link: p.name.clone(),
+            rate_bps: p.rate_bps,
+            delay_s: to_secs(p.delay),
+            utilization_frac: frac(p.busy_in_window as f64, w),
+            tx_pkts: p.tx_pkts,
+            tx_bytes: p.tx_bytes,
+            throughput_bps: p.tx_bytes as f64 * 8.0 / self.window_secs(),
+            lost_pkts: p.lost_pkts,
+        }
+        .into_row()
+    }
+
+    fn flow_row(&self, i: usize, in_flight: u64) -> Row {
+        let w = self.window_secs();
+        let f = &self.flows[i];
+        let c = f.stats.window();
+        let t = &f.stats.total;
+        let lost = c.dropped_pkts + c.lost_pkts;
+        FlowRow {
+            flow: f.name.clone(),
+            kind: f.kind.clone(),
+            src: self.nodes[f.src as usize].name.clone(),
+            dst: self.nodes[f.dst as usize].name.clone(),
+            sent_pkts: c.sent_pkts,
+            sent_bytes: c.sent_bytes,
+            delivered_pkts: c.delivered_pkts,
+            delivered_bytes: c.delivered_bytes,
+            dropped_pkts: c.dropped_pkts,
+            link_lost_pkts: c.lost_pkts,
+            marked_pkts: c.marked_pkts,
+            loss_frac: frac(lost as f64, c.sent_pkts),
+            throughput_bps: c.delivered_bytes as f64 * 8.0 / w,
+            goodput_bps: c.goodput_bytes as f64 * 8.0 / w,
+            delay_mean_s: f.stats.delay.mean() / 1e9,
+            delay_p50_s: f.stats.delay.quantile(0.5) / 1e9,
+            delay_p95_s: f.stats.delay.quantile(0.95) / 1e9,
+            delay_p99_s: f.stats.delay.quantile(0.99) / 1e9,
+            jitter_rfc3550_s: f.stats.jitter_rfc3550 / 1e9,
+            ipdv_mean_s: frac(f.stats.ipdv_sum, f.stats.ipdv_n) / 1e9,
+            total_sent_pkts: t.sent_pkts,
+            total_delivered_pkts: t.delivered_pkts,
+            total_dropped_pkts: t.dropped_pkts,
+            total_link_lost_pkts: t.lost_pkts,
+            in_flight_end_pkts: in_flight,
+            goodput_bytes: c.goodput_bytes,
+            total_goodput_bytes: t.goodput_bytes,
+            retransmissions: c.retransmits,
+            timeouts: c.timeouts,
+            fast_retransmits: c.fast_retransmits,
+            ecn_reductions: c.ecn_reductions,
+            rtt_mean_s: f.stats.rtt.mean() / 1e9,
+            rtt_p95_s: f.stats.rtt.quantile(0.95) / 1e9,
+            fct_s: match &f.app {
+                App::Tcp(tcp) => tcp.sender.fct.map_or(f64::NAN, to_secs),
+                App::Udp(_) => f64::NAN,
+            },
+        }
+        .into_row()
+    }
+
+    /// The run's results: the tables and the summary, from the counters at the end.
+    pub(super) fn results(&mut self) -> Results {
+        // Packets still in the network, counted from the pool itself (independent of counters).
+        let mut in_flight = vec![0u64; self.flows.len()];
+        for p in self.pool.iter_live() {
+            if p.kind == PacketKind::Data {
+                in_flight[p.flow as usize] += 1;
+            }
+        }
+        let mut results = Results::default();
+        let mut queues = Table::new();
+        let mut links = Table::new();
+        let mut flows = Table::new();
+        let mut events = Table::new();
+        let mut q_summary = serde_json::Map::new();
+        let mut l_summary = serde_json::Map::new();
+        let mut f_summary = serde_json::Map::new();
+        for i in 0..self.ports.len() {
+            let qrow = self.queue_row(i);
+            let lrow = self.link_row(i);
+            let port = &mut self.ports[i];
+            for e in port.queue.disc.take_events() {
+                let mut row: Vec<(&str, Value)> = EventRow {
+                    time_s: to_secs(e.time),
+                    queue: port.name.clone(),
+                    event: e.what.clone(),
+                    detail: e.detail.clone(),
+                }
+                .into_row();
+                row.extend(e.values.iter().map(|(k, v)| (k.as_str(), Value::F64(*v))));
+                events.push(&row);
+            }
+            if port.monitor {
+                q_summary.insert(port.name.clone(), row_to_json(&qrow));
+                l_summary.insert(port.name.clone(), row_to_json(&lrow));
+            }
+            queues.push(&qrow);
+            links.push(&lrow);
+        }
+        let mut thr = Vec::with_capacity(self.flows.len());
+        let mut goodput_total = 0.0;
+        let (mut delay_sum, mut delay_n) = (0.0, 0u64);
+        for (i, &fl) in in_flight.iter().enumerate() {
+            let row = self.flow_row(i, fl);
+            let f = &self.flows[i];
+            thr.push(f.stats.window().delivered_bytes as f64 * 8.0 / self.window_secs());
+            goodput_total += f.stats.window().goodput_bytes as f64 * 8.0 / self.window_secs();
+            delay_sum += f.stats.delay.mean() * f.stats.delay.count() as f64;
+            delay_n += f.stats.delay.count();
+            f_summary.insert(f.name.clone(), row_to_json(&row));
+            flows.push(&row);
+        }
+        let total_thr: f64 = thr.iter().sum();
+        let mean_delay = frac(delay_sum, delay_n) / 1e9;
+        let aggregate = AggregateRow {
+            flows: self.flows.len() as u64,
+            throughput_total_bps: total_thr,
+            goodput_total_bps: goodput_total,
+            jain_index: jain_index(&thr),
+            delay_mean_s: mean_delay,
+            power_bps_per_s: total_thr / mean_delay,
+        };
+        let sim = SimulationRow {
+            seed: self.config.seed,
+            duration_s: to_secs(self.config.duration),
+            warmup_s: to_secs(self.config.warmup),
+            events: self.events.events_processed(),
+            packets_created: self.packets_created,
+            packet_pool_high_water: self.pool.capacity() as u64,
+        };
+        results.summary = serde_json::json!({
+            "simulation": row_to_json(&sim.into_row()),
+            "aggregate": row_to_json(&aggregate.into_row()),
+            "queues": q_summary,
+            "links": l_summary,
+            "flows": f_summary,
+        });
+        if let Some(cap) = self.capture.take() {
+            let mut files = serde_json::Map::new();
+            for f in cap.files {
+                files.insert(
+                    f.name.clone(),
+                    serde_json::json!({"packets": f.packets, "skipped_pkts": f.skipped}),
+                );
+                results.files.insert(format!("pcap/{}", f.name), f.bytes);
+            }
+            results.summary["pcap"] = serde_json::Value::Object(files);
+        }
+        results.tables.insert("queues".into(), queues);
+        results.tables.insert("links".into(), links);
+        results.tables.insert("flows".into(), flows);
+        results.tables.insert("events".into(), events);
+        let trace =
+            crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
+                App::Tcp(t) => t.sender.trace.as_deref().map(|r| (f.name.as_str(), r)),
+                _ => None,
+            }));
+        if trace.rows() > 0 {
+            results.tables.insert("tcp_trace".into(), trace);
+        }
+        results.tables.insert(
+            "queue_series".into(),
+            std::mem::take(&mut self.queue_series),
+        );
+        results
+            .tables
+            .insert("flow_series".into(), std::mem::take(&mut self.flow_series));
+        results
+    }
+}

@@ -832,7 +832,14 @@ fn build_flow(
         let app = match &tcp {
             Some((cfg, res)) => {
                 resolved_params = res.clone();
-                App::Tcp(Box::new(TcpFlow::new(cfg, start, stop)))
+                let mut flow = TcpFlow::new(cfg, start, stop);
+                // The congestion control's own stream (BBR's gain-cycle phase): a new name,
+                // so no other component's draws change.
+                crate::transport::cc::CongestionControl::seed(
+                    &mut flow.sender.cc,
+                    Rng::stream(config.seed, &format!("cc:{name}")),
+                );
+                App::Tcp(Box::new(flow))
             }
             None => {
                 let (source, res) = app::build_udp(&c.kind, &params, path, start, stop)

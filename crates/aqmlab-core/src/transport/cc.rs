@@ -4,9 +4,12 @@
 //! The sender owns loss detection and the sequence-number machinery; a congestion control
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
+use super::bbr::Bbr;
 use super::dctcp::{Dctcp, EcnFeedback};
 use super::prague::Prague;
+use super::rate::RateSample;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use crate::rng::Rng;
 use crate::time::SimTime;
 
 /// The congestion window and slow-start threshold, in segments.
@@ -113,6 +116,25 @@ pub trait CongestionControl {
     /// Per-ACK ECN feedback (only with precise ECN feedback, `ecn = "l4s"` or `"dctcp"`),
     /// called before the sender's once-per-window ECE reaction.
     fn on_ecn_feedback(&mut self, _f: &EcnFeedback) {}
+    /// True for a rate-based control that sets cwnd itself on every ACK, recovery included
+    /// (Linux `cong_control`, as BBR): the sender then takes delivery-rate samples, calls
+    /// [`CongestionControl::on_rate_sample`], leaves cwnd alone in recovery and paces at
+    /// [`CongestionControl::pacing_rate`].
+    fn owns_window(&self) -> bool {
+        false
+    }
+    /// Every ACK (with [`CongestionControl::owns_window`]): the delivery-rate sample and
+    /// connection state; set cwnd. Returns true to mark the sender application-limited.
+    fn on_rate_sample(&mut self, _w: &mut Window, _rs: &RateSample) -> bool {
+        false
+    }
+    /// The pacing rate in segments per second the control asks for (None: its own rule has
+    /// none), asked before each transmission.
+    fn pacing_rate(&mut self, _now: SimTime, _w: &Window, _srtt: Option<SimTime>) -> Option<f64> {
+        None
+    }
+    /// Gives the control the flow's own random stream (for randomised decisions).
+    fn seed(&mut self, _rng: Rng) {}
 }
 
 /// Every congestion control, dispatched by `match`.
@@ -130,10 +152,14 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// TCP Prague (L4S).
     Prague(Prague),
+    /// BBR v1.
+    Bbr(Box<Bbr>),
 }
 
 /// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp", "prague"];
+pub const CC_NAMES: &[&str] = &[
+    "tahoe", "reno", "newreno", "cubic", "dctcp", "prague", "bbr",
+];
 
 macro_rules! each {
     ($self:ident, $c:ident => $e:expr) => {
@@ -144,6 +170,7 @@ macro_rules! each {
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Prague($c) => $e,
+            Cc::Bbr($c) => $e,
         }
     };
 }
@@ -178,5 +205,18 @@ impl CongestionControl for Cc {
     }
     fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
         each!(self, c => c.on_ecn_feedback(f))
+    }
+    #[inline]
+    fn owns_window(&self) -> bool {
+        each!(self, c => c.owns_window())
+    }
+    fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) -> bool {
+        each!(self, c => c.on_rate_sample(w, rs))
+    }
+    fn pacing_rate(&mut self, now: SimTime, w: &Window, srtt: Option<SimTime>) -> Option<f64> {
+        each!(self, c => c.pacing_rate(now, w, srtt))
+    }
+    fn seed(&mut self, rng: Rng) {
+        each!(self, c => c.seed(rng))
     }
 }

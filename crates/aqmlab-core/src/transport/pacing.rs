@@ -25,6 +25,8 @@ pub enum PacingMode {
     Linux,
     /// A fixed rate (fq maxrate style).
     Fixed,
+    /// The congestion control's own rate (BBR), whatever the flow's `pacing` key says.
+    Cc,
 }
 
 /// Validated pacing settings.
@@ -69,7 +71,7 @@ impl Pacer {
         seg_bytes: u32,
     ) -> Option<f64> {
         match self.cfg.mode {
-            PacingMode::Off => None,
+            PacingMode::Off | PacingMode::Cc => None,
             PacingMode::Fixed => self.cfg.max_rate_bps,
             PacingMode::Linux => {
                 let srtt = to_secs(srtt?);
@@ -85,6 +87,11 @@ impl Pacer {
                 Some(self.cfg.max_rate_bps.map_or(r, |m| r.min(m)))
             }
         }
+    }
+
+    /// True when the congestion control sets the rate ([`PacingMode::Cc`]).
+    pub fn from_cc(&self) -> bool {
+        self.cfg.mode == PacingMode::Cc
     }
 
     /// True if a segment may leave at `now`; otherwise arms the pacing timer for `next`.

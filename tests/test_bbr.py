@@ -1,0 +1,123 @@
+"""BBR v1 (`cc = "bbr"`, issue 13) end to end. Expected values come from the path (link rate,
+base RTT, BDP), from BBR's definitions (draft-cardwell-iccrg-bbr-congestion-control-00: the
+1.25 probing phase can queue about 0.25 BDP) or, for BBR against CUBIC, from the broad bounds of
+the measurement literature (Hock et al., ICNP 2017; Ware et al., IMC 2019). The model's own
+estimates (BtlBw, RTprop) are checked in `cargo test -p aqmlab-core --test bbr_path`; the
+filters and the gain cycle in `cargo test -p aqmlab-core transport::bbr transport::rate
+transport::winfilter`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import aqmlab
+from aqmlab import ScenarioError
+
+from test_tcp import dumbbell, tcp
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios" / "examples" / "bbr_vs_cubic.toml"
+
+
+def one_bbr(**kw):
+    """One BBR flow on an empty 10 Mb/s path with 100 Mb/s access links, base RTT
+    2 × (1 + 48 + 1) ms = 100 ms (+ 0.9 ms of serialization), deep buffer (no loss)."""
+    scen = dumbbell(limit=1000, flows=[tcp(cc="bbr", initial_window=10, **kw)], duration="40s", warmup="12s", sample="10ms")
+    return aqmlab.run(scen)
+
+
+def test_one_flow_converges_to_the_bottleneck_rate_with_a_small_queue():
+    res = one_bbr()
+    f = res.flows.iloc[0]
+    q = res.queues.set_index("queue").loc["r1->r2"]
+    payload_rate = 10e6 * 1000 / 1040  # goodput of a full link: 9.615 Mb/s
+    bdp = 10e6 * 0.1009 / (1040 * 8)  # 121.3 packets
+    print(f"goodput {f['goodput_bps'] / 1e6:.3f} Mb/s = {f['goodput_bps'] / payload_rate:.4f} of the link; "
+          f"queue mean {q['mean_len_pkts']:.1f} max {q['max_len_pkts']} pkts (BDP {bdp:.1f}); "
+          f"RTT mean {f['rtt_mean_s'] * 1e3:.2f} ms")
+    # Within a few % of the link rate minus headers (pacing margin 1%, PROBE_BW's 0.75 phase).
+    assert 0.97 * payload_rate <= f["goodput_bps"] <= payload_rate
+    assert f["dropped_pkts"] == 0 and f["timeouts"] == 0
+    # PROBE_BW's 1.25 phase raises in-flight to inflight(1.25) = ceil(1.25 BDP) + 3 + 2 before
+    # it ends: the queue peaks near 0.25 BDP (+ 6), then the 0.75 phase drains it.
+    assert 0.5 * 0.25 * bdp <= q["max_len_pkts"] <= 0.25 * bdp + 8
+    assert q["mean_len_pkts"] <= 0.1 * bdp
+    # RTT: the base RTT plus that small, mostly empty queue.
+    assert 0.1009 <= f["rtt_mean_s"] <= 0.1009 + 0.25 * 0.1
+
+
+def test_bbr_paces_even_with_pacing_off_and_the_key_changes_nothing():
+    # 100 Mb/s access into a 10 Mb/s bottleneck: an unpaced window would leave the sender in
+    # bursts and queue at r1; BBR paces at ~BtlBw, so the access queue at the source stays
+    # empty (pacing is BBR's own, whatever the flow's pacing key says).
+    a = one_bbr()
+    b = one_bbr(pacing="off")
+    assert a.flows.equals(b.flows) and a.queues.equals(b.queues)
+    access = a.queues.set_index("queue").loc["s1->r1"]
+    assert access["max_len_pkts"] <= 1
+    # Contrast: unpaced CUBIC on the same path does queue at the bottleneck in bursts of a
+    # window (slow start alone doubles it each RTT).
+    c = aqmlab.run(dumbbell(limit=1000, flows=[tcp(cc="cubic", initial_window=10, sack=True)], duration="40s",
+                            warmup="12s"))
+    assert c.queues.set_index("queue").loc["r1->r2", "max_len_pkts"] > 2 * a.queues.set_index("queue").loc["r1->r2", "max_len_pkts"]
+
+
+def shares(res):
+    f = res.flows.set_index("flow")
+    g = f.loc[["bbr", "cubic"], "goodput_bps"]
+    return g["bbr"] / g.sum(), g.sum()
+
+
+def test_against_cubic_bbr_takes_a_bounded_share_of_a_deep_buffer_and_dominates_a_shallow_one():
+    # Deep buffer (10 BDP, the example): the literature finds BBR v1's in-flight cap of
+    # 2 BtlBw·RTprop limiting it to a roughly fixed share, about 35-50% against CUBIC (Ware et
+    # al. 2019: ~40% whatever the number of CUBIC flows; Hock et al. 2017: CUBIC ahead in large
+    # buffers). Shallow buffer (0.35 BDP): BBR ignores the losses CUBIC backs off from and
+    # takes most of the link (both papers).
+    deep, total_deep = shares(aqmlab.run(EXAMPLE))
+    shallow, total_shallow = shares(aqmlab.run(EXAMPLE, overrides=["topology.bottleneck.qdisc.limit=100"]))
+    print(f"BBR share: deep (10 BDP) {deep:.3f}, shallow (0.35 BDP) {shallow:.3f}")
+    assert 0.25 <= deep <= 0.6
+    assert shallow >= 0.75
+    # The link stays full in both (goodput of a full 100 Mb/s link: 96.15 Mb/s).
+    assert total_deep >= 0.97 * 100e6 * 1000 / 1040 * (1 - 0.01)
+    assert total_shallow >= 0.95 * 100e6 * 1000 / 1040
+
+
+def test_example_is_deterministic_and_seeds_differ():
+    a = aqmlab.run(EXAMPLE, overrides=["simulation.duration=40s", "simulation.warmup=10s"])
+    b = aqmlab.run(EXAMPLE, overrides=["simulation.duration=40s", "simulation.warmup=10s"])
+    for t in ("flows", "flow_series", "queues", "queue_series", "links"):
+        assert a.tables[t].equals(b.tables[t]), t
+    c = aqmlab.run(EXAMPLE, overrides=["simulation.duration=40s", "simulation.warmup=10s", "simulation.seed=2"])
+    assert not a.flow_series.equals(c.flow_series)
+
+
+def test_cc_table_and_resolved_scenario():
+    # `cc = { kind = "bbr" }` is the same flow as `cc = "bbr"`; SACK is on by default for BBR
+    # (its rate samples need it), also when a profile without SACK resolves the defaults.
+    a = one_bbr()
+    scen = dumbbell(limit=1000, flows=[tcp(cc={"kind": "bbr"}, initial_window=10)], duration="40s", warmup="12s",
+                    sample="10ms")
+    assert aqmlab.run(scen).flows.equals(a.flows)
+    scen = dumbbell(flows=[tcp(cc="bbr", profile="ns2")], duration="2s", warmup="0s")
+    res = aqmlab.run(scen)
+    assert "sack = true" in res.resolved_scenario and res.flows.iloc[0]["goodput_bps"] > 0
+    assert aqmlab.run(res.resolved_scenario).flows.equals(res.flows)
+
+
+@pytest.mark.parametrize(
+    "extra,path,fragment",
+    [
+        ({"cc": "bbr", "sack": False}, "flows[0].sack", "needs SACK"),
+        ({"cc": "bbr", "pacing": "linux"}, "flows[0].pacing", "own model"),
+        ({"cc": {"kind": "bbr", "beta": 0.7}}, "flows[0].cc.beta", "cubic"),
+        ({"cc": "bbrv3"}, "flows[0].cc", "bbr"),
+    ],
+)
+def test_bad_bbr_settings_name_the_field(extra, path, fragment):
+    scen = dumbbell(flows=[tcp(**extra)], duration="1s", warmup="0s")
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.run(scen)
+    assert e.value.path == path and fragment in str(e.value), str(e.value)

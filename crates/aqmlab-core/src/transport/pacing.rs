@@ -7,6 +7,8 @@
 //!   the first RTT sample (Linux starts with an unlimited rate); `pacing_rate` caps it as
 //!   SO_MAX_PACING_RATE does.
 //! - `pacing = "fixed"`: a constant `pacing_rate`, as the `fq` qdisc's `maxrate` per flow.
+//! - `PacingMode::Cc` (not a scenario value): the congestion control's own rate, for BBR,
+//!   which always paces (Linux BBR requests internal pacing; ns-3's `TcpBbr` forces it on).
 //!
 //! Interpretation: after each segment the next may leave at max(now, previous departure) +
 //! wire size / rate (Linux's `tcp_wstamp_ns`), so an idle sender earns no credit. Segment

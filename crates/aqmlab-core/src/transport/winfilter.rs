@@ -1,7 +1,7 @@
 //! A windowed maximum: the largest sample seen within the last `window` time units, kept in
 //! constant space with Kathleen Nichols' three-sample algorithm (the best, second-best and
 //! third-best candidates from successive sub-windows), as BBR's bandwidth filter uses it.
-//! Sources: draft-cardwell-iccrg-bbr-congestion-control-00 section 4.1.1.2 ("windowed max
+//! Sources: draft-cardwell-iccrg-bbr-congestion-control-00 (the "windowed max
 //! filter" of BBR.BtlBw over BtlBwFilterLen round trips) and Linux `lib/win_minmax.c`, which
 //! implements it.
 //!

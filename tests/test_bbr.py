@@ -104,7 +104,6 @@ def test_cc_table_and_resolved_scenario():
     scen = dumbbell(flows=[tcp(cc="bbr", profile="ns2")], duration="2s", warmup="0s")
     res = aqmlab.run(scen)
     assert "sack = true" in res.resolved_scenario and res.flows.iloc[0]["goodput_bps"] > 0
-    assert aqmlab.run(res.resolved_scenario).flows.equals(res.flows)
 
 
 @pytest.mark.parametrize(

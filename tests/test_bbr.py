@@ -63,6 +63,25 @@ def test_bbr_paces_even_with_pacing_off_and_the_key_changes_nothing():
     assert c.queues.set_index("queue").loc["r1->r2", "max_len_pkts"] > 2 * a.queues.set_index("queue").loc["r1->r2", "max_len_pkts"]
 
 
+def test_two_bbr_flows_share_fairly_and_queue_about_one_bdp():
+    # Equal RTTs, the second flow 5 s late, deep buffer. Cardwell et al. (ACM Queue 2016)
+    # describe BBR flows converging to a fair share through the gain cycle; Hock et al. (ICNP
+    # 2017) measure it for equal RTTs and find several v1 flows cwnd-limited: in-flight
+    # 2 × BtlBw_i × RTprop each, so together about 2 BDP and a standing queue of about one BDP.
+    flows = [tcp(cc="bbr", initial_window=10, name="a", **{"from": "s1", "to": "d1"}),
+             tcp(cc="bbr", initial_window=10, name="b", start="5s", **{"from": "s2", "to": "d2"})]
+    res = aqmlab.run(dumbbell(pairs=2, limit=1200, flows=flows, duration="60s", warmup="20s"))
+    g = res.flows.set_index("flow")["goodput_bps"]
+    q = res.queues.set_index("queue").loc["r1->r2"]
+    bdp = 10e6 * 0.1009 / (1040 * 8)
+    print(f"goodput a {g['a'] / 1e6:.3f} b {g['b'] / 1e6:.3f} Mb/s, Jain {res.summary['aggregate']['jain_index']:.4f}, "
+          f"queue mean {q['mean_len_pkts']:.1f} pkts = {q['mean_len_pkts'] / bdp:.2f} BDP")
+    assert res.summary["aggregate"]["jain_index"] >= 0.95
+    assert g.sum() >= 0.97 * 10e6 * 1000 / 1040
+    assert 0.5 * bdp <= q["mean_len_pkts"] <= 1.1 * bdp + 8
+    assert q["drops_pkts"] == 0
+
+
 def shares(res):
     f = res.flows.set_index("flow")
     g = f.loc[["bbr", "cubic"], "goodput_bps"]

@@ -63,6 +63,28 @@ def test_bbr_paces_even_with_pacing_off_and_the_key_changes_nothing():
     assert c.queues.set_index("queue").loc["r1->r2", "max_len_pkts"] > 2 * a.queues.set_index("queue").loc["r1->r2", "max_len_pkts"]
 
 
+def test_trace_shows_the_state_machine_and_probe_rtt_timing():
+    # trace = true adds a `cc_state` row per BBR mode change (and changes nothing else).
+    res = one_bbr(trace=True)
+    assert res.flows.equals(one_bbr().flows)
+    t = res.tables["tcp_trace"]
+    st = t[t.event == "cc_state"]
+    print(st[["time_s", "cause", "cwnd_pkts", "pipe_pkts"]].to_string())
+    assert list(st.cause) == ["startup", "drain", "probe_bw", "probe_rtt", "probe_bw"]
+    at = dict(zip(st.cause[::-1], st.time_s[::-1]))  # first time of each state
+    # RTprop's clock starts at the first data transmission, one handshake RTT after the start
+    # (100 ms propagation + 40-B SYN and SYN-ACK serialized on 100, 10, 100 Mb/s: 76.8 us);
+    # PROBE_RTT begins at the first ACK 10 s after that (ACKs arrive every 0.83 ms).
+    syn_rtt = 0.1 + 2 * (320 / 100e6 + 320 / 10e6 + 320 / 100e6)
+    assert 10 + syn_rtt <= at["probe_rtt"] <= 10 + syn_rtt + 0.002
+    # It lasts until in-flight has fallen to 4 (about one RTT), then 200 ms and one round.
+    probe_rtt_end = st.time_s.iloc[4]
+    assert 0.2 < probe_rtt_end - at["probe_rtt"] <= 0.2 + 2 * 0.101
+    # DRAIN ends when in-flight is down to one BDP (+ 3): the row shows it.
+    drain_end = st.iloc[2]
+    assert drain_end["pipe_pkts"] <= 10e6 * 0.1009 / (1040 * 8) + 3 + 1
+
+
 def test_two_bbr_flows_share_fairly_and_queue_about_one_bdp():
     # Equal RTTs, the second flow 5 s late, deep buffer. Cardwell et al. (ACM Queue 2016)
     # describe BBR flows converging to a fair share through the gain cycle; Hock et al. (ICNP

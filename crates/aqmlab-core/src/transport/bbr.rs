@@ -469,6 +469,14 @@ impl CongestionControl for Bbr {
     fn seed(&mut self, rng: Rng) {
         self.rng = rng;
     }
+    fn state(&self) -> &'static str {
+        match self.mode {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
     /// Entering fast recovery (Linux `bbr_ssthresh`): remember cwnd; ssthresh is untouched.
     fn on_loss(&mut self, w: &mut Window, _l: &LossInfo) {
         self.save_cwnd(w.cwnd);

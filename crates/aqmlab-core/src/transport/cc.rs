@@ -135,6 +135,10 @@ pub trait CongestionControl {
     }
     /// Gives the control the flow's own random stream (for randomised decisions).
     fn seed(&mut self, _rng: Rng) {}
+    /// The control's named state, if it has one (BBR's mode), for the `tcp_trace` table.
+    fn state(&self) -> &'static str {
+        ""
+    }
 }
 
 /// Every congestion control, dispatched by `match`.
@@ -218,5 +222,8 @@ impl CongestionControl for Cc {
     }
     fn seed(&mut self, rng: Rng) {
         each!(self, c => c.seed(rng))
+    }
+    fn state(&self) -> &'static str {
+        each!(self, c => c.state())
     }
 }

@@ -113,6 +113,8 @@ pub struct TcpSender {
     rate: Option<RateSampler>,
     /// The scoreboard's lost-marking count already reported to the congestion control.
     lost_seen: u64,
+    /// The control's state last traced (`cc_state` rows).
+    cc_state: &'static str,
 }
 
 impl TcpSender {
@@ -178,6 +180,7 @@ impl TcpSender {
             pending_trace: Vec::new(),
             rate: cfg.cc.owns_window().then(RateSampler::new),
             lost_seen: 0,
+            cc_state: "",
             cfg: cfg.clone(),
         }
     }
@@ -831,6 +834,7 @@ impl TcpSender {
                 self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
             }
         }
+        let mut state_change = None;
         if let Some(r) = self.rate.as_mut() {
             // Rate-based control (BBR): the ACK's delivery-rate sample, after loss detection
             // and recovery entry/exit, before anything is sent (Linux tcp_ack order).
@@ -849,9 +853,17 @@ impl TcpSender {
             if self.cc.on_rate_sample(&mut self.w, &rs) {
                 r.mark_app_limited(in_flight);
             }
+            let st = self.cc.state();
+            if st != self.cc_state {
+                self.cc_state = st;
+                state_change = Some(st);
+            }
         }
         self.sb = Some(sb);
         self.flush_trace();
+        if let Some(st) = state_change {
+            self.record(now, "cc_state", st, self.snd_una);
+        }
         self.ecn_ack(ack, fl, now, stats);
         self.try_send(now, out, stats);
         self.arm_pto(now, out);

@@ -130,7 +130,7 @@ pub struct Bbr {
     ack_epoch_acked: f64,
     initial_cwnd: f64,
     rng: Rng,
-    /// Times each mode was entered (tests and diagnostics): PROBE_RTT entries.
+    /// PROBE_RTT entries so far (tests and diagnostics).
     pub probe_rtt_count: u64,
 }
 

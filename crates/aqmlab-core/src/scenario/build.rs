@@ -466,7 +466,16 @@ fn build_flow(
         };
         let start = c.start.0.saturating_add(jitter).min(config.duration);
         let app = match &entry.kind {
-            FlowKind::Tcp(cfg, _) => App::Tcp(Box::new(TcpFlow::new(cfg, start, stop))),
+            FlowKind::Tcp(cfg, _) => {
+                let mut flow = TcpFlow::new(cfg, start, stop);
+                // The congestion control's own stream (BBR's gain-cycle phase): a new name,
+                // so no other component's draws change.
+                crate::transport::cc::CongestionControl::seed(
+                    &mut flow.sender.cc,
+                    Rng::stream(config.seed, &format!("cc:{name}")),
+                );
+                App::Tcp(Box::new(flow))
+            }
             FlowKind::Udp(p) => App::Udp(p.build(path, start, stop)?),
         };
         copies.push(Flow {

@@ -4,11 +4,14 @@
 //! The sender owns loss detection and the sequence-number machinery; a congestion control
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
+use super::bbr::Bbr;
 use super::dctcp::{Dctcp, EcnFeedback};
 use super::prague::Prague;
 #[cfg(test)]
 use super::scalable::Scalable;
+use super::rate::RateSample;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use crate::rng::Rng;
 use crate::time::SimTime;
 
 /// The congestion window and slow-start threshold, in segments.
@@ -115,6 +118,29 @@ pub trait CongestionControl {
     /// Per-ACK ECN feedback (only with precise ECN feedback, `ecn = "l4s"` or `"dctcp"`),
     /// called before the sender's once-per-window ECE reaction.
     fn on_ecn_feedback(&mut self, _f: &EcnFeedback) {}
+    /// True for a rate-based control that sets cwnd itself on every ACK, recovery included
+    /// (Linux `cong_control`, as BBR): the sender then takes delivery-rate samples, calls
+    /// [`CongestionControl::on_rate_sample`], leaves cwnd alone in recovery and paces at
+    /// [`CongestionControl::pacing_rate`].
+    fn owns_window(&self) -> bool {
+        false
+    }
+    /// Every ACK (with [`CongestionControl::owns_window`]): the delivery-rate sample and
+    /// connection state; set cwnd. Returns true to mark the sender application-limited.
+    fn on_rate_sample(&mut self, _w: &mut Window, _rs: &RateSample) -> bool {
+        false
+    }
+    /// The pacing rate in segments per second the control asks for (None: its own rule has
+    /// none), asked before each transmission.
+    fn pacing_rate(&mut self, _now: SimTime, _w: &Window, _srtt: Option<SimTime>) -> Option<f64> {
+        None
+    }
+    /// Gives the control the flow's own random stream (for randomised decisions).
+    fn seed(&mut self, _rng: Rng) {}
+    /// The control's named state, if it has one (BBR's mode), for the `tcp_trace` table.
+    fn state(&self) -> &'static str {
+        ""
+    }
 }
 
 /// Every congestion control, dispatched by `match`.
@@ -132,6 +158,8 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// TCP Prague (L4S).
     Prague(Prague),
+    /// BBR v1.
+    Bbr(Box<Bbr>),
     /// Scalable TCP: the worked example of docs/adding-a-congestion-control.md (tests only).
     #[cfg(test)]
     Scalable(Scalable),
@@ -145,6 +173,7 @@ pub const CC_NAMES: &[&str] = &[
     "cubic",
     "dctcp",
     "prague",
+    "bbr",
     #[cfg(test)]
     "scalable",
 ];
@@ -158,6 +187,7 @@ macro_rules! each {
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Prague($c) => $e,
+            Cc::Bbr($c) => $e,
             #[cfg(test)]
             Cc::Scalable($c) => $e,
         }
@@ -194,6 +224,22 @@ impl CongestionControl for Cc {
     }
     fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
         each!(self, c => c.on_ecn_feedback(f))
+    }
+    #[inline]
+    fn owns_window(&self) -> bool {
+        each!(self, c => c.owns_window())
+    }
+    fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) -> bool {
+        each!(self, c => c.on_rate_sample(w, rs))
+    }
+    fn pacing_rate(&mut self, now: SimTime, w: &Window, srtt: Option<SimTime>) -> Option<f64> {
+        each!(self, c => c.pacing_rate(now, w, srtt))
+    }
+    fn seed(&mut self, rng: Rng) {
+        each!(self, c => c.seed(rng))
+    }
+    fn state(&self) -> &'static str {
+        each!(self, c => c.state())
     }
 }
 

@@ -10,6 +10,7 @@
 //! (`cubic_c`, `cubic_beta`, `fast_convergence`, `reno_friendly`) remain as deprecated aliases.
 //! A scenario without the new keys resolves to exactly the table it resolved to before.
 
+use super::bbr::Bbr;
 use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
 use super::dctcp::Dctcp;
@@ -497,6 +498,7 @@ impl TcpParams {
             "prague" => Cc::Prague(Prague::new(
                 cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
             )),
+            "bbr" => Cc::Bbr(Box::new(Bbr::new(initial_window))),
             "cubic" => {
                 let d_cubic = CubicParams::default();
                 let d = &d_cubic;
@@ -535,7 +537,16 @@ impl TcpParams {
                     .into(),
             );
         }
-        let sack = self.sack.unwrap_or(d.sack);
+        let is_bbr = matches!(cc, Cc::Bbr(_));
+        // BBR measures delivery with SACK: on by default for it, whatever the profile.
+        let sack = self.sack.unwrap_or(d.sack || is_bbr);
+        if is_bbr && !sack {
+            return Err(
+                "sack: cc = \"bbr\" needs SACK (its delivery-rate samples and recovery use the \
+                 RFC 6675 scoreboard); remove sack = false"
+                    .into(),
+            );
+        }
         let timestamps = self.timestamps.unwrap_or(d.timestamps);
         let quickack = self.quickack.unwrap_or(d.quickack);
         if quickack > 0 && !delayed_ack {
@@ -543,7 +554,18 @@ impl TcpParams {
         }
         // Prague requests pacing (Linux: internal pacing); an explicit `pacing` key wins.
         let pacing_default = if cct.kind == "prague" { "linux" } else { "off" };
-        let pacing = self.pacing_config(pacing_default)?;
+        let mut pacing = self.pacing_config(pacing_default)?;
+        if is_bbr {
+            // BBR paces at its model's rate (Linux requests internal pacing for it).
+            if pacing.mode != PacingMode::Off {
+                return Err(
+                    "pacing: cc = \"bbr\" paces at the rate of its own model; leave pacing out \
+                     (or \"off\")"
+                        .into(),
+                );
+            }
+            pacing.mode = PacingMode::Cc;
+        }
         // The profile's RACK default yields to sack = false; an explicit "rack" does not.
         let default_ld = if sack { d.loss_detection } else { "dupack" };
         let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
@@ -606,6 +628,8 @@ impl TcpParams {
                 ))
             }
         };
+        // A control that owns the window sets cwnd in recovery itself (Linux cong_control).
+        let prr = prr && !cc.owns_window();
         Ok(TcpConfig {
             ns2_halving,
             cc,
@@ -770,7 +794,7 @@ impl TcpParams {
         r.delayed_ack_timeout
             .get_or_insert(Duration(d.delayed_ack_timeout));
         if self.profile.is_some() {
-            r.sack.get_or_insert(d.sack);
+            r.sack.get_or_insert(d.sack || cct.kind == "bbr");
             r.timestamps.get_or_insert(d.timestamps);
             r.quickack.get_or_insert(d.quickack);
             let pace = if cct.kind == "prague" { "linux" } else { "off" };

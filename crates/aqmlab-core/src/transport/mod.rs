@@ -6,6 +6,7 @@
 //! The transport never touches the event list or the packet pool: it writes the packets and
 //! timers it wants into an [`Outbox`], which the world drains. Time is always passed in.
 
+pub mod bbr;
 pub mod cc;
 pub mod config;
 pub mod cubic;
@@ -19,6 +20,7 @@ pub mod prague;
 pub mod profile;
 pub mod prr;
 pub mod rack;
+pub mod rate;
 pub mod reno;
 pub mod rto;
 pub mod sack;
@@ -28,6 +30,7 @@ pub mod sender;
 pub mod sink;
 pub mod tahoe;
 pub mod trace;
+pub mod winfilter;
 
 pub use config::{TcpConfig, TcpParams};
 pub use sender::TcpSender;

@@ -7,6 +7,8 @@
 //!   the first RTT sample (Linux starts with an unlimited rate); `pacing_rate` caps it as
 //!   SO_MAX_PACING_RATE does.
 //! - `pacing = "fixed"`: a constant `pacing_rate`, as the `fq` qdisc's `maxrate` per flow.
+//! - `PacingMode::Cc` (not a scenario value): the congestion control's own rate, for BBR,
+//!   which always paces (Linux BBR requests internal pacing; ns-3's `TcpBbr` forces it on).
 //!
 //! Interpretation: after each segment the next may leave at max(now, previous departure) +
 //! wire size / rate (Linux's `tcp_wstamp_ns`), so an idle sender earns no credit. Segment
@@ -25,6 +27,8 @@ pub enum PacingMode {
     Linux,
     /// A fixed rate (fq maxrate style).
     Fixed,
+    /// The congestion control's own rate (BBR), whatever the flow's `pacing` key says.
+    Cc,
 }
 
 /// Validated pacing settings.
@@ -69,7 +73,7 @@ impl Pacer {
         seg_bytes: u32,
     ) -> Option<f64> {
         match self.cfg.mode {
-            PacingMode::Off => None,
+            PacingMode::Off | PacingMode::Cc => None,
             PacingMode::Fixed => self.cfg.max_rate_bps,
             PacingMode::Linux => {
                 let srtt = to_secs(srtt?);
@@ -85,6 +89,11 @@ impl Pacer {
                 Some(self.cfg.max_rate_bps.map_or(r, |m| r.min(m)))
             }
         }
+    }
+
+    /// True when the congestion control sets the rate ([`PacingMode::Cc`]).
+    pub fn from_cc(&self) -> bool {
+        self.cfg.mode == PacingMode::Cc
     }
 
     /// True if a segment may leave at `now`; otherwise arms the pacing timer for `next`.

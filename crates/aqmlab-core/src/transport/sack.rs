@@ -206,6 +206,12 @@ pub struct Scoreboard {
     pub rack: Option<Rack>,
     /// Last send time of each segment in `[una, ...)` (RACK only).
     xmit: VecDeque<SimTime>,
+    /// Segments ever marked lost (a running count, as Linux's `tp->lost`).
+    pub marked_lost: u64,
+    /// With `record_fresh`: the ranges the last [`Scoreboard::on_sack`] newly SACKed.
+    pub fresh: Vec<(u64, u64)>,
+    /// Keep `fresh` (delivery-rate sampling needs which segments were SACKed).
+    pub record_fresh: bool,
 }
 
 impl Scoreboard {
@@ -226,6 +232,9 @@ impl Scoreboard {
             rxt_ptr: 0,
             rack: None,
             xmit: VecDeque::new(),
+            marked_lost: 0,
+            fresh: Vec::new(),
+            record_fresh: false,
         }
     }
 
@@ -293,6 +302,7 @@ impl Scoreboard {
             }
             if old & LOST == 0 {
                 self.lost += 1;
+                self.marked_lost += 1;
             }
             *self.mark_mut(s) = new;
             self.rxt_ptr = self.rxt_ptr.min(s);
@@ -389,6 +399,7 @@ impl Scoreboard {
     /// segments newly SACKed.
     pub fn on_sack(&mut self, blocks: &[(u64, u64)], snd_max: u64, now: SimTime) -> u64 {
         let mut newly = 0;
+        self.fresh.clear();
         for &(l, r) in blocks {
             let (l, r) = (l.max(self.una), r.min(snd_max));
             if l >= r {
@@ -406,6 +417,9 @@ impl Scoreboard {
                 }
             });
             for (a, b) in fresh[..nf].iter().chain(spill.iter()).copied() {
+                if self.record_fresh {
+                    self.fresh.push((a, b));
+                }
                 for s in a..b {
                     newly += 1;
                     let m = self.mark_mut(s);
@@ -454,6 +468,7 @@ impl Scoreboard {
             if *m & (SACKED | LOST) == 0 {
                 *m |= LOST;
                 self.lost += 1;
+                self.marked_lost += 1;
             }
             self.lost_ptr += 1;
         }
@@ -490,10 +505,14 @@ impl Scoreboard {
         self.retrans = 0;
         for s in self.una..snd_max {
             let m = self.mark_mut(s);
+            let was_lost = *m & LOST != 0;
             *m &= SACKED;
             if *m == 0 {
                 *m = LOST;
                 self.lost += 1;
+                if !was_lost {
+                    self.marked_lost += 1;
+                }
             }
         }
         self.lost_ptr = self.lost_ptr.max(snd_max);

@@ -21,6 +21,7 @@ use super::dctcp::EcnFeedback;
 use super::newreno::{full_ack_cwnd, partial_ack_cwnd};
 use super::pacing::Pacer;
 use super::prr::Prr;
+use super::rate::{CaState, RateSampler};
 use super::rto::RttEstimator;
 use super::sack::{SackBlocks, Scoreboard};
 use super::trace::TraceRow;
@@ -110,6 +111,12 @@ pub struct TcpSender {
     tlp_end: Option<u64>,
     /// Retransmissions made while the scoreboard was borrowed, traced once it is back.
     pending_trace: Vec<(SimTime, u64, &'static str)>,
+    /// Delivery-rate sampler (only for a congestion control that owns the window, BBR).
+    rate: Option<RateSampler>,
+    /// The scoreboard's lost-marking count already reported to the congestion control.
+    lost_seen: u64,
+    /// The control's state last traced (`cc_state` rows).
+    cc_state: &'static str,
 }
 
 impl TcpSender {
@@ -157,11 +164,13 @@ impl TcpSender {
             #[cfg(test)]
             ecn_reduction_times: Vec::new(),
             sb: cfg.sack.then(|| {
-                if cfg.rack {
+                let mut sb = if cfg.rack {
                     Scoreboard::with_rack(cfg.dupack_threshold)
                 } else {
                     Scoreboard::new(cfg.dupack_threshold)
-                }
+                };
+                sb.record_fresh = cfg.cc.owns_window();
+                sb
             }),
             reo_timer: Timer::default(),
             pto_timer: Timer::default(),
@@ -172,6 +181,9 @@ impl TcpSender {
             trace: cfg.trace.then(Vec::new),
             retx_cause: None,
             pending_trace: Vec::new(),
+            rate: cfg.cc.owns_window().then(RateSampler::new),
+            lost_seen: 0,
+            cc_state: "",
             cfg: cfg.clone(),
         }
     }
@@ -559,6 +571,8 @@ impl TcpSender {
                     // SACK: resend only what is not SACKed (RFC 6675 section 5.1, as Linux).
                     Some(sb) => {
                         sb.on_timeout(self.snd_max);
+                        // Timeout marks are not losses of a later ACK (Linux tp->lost).
+                        self.lost_seen = sb.marked_lost;
                         self.loss_state = true;
                         self.tlp_end = None;
                     }
@@ -579,8 +593,33 @@ impl TcpSender {
         }
         if self.sb.is_some() && (self.in_recovery || self.loss_state) {
             self.sack_send(now, out, stats);
+        } else {
+            self.send_window(now, out, stats);
+        }
+        if self.rate.is_some() {
+            self.check_app_limited(now);
+        }
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: no new data to send, cwnd not full and no lost
+    /// segment waiting: what is sent now is application-limited.
+    fn check_app_limited(&mut self, now: SimTime) {
+        let no_data = self.snd_nxt >= self.snd_max
+            && (now >= self.stop || self.cfg.total_segs.is_some_and(|t| self.snd_nxt >= t));
+        if !no_data {
             return;
         }
+        let pipe = self.pipe();
+        let lost_waiting = self.sb.as_ref().is_some_and(|sb| sb.lost > sb.retrans);
+        if (pipe as f64) < self.w.cwnd.floor() && !lost_waiting {
+            if let Some(r) = self.rate.as_mut() {
+                r.mark_app_limited(pipe);
+            }
+        }
+    }
+
+    /// Sends new data (and go-back-N retransmissions) while the window allows.
+    fn send_window(&mut self, now: SimTime, out: &mut Outbox, stats: &mut FlowStats) {
         let extra = if self.cfg.limited_transmit
             && !self.in_recovery
             && self.dupacks < self.cfg.dupack_threshold
@@ -647,8 +686,19 @@ impl TcpSender {
         });
         stats.total.sent_pkts += 1;
         stats.total.sent_bytes += size as u64;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_send(seq, now, self.snd_max - self.snd_una, retx);
+        }
         if let Some(p) = self.pacer.as_mut() {
-            let rate = p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size);
+            let rate = if p.from_cc() {
+                // The control's rate is in segments/s: a full segment leaves every 1/rate.
+                let full = (self.cfg.mss + self.cfg.header + self.cfg.ts_opt) as f64 * 8.0;
+                self.cc
+                    .pacing_rate(now, &self.w, self.rtt.srtt())
+                    .map(|r| r * full)
+            } else {
+                p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size)
+            };
             p.on_send(now, size, rate);
         }
         if let Some(sb) = self.sb.as_mut() {
@@ -703,18 +753,27 @@ impl TcpSender {
         };
         let advanced = ack > self.snd_una;
         let acked = ack.saturating_sub(self.snd_una);
+        let prior_in_flight = sb.pipe(self.snd_max - self.snd_una);
         let mut delivered = 0;
         if advanced {
             if fl & flags::RETX == 0 || self.cfg.timestamps {
                 self.take_sample(now - ts, stats);
             }
             delivered += sb.on_cum_ack(ack, now);
+            if let Some(r) = self.rate.as_mut() {
+                r.on_cum_ack(ack);
+            }
             self.snd_una = ack;
             self.snd_nxt = self.snd_nxt.max(ack);
             self.dupacks = 0; // RFC 6675 5 (1)
         }
         let newly = sb.on_sack(blocks.blocks(), self.snd_max, now);
         delivered += newly;
+        if let Some(r) = self.rate.as_mut() {
+            for &(a, b) in &sb.fresh {
+                r.on_sacked(a, b);
+            }
+        }
         if self.tlp_end.is_some_and(|e| self.snd_una >= e) {
             self.tlp_end = None; // the probe is acknowledged
         }
@@ -741,10 +800,13 @@ impl TcpSender {
         let recover = self.recover.unwrap_or(0);
         if self.in_recovery {
             if ack >= recover {
-                // The recovery point is acknowledged: recovery ends with cwnd = ssthresh.
+                // The recovery point is acknowledged: recovery ends with cwnd = ssthresh
+                // (a control that owns the window restores its own, below).
                 self.in_recovery = false;
                 self.prr = None;
-                self.w.cwnd = self.w.ssthresh;
+                if !self.cc.owns_window() {
+                    self.w.cwnd = self.w.ssthresh;
+                }
                 self.cc.on_recovery_exit(&mut self.w, now);
                 self.pending_trace.push((now, ack, "recovery_exit"));
             } else if let Some(p) = self.prr.as_mut() {
@@ -792,8 +854,36 @@ impl TcpSender {
                 self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
             }
         }
+        let mut state_change = None;
+        if let Some(r) = self.rate.as_mut() {
+            // Rate-based control (BBR): the ACK's delivery-rate sample, after loss detection
+            // and recovery entry/exit, before anything is sent (Linux tcp_ack order).
+            let losses = sb.marked_lost - self.lost_seen;
+            self.lost_seen = sb.marked_lost;
+            let in_flight = sb.pipe(self.snd_max - self.snd_una);
+            let state = if self.in_recovery {
+                CaState::Recovery
+            } else if self.loss_state {
+                CaState::Loss
+            } else {
+                CaState::Open
+            };
+            let srtt = self.rtt.srtt();
+            let rs = r.generate(now, losses, prior_in_flight, in_flight, state, srtt);
+            if self.cc.on_rate_sample(&mut self.w, &rs) {
+                r.mark_app_limited(in_flight);
+            }
+            let st = self.cc.state();
+            if st != self.cc_state {
+                self.cc_state = st;
+                state_change = Some(st);
+            }
+        }
         self.sb = Some(sb);
         self.flush_trace();
+        if let Some(st) = state_change {
+            self.record(now, "cc_state", st, self.snd_una);
+        }
         self.ecn_ack(ack, fl, now, stats);
         self.try_send(now, out, stats);
         self.arm_pto(now, out);
@@ -828,7 +918,9 @@ impl TcpSender {
         self.ecn_recover = Some(self.snd_max);
         self.cc.on_loss(&mut self.w, &l);
         self.in_recovery = true;
-        if self.cfg.prr {
+        if self.cc.owns_window() {
+            // cwnd is the control's (BBR: packet conservation from its next ACK on).
+        } else if self.cfg.prr {
             let mut p = Prr::new(flight as f64);
             let pipe = sb.pipe(flight) as f64;
             let sndcnt = p.on_ack(delivered as f64, pipe, self.w.ssthresh);

@@ -12,12 +12,14 @@ use crate::time::{to_secs, SimTime};
 pub struct TraceRow {
     /// When.
     pub time: SimTime,
-    /// What: `recovery_enter`, `recovery_exit`, `timeout`, `ecn_reduction`, or
-    /// `retransmit` (with `cause`).
+    /// What: `recovery_enter`, `recovery_exit`, `timeout`, `ecn_reduction`, `retransmit`
+    /// (with `cause`), or `cc_state` (a rate-based control's new state in `cause`: BBR's
+    /// `startup`, `drain`, `probe_bw`, `probe_rtt`).
     pub event: &'static str,
     /// For retransmissions: `fast_retransmit`, `partial_ack` (NewReno), `sack_lost`
     /// (RFC 6675 NextSeg rule 1), `go_back_n` (after a timeout or a Tahoe fast retransmit
-    /// without SACK), `timeout_lost` (after a timeout with SACK); otherwise empty.
+    /// without SACK), `timeout_lost` (after a timeout with SACK); for `cc_state` the state;
+    /// otherwise empty.
     pub cause: &'static str,
     /// Segment retransmitted, or `snd_una` for other events.
     pub seq: u64,

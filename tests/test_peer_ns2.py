@@ -107,16 +107,13 @@ def test_ns2_red_splits_early_and_forced_drops():
 def _dqred_sfq_goodput(halving: bool) -> tuple[float, int]:
     """aqmlab's mean TCP goodput [Mb/s] and timeouts on the peer's dqred-SFQ scenario."""
     from aqmlab._toml import tomllib
-    from aqmlab.scenario import apply_override
 
     s = next(x for x in ns2peer.SCENARIOS if x.name == "dqred-SFQ")
     spec = ns2peer.aqmlab_spec(s, 1)
     doc = tomllib.loads(Path(spec["template"]).read_text())
     doc["simulation"].update(duration=f"{s.duration}s", warmup=f"{s.warmup}s", seed=1)
-    for o in spec["overrides"]:
-        if halving or "halving" not in o:
-            apply_override(doc, o)
-    res = aqmlab.run(doc)
+    overrides = [o for o in spec["overrides"] if halving or "halving" not in o]
+    res = aqmlab.run(doc, overrides=overrides)
     tcp = [f for f in res.summary["flows"].values() if f.get("kind") == "tcp"]
     return sum(f["goodput_bps"] for f in tcp) / len(tcp) / 1e6, sum(f.get("timeouts", 0) for f in tcp)
 

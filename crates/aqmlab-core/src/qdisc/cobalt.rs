@@ -28,7 +28,7 @@
 //! * Reasons: CoDel drops and marks are `delay`, BLUE drops `early`.
 
 use super::classify::{Classifier, ClassifyBy};
-use super::codel::{check_codel_times, CodelSource};
+use super::codel::{check_codel_times, CodelSource, FifoSource};
 use super::common::{EcnMode, Fifo};
 use super::fq_codel::check_fq;
 use super::fq_sched::{CodelBacklog, EmptyNewFlow, FlowAqm, FlowQueues, FqSettings, Overflow};
@@ -330,19 +330,6 @@ pub struct Cobalt {
     limit: usize,
     cfg: CobaltConfig,
     vars: CobaltVars,
-}
-
-struct FifoSource<'a>(&'a mut Fifo);
-
-impl CodelSource for FifoSource<'_> {
-    #[inline]
-    fn pop(&mut self, _ctx: &mut Ctx) -> Option<PacketId> {
-        self.0.pop_front()
-    }
-    #[inline]
-    fn backlog_bytes(&self) -> u64 {
-        self.0.bytes()
-    }
 }
 
 impl Configure for Cobalt {

@@ -242,7 +242,8 @@ pub struct Codel {
     vars: CodelVars,
 }
 
-struct FifoSource<'a>(&'a mut Fifo);
+/// A plain FIFO as the packet source of a CoDel-style dequeue (shared with COBALT).
+pub(crate) struct FifoSource<'a>(pub(crate) &'a mut Fifo);
 
 impl CodelSource for FifoSource<'_> {
     #[inline]

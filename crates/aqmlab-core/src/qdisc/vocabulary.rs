@@ -32,7 +32,8 @@ const SHARED: &[(&str, &[&str])] = &[
     ("pi", ALL),
     ("pie", ALL),
     ("fq_pie", ALL),
-    ("pfifo_head", LIMIT), // the worked example of docs/adding-an-aqm.md
+    // The worked example of docs/adding-an-aqm.md.
+    ("pfifo_head", LIMIT),
     // The RED family (`red::NAMES`) all take ALL: see `shared`.
 ];
 

@@ -421,10 +421,7 @@ fn with_unit(value: &str, unit: &str) -> String {
     }
 }
 
-fn read_edge_list(
-    text: &str,
-    short: &str,
-) -> Result<GraphRead, ScenarioError> {
+fn read_edge_list(text: &str, short: &str) -> Result<GraphRead, ScenarioError> {
     let mut nodes: Vec<(String, usize)> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     let mut links = Vec::new();
@@ -468,10 +465,7 @@ fn read_edge_list(
     Ok((nodes, links))
 }
 
-fn read_graphml(
-    text: &str,
-    short: &str,
-) -> Result<GraphRead, ScenarioError> {
+fn read_graphml(text: &str, short: &str) -> Result<GraphRead, ScenarioError> {
     let doc = roxmltree::Document::parse(text).map_err(|e| {
         err(
             "topology.file",

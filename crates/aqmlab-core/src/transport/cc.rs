@@ -7,9 +7,9 @@
 use super::bbr::Bbr;
 use super::dctcp::{Dctcp, EcnFeedback};
 use super::prague::Prague;
+use super::rate::RateSample;
 #[cfg(test)]
 use super::scalable::Scalable;
-use super::rate::RateSample;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::rng::Rng;
 use crate::time::SimTime;

@@ -5,6 +5,7 @@
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
 use super::dctcp::{Dctcp, EcnFeedback};
+use super::ledbat::Ledbat;
 use super::prague::Prague;
 use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::time::SimTime;
@@ -130,10 +131,14 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// TCP Prague (L4S).
     Prague(Prague),
+    /// LEDBAT (RFC 6817), less-than-best-effort.
+    Ledbat(Ledbat),
 }
 
 /// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &["tahoe", "reno", "newreno", "cubic", "dctcp", "prague"];
+pub const CC_NAMES: &[&str] = &[
+    "tahoe", "reno", "newreno", "cubic", "dctcp", "prague", "ledbat",
+];
 
 macro_rules! each {
     ($self:ident, $c:ident => $e:expr) => {
@@ -144,6 +149,7 @@ macro_rules! each {
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Prague($c) => $e,
+            Cc::Ledbat($c) => $e,
         }
     };
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod ledbat;
 #[cfg(test)]
 mod loopback;
 pub mod newreno;

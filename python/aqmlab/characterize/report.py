@@ -94,10 +94,20 @@ def overview(df, sets: Sequence[ScenarioSet]):
         ax.grid(True, color="0.85", linewidth=0.6)
     for ax in list(axes.flat)[len(present):]:
         ax.axis("off")
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 8), fontsize=8, title="discipline")
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker=plot.MARKERS[j % len(plot.MARKERS)], color=plot._shade(j, len(names)), markeredgecolor="black",
+                      linestyle=plot.LINES[j % len(plot.LINES)], label=k) for j, k in enumerate(names)]
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(names), 8), fontsize=8, title="discipline")
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / (3.0 * rows + 0.6)))
     return fig
+
+
+def _key(column: str, value: Any) -> str:
+    """A table key: whole numbers without a decimal point, durations in ms, rates in Mb/s."""
+    if isinstance(value, float) and value.is_integer() and not column.endswith(("_s", "_bps")):
+        return str(int(value))
+    return plot._label(column, value)
 
 
 def _table(df, axes: list[str], metrics: list[tuple[str, str, float]]) -> dict[str, Any]:
@@ -106,7 +116,7 @@ def _table(df, axes: list[str], metrics: list[tuple[str, str, float]]) -> dict[s
     s = summarize(df, keys, [m[0] for m in metrics])
     rows = []
     for _, r in s.iterrows():
-        rows.append([*(plot._label(c, r[c]) for c in keys), int(r["n"]), *(_cell(r[f"{m}_mean"], r[f"{m}_ci95"], k) for m, _, k in metrics)])
+        rows.append([*(_key(c, r[c]) for c in keys), int(r["n"]), *(_cell(r[f"{m}_mean"], r[f"{m}_ci95"], k) for m, _, k in metrics)])
     return {"header": [*keys, "runs", *(h for _, h, _ in metrics)], "rows": rows, "n_keys": len(keys)}
 
 

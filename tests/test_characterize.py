@@ -204,3 +204,37 @@ def test_full_suite_for_two_disciplines_has_no_failed_run(tmp_path):
     df = mm.load(tmp_path / "full")
     assert set(df["set"]) == {s.name for s in SETS}
     assert (df.groupby(["set", "qdisc"]).size() >= 3).all()
+
+
+#: The ns-3 AQM Evaluation Suite's RFC 7928 §5.2 scenario (src/aqm-eval-suite/examples/
+#: aggressive-transport-sender.cc: one TcpBic flow, 1 Mb/s / 48-ms bottleneck, 1-ms 10 Mb/s
+#: access links, 45-packet queue discs, RED thresholds 5/15 packets, 698-B packets, 300 s) and
+#: the ellipse centres it recorded (aqm-eval-output/AggressiveTransportSender/data/plot-shell in
+#: github.com/rahulkumdas/Upgrade-AQM-Evaluation-Suite-of-ns-3): mean queue delay [ms], goodput [Mb/s].
+NS3_AGGRESSIVE = {"pfifo": (72.07, 0.787), "red": (50.09, 0.812), "pie": (19.08, 0.735), "codel": (2.43, 0.723)}
+
+
+def _ns3_aggressive(qdisc: dict) -> dict:
+    return {"simulation": {"duration": "300s", "warmup": "10s"},
+            "topology": {"kind": "dumbbell", "pairs": 1, "access": {"rate": "10Mbps", "delay": "1ms"},
+                         "bottleneck": {"rate": "1Mbps", "delay": "48ms", "qdisc": {"limit": 45, **qdisc}}},
+            "flows": [{"kind": "tcp", "from": "s1", "to": "d1", "cc": "cubic", "profile": "ns3", "mss": "658B"}]}
+
+
+def test_ns3_aqm_suite_aggressive_sender_gives_results_of_the_same_shape():
+    import aqmlab
+
+    tables = {"pfifo": {"kind": "pfifo"}, "red": {"kind": "red", "min_th": 5, "max_th": 15}, "pie": {"kind": "pie"}, "codel": {"kind": "codel"}}
+    got = {}
+    for name, q in tables.items():
+        s = aqmlab.run(_ns3_aggressive(q)).summary
+        got[name] = (s["queues"]["r1->r2"]["sojourn_mean_s"] * 1e3, s["aggregate"]["goodput_total_bps"] / 1e6)
+    # Same order of queueing delay as ns-3: FIFO > RED > PIE > CoDel.
+    order = sorted(NS3_AGGRESSIVE, key=lambda k: -NS3_AGGRESSIVE[k][0])
+    assert sorted(got, key=lambda k: -got[k][0]) == order, got
+    # The delay-controlling AQMs give up some goodput against FIFO and RED in both simulators.
+    for fast in ("pfifo", "red"):
+        for slow in ("pie", "codel"):
+            assert NS3_AGGRESSIVE[fast][1] > NS3_AGGRESSIVE[slow][1] and got[fast][1] > got[slow][1], got
+    # PIE holds about the same mean delay in both (its 15-ms reference, RFC 8033).
+    assert got["pie"][0] == pytest.approx(NS3_AGGRESSIVE["pie"][0], rel=0.25), got

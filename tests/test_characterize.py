@@ -150,6 +150,19 @@ def test_same_suite_twice_gives_identical_datasets_at_any_parallelism(tmp_path):
         assert (a / f).read_bytes() == (b / f).read_bytes(), f
 
 
+def test_dask_cluster_gives_the_local_datasets(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="Dask is in the dev extra: pip install -e '.[dev]'")
+    args = dict(quick=True, sets=["unresponsive", "lbe"], report=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        ch.run(["pfifo", "fq_codel"], tmp_path / "dask", dask=cluster.scheduler_address, **args)
+    ch.run(["pfifo", "fq_codel"], tmp_path / "local", workers=2, **args)
+    a, b = tmp_path / "dask", tmp_path / "local"
+    files = sorted(p.relative_to(a) for p in a.rglob("*.parquet") if "dataset" in p.parts or p.name == "metrics.parquet")
+    assert len(files) == 1 + 2 * 3
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+
+
 def test_cli_runs_every_set_for_one_discipline_and_reports(tmp_path):
     out = tmp_path / "o"
     r = CliRunner().invoke(main, ["characterize", "pfifo", "--quick", "-o", str(out), "-j", "2"])

@@ -174,6 +174,13 @@ def test_cli_runs_every_set_for_one_discipline_and_reports(tmp_path):
     text = (out / "report.html").read_text()
     for s in SETS:
         assert f'id="set-{s.name}"' in text
+    # Every set's own metrics reach its table (a flow-group name that lost its column would not).
+    from aqmlab.characterize.report import EXTRA
+
+    for name, cols in EXTRA.items():
+        section = text.split(f'id="set-{name}"')[1].split("<h2")[0]
+        for _, heading, _ in cols:
+            assert html.escape(heading) in section, (name, heading)
     assert "<script" not in text and not re.search(r'(src|href)="(?!data:)', text)
 
 

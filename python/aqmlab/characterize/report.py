@@ -21,7 +21,7 @@ COMMON = [("goodput_total_bps", "goodput [Mb/s]", 1e-6), ("queue_delay_mean_s", 
           ("loss_sync_frac", "loss sync", 1.0)]
 #: Extra table columns per set, and the metric its bar figure shows (if any).
 EXTRA: dict[str, list[tuple[str, str, float]]] = {
-    "tcp-friendly-iw": [("share_iw10", "IW10 share", 1.0)],
+    "tcp-friendly-iw": [("share_iwlarge", "IW10 flow share", 1.0)],
     "unresponsive": [("share_udp", "UDP share", 1.0)],
     "lbe": [("share_ledbat", "LEDBAT share", 1.0)],
     "rtt-fairness": [("rtt_ratio", "goodput ratio var/ref", 1.0)],
@@ -34,7 +34,7 @@ EXTRA: dict[str, list[tuple[str, str, float]]] = {
     "multi-aqm": [("share_long", "two-hop flow share", 1.0)],
     "ecn": [("queue_mark_frac", "mark frac", 1.0)],
 }
-BARS = {"tcp-friendly-iw": "share_iw10", "unresponsive": "share_udp", "lbe": "share_ledbat", "rtt-fairness": "rtt_ratio",
+BARS = {"tcp-friendly-iw": "share_iwlarge", "unresponsive": "share_udp", "lbe": "share_ledbat", "rtt-fairness": "rtt_ratio",
         "bursts": "loss_burst_frac", "traffic-mix": "fct_web_mean_s", "multi-aqm": "share_long", "ecn": "queue_delay_mean_s"}
 
 

@@ -101,7 +101,7 @@ def _tcp_friendly(quick: bool, t: Timing):
 
 
 def _different_iw(quick: bool, t: Timing):
-    flows = [tcp("iw3", "s1", "d1", initial_window=3), tcp("iw10", "s2", "d2", initial_window=10)]
+    flows = [tcp("iwsmall", "s1", "d1", initial_window=3), tcp("iwlarge", "s2", "d2", initial_window=10)]
     return dumbbell(2, t, flows, name="rfc7928-5.1.2"), {}, []
 
 

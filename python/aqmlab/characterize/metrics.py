@@ -86,7 +86,8 @@ def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.Da
     sd = math.nan
     if qs_path.exists():
         qs = pd.read_parquet(qs_path, columns=["time_s", "queue", "sojourn_mean_s"])
-        v = qs[(qs["queue"] == row["queue"])]["sojourn_mean_s"].dropna().to_numpy()
+        warm = flows.attrs.get("warmup_s", 0.0)
+        v = qs[(qs["queue"] == row["queue"]) & (qs["time_s"] >= warm)]["sojourn_mean_s"].dropna().to_numpy()
         sd = float(np.std(v, ddof=1)) if len(v) > 1 else math.nan
     out["queue_delay_sd_s"] = sd
     tcp = flows[flows["kind"] == "tcp"]
@@ -95,9 +96,8 @@ def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.Da
     active = tcp[tcp["sent_pkts"] > 0]
     if trace_path.exists() and len(active) >= 2:
         tr = pd.read_parquet(trace_path)
-        summary_warm = flows.attrs.get("warmup_s", 0.0)
         ev = _reductions(tr)
-        ev = ev[(ev["time_s"] >= summary_warm) & ev["flow"].isin(set(active["flow"]))]
+        ev = ev[(ev["time_s"] >= flows.attrs.get("warmup_s", 0.0)) & ev["flow"].isin(set(active["flow"]))]
         rtt = float(active["rtt_mean_s"].median())
         sync = loss_sync(ev, len(active), rtt)
     out["loss_sync_frac"] = sync

@@ -79,7 +79,9 @@ def _probe(text: str, spec: str) -> None:
     try:
         _core.validate(tomli_w.dumps(_tiny(table)))
     except ScenarioError as e:
-        raise CampaignError("disciplines", f"{spec!r}: the scenario rejects it: {e}") from None
+        where = (getattr(e, "path", "") or "").removeprefix("topology.bottleneck.qdisc").lstrip(".")
+        detail = getattr(e, "detail", None) or str(e)
+        raise CampaignError("disciplines", f"{spec!r}: {where + ': ' if where else ''}{detail}") from None
 
 
 def qdisc_table(d: Discipline, *, limit: int | None = LIMIT, ecn: bool = False) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from aqmlab.campaign import dataset, plot
 from aqmlab.campaign.report import _cell, _png, _versions
 from aqmlab.campaign.stats import summarize
-from aqmlab.characterize.sets import PENDING, ScenarioSet, Timing
+from aqmlab.characterize.sets import ACCESS_DELAY_MS, PENDING, RTT_BOTTLENECK_MS, ScenarioSet, Timing
 
 #: Table columns of every set: (metric, heading, scale).
 COMMON = [("goodput_total_bps", "goodput [Mb/s]", 1e-6), ("queue_delay_mean_s", "queue delay mean [ms]", 1e3),
@@ -110,6 +110,18 @@ def _key(column: str, value: Any) -> str:
     return plot._label(column, value)
 
 
+def _display(runs):
+    """The runs with the RTT-fairness axis shown as the varied flow's base RTT (`var_rtt_s`)
+    rather than the access delay that sets it."""
+    if "var_access_s" in runs.columns and "var_rtt_s" not in runs.columns:
+        runs = runs.assign(var_rtt_s=2 * (runs["var_access_s"] + (RTT_BOTTLENECK_MS + ACCESS_DELAY_MS) / 1e3))
+    return runs
+
+
+def _axes_shown(axes: list[str]) -> list[str]:
+    return ["var_rtt_s" if a == "var_access_s" else a for a in axes]
+
+
 def _table(df, axes: list[str], metrics: list[tuple[str, str, float]]) -> dict[str, Any]:
     metrics = [m for m in metrics if m[0] in df.columns and df[m[0]].notna().any()]
     keys = ["qdisc", *axes]
@@ -128,7 +140,7 @@ def _figures(out: Path, s: ScenarioSet, df, axes: list[str]) -> list[dict[str, A
         figs.append({"data": data, "width": w, "height": h, "title": caption.split(":")[0], "caption": caption})
 
     d = out / "sets" / s.name
-    runs = dataset.load(d, "runs")
+    runs = _display(dataset.load(d, "runs"))
     facet = axes[0] if axes and 1 < runs[axes[0]].nunique() <= 4 else None
     add(plot.delay_goodput(runs, "qdisc", facet=facet),
         f"Delay vs goodput: mean queueing delay at {s.queue} against total goodput, one point per run, with the "
@@ -169,8 +181,8 @@ def render(out: str | Path, sets: Sequence[ScenarioSet], disciplines: Sequence[A
         part = part.dropna(axis=1, how="all")
         set_axes = [a["column"] for a in dataset.axes(out / "sets" / s.name) if a["name"] != "qdisc" and not a["name"].startswith("qdisc_")]
         sections.append({"section": s.section, "name": s.name, "title": s.title, "description": s.description,
-                         "table": _table(part, set_axes, COMMON + EXTRA.get(s.name, [])),
-                         "figures": _figures(out, s, part, set_axes)})
+                         "table": _table(part, _axes_shown(set_axes), COMMON + EXTRA.get(s.name, [])),
+                         "figures": _figures(out, s, part, _axes_shown(set_axes))})
     data, w, h = _png(overview(df, sets))
     env = jinja2.Environment(loader=jinja2.FunctionLoader(lambda n: resources.files("aqmlab.characterize").joinpath("templates", n).read_text(encoding="utf-8")),
                              autoescape=True, undefined=jinja2.StrictUndefined)

@@ -23,6 +23,7 @@ COMMON = [("goodput_total_bps", "goodput [Mb/s]", 1e-6), ("queue_delay_mean_s", 
 EXTRA: dict[str, list[tuple[str, str, float]]] = {
     "tcp-friendly-iw": [("share_iwlarge", "IW10 flow share", 1.0)],
     "unresponsive": [("share_udp", "UDP share", 1.0)],
+    "unresponsive-alone": [("loss_udp_frac", "UDP loss", 1.0)],
     "lbe": [("share_ledbat", "LEDBAT share", 1.0)],
     "rtt-fairness": [("rtt_ratio", "goodput ratio var/ref", 1.0)],
     "bursts": [("loss_burst_frac", "burst loss", 1.0), ("delay_burst_p95_s", "burst delay p95 [ms]", 1e3),

@@ -121,6 +121,11 @@ def _unresponsive(quick: bool, t: Timing):
     return dumbbell(n + 1, t, flows, name="rfc7928-5.3"), {}, []
 
 
+def _unresponsive_alone(quick: bool, t: Timing):
+    flows = [{"kind": "cbr", "name": "udp", "from": "s1", "to": "d1", "rate": f"{2 * RATE_BPS / 1e6:g}Mbps", "size": "1040B"}]
+    return dumbbell(1, t, flows, name="rfc7928-5.3-alone"), {}, []
+
+
 def _lbe(quick: bool, t: Timing):
     flows = [tcp("tcp", "s1", "d1"), tcp("ledbat", "s2", "d2", {"kind": "ledbat"})]
     return dumbbell(2, t, flows, name="rfc7928-5.4"), {}, []
@@ -244,6 +249,10 @@ SETS: list[ScenarioSet] = [
                 "Four NewReno flows with one unresponsive UDP CBR flow at 80% of the bottleneck (the ns-3 suite's "
                 "unresponsive-with-friendly scenario has one TCP flow). The UDP flow's fair share is 20%.",
                 _unresponsive, ("delay_goodput", "share")),
+    ScenarioSet("unresponsive-alone", "5.3", "Unresponsive transport sender alone",
+                "One UDP CBR flow offering twice the bottleneck's capacity (the ns-3 suite's single-unresponsive scenario "
+                "offers ten times): whether the AQM still bounds the queueing delay under persistent overload.",
+                _unresponsive_alone, ("delay_goodput", "timeseries")),
     ScenarioSet("lbe", "5.4", "Less-than-best-effort transport sender",
                 "One NewReno flow with one LEDBAT flow (RFC 6817, TARGET 100 ms). RFC 7928 §5.4 asks whether the AQM keeps the "
                 "LBE flow's yielding; a delay-controlling AQM that holds the queue below TARGET lets LEDBAT compete as a standard flow.",

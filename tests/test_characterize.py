@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

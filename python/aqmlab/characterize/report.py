@@ -19,7 +19,7 @@ from aqmlab.characterize.sets import ACCESS_DELAY_MS, PENDING, RTT_BOTTLENECK_MS
 COMMON = [("goodput_total_bps", "goodput [Mb/s]", 1e-6), ("queue_delay_mean_s", "queue delay mean [ms]", 1e3),
           ("queue_delay_p95_s", "queue delay p95 [ms]", 1e3), ("queue_drop_frac", "drop frac", 1.0),
           ("loss_sync_frac", "loss sync", 1.0)]
-#: Extra table columns per set, and the metric its bar figure shows (if any).
+#: Extra table columns per set.
 EXTRA: dict[str, list[tuple[str, str, float]]] = {
     "tcp-friendly-iw": [("share_iwlarge", "IW10 flow share", 1.0)],
     "unresponsive": [("share_udp", "UDP share", 1.0)],
@@ -35,6 +35,7 @@ EXTRA: dict[str, list[tuple[str, str, float]]] = {
     "multi-aqm": [("share_long", "two-hop flow share", 1.0)],
     "ecn": [("queue_mark_frac", "mark frac", 1.0)],
 }
+#: The metric of each set's bar figure.
 BARS = {"tcp-friendly-iw": "share_iwlarge", "unresponsive": "share_udp", "lbe": "share_ledbat", "rtt-fairness": "rtt_ratio",
         "bursts": "loss_burst_frac", "traffic-mix": "fct_web_mean_s", "multi-aqm": "share_long", "ecn": "queue_delay_mean_s"}
 
@@ -168,7 +169,6 @@ def _figures(out: Path, s: ScenarioSet, df, axes: list[str]) -> list[dict[str, A
 def render(out: str | Path, sets: Sequence[ScenarioSet], disciplines: Sequence[Any], t: Timing, quick: bool) -> str:
     """The report's HTML text."""
     import jinja2
-    import pandas as pd
 
     from aqmlab.characterize import metrics as mm
 
@@ -190,8 +190,7 @@ def render(out: str | Path, sets: Sequence[ScenarioSet], disciplines: Sequence[A
     return env.get_template("characterize.html.j2").render(
         disciplines=[d.label for d in disciplines], quick=quick, duration=f"{t.duration_s:g}", warmup=f"{t.warmup_s:g}", seeds=t.seeds,
         runs=len(df), sections=sections, overview={"data": data, "width": w, "height": h},
-        pending=[{"section": p.section, "title": p.title, "reason": p.reason} for p in PENDING], versions=_versions(),
-        n_metrics=len(pd.Index(df.columns)))
+        pending=[{"section": p.section, "title": p.title, "reason": p.reason} for p in PENDING], versions=_versions())
 
 
 def write(out: str | Path, sets: Sequence[ScenarioSet], disciplines: Sequence[Any], t: Timing, quick: bool) -> Path:

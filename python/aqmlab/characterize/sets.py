@@ -13,7 +13,7 @@ synchronization metric.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 RATE = "10Mbps"

@@ -27,7 +27,7 @@ FQ = ["fq", "fq_codel"]
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("char") / "out"
-    ch.run([*FIFO_AQMS, *FQ], out, quick=True, sets=["tcp-friendly", "unresponsive", "rtt-fairness", "lbe"], workers=2)
+    ch.run([*FIFO_AQMS, *FQ], out, quick=True, sets=["tcp-friendly", "unresponsive", "rtt-fairness", "lbe", "varying-bandwidth"], workers=2)
     return out, mm.load(out)
 
 
@@ -117,6 +117,21 @@ def test_ledbat_yields_under_pfifo_but_competes_under_delay_controlling_aqms(qui
     assert share["pfifo"] < 0.15, share
     for q in ("codel", "pie", "fq_codel"):
         assert share[q] > 0.3, share
+
+
+def test_delay_controlling_aqms_stay_stable_when_the_capacity_changes(quick):
+    _, df = quick
+    # Capacity alternates 10 -> 2 Mb/s every 5 s. A FIFO holds the same packets whatever the
+    # rate, so the delay of a full buffer jumps fivefold at each step down (300 packets: 250 ms
+    # at 10 Mb/s, 1.25 s at 2 Mb/s); CoDel and PIE steer the sojourn time itself back to their
+    # 5- and 15-ms targets within a few hundred ms of each step (RFC 7928 §8.2.6 asks for this
+    # stability), so their delay and its variation over time stay far below the FIFO's.
+    sd = {q: _one(df, "varying-bandwidth", q)["queue_delay_sd_s"] for q in ("pfifo", "codel", "pie", "fq_codel")}
+    mean = {q: _one(df, "varying-bandwidth", q)["queue_delay_mean_s"] for q in sd}
+    assert mean["pfifo"] > 0.25, mean
+    for q in ("codel", "pie", "fq_codel"):
+        assert sd[q] < sd["pfifo"] / 2, sd
+        assert mean[q] < min(0.05, mean["pfifo"] / 5), mean
 
 
 def test_metrics_table_has_the_rfc7928_metrics(quick):

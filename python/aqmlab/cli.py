@@ -355,6 +355,9 @@ def _register_campaign_commands() -> None:
 
     main.add_command(campaign_group)
     main.add_command(plot_group)
+    from aqmlab.characterize.cli import characterize_cmd
+
+    main.add_command(characterize_cmd)
 
 
 _register_campaign_commands()

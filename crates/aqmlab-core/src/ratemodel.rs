@@ -12,6 +12,9 @@
 //! - `distribution = "two_level"`: `peak` with probability π, `low` (default 0) otherwise, with
 //!   π = (rate − low)/(peak − low) so the mean is `rate`: an on/off service between the peak
 //!   and a floor rate.
+//! - `distribution = "alternate"`: no draw: `peak` and 2·rate − `peak` in turn, starting with
+//!   `peak`, every `interval` (fixed holding only; needs rate < peak ≤ 2·rate): the square wave
+//!   of capacity of RFC 7928 section 8.2.6 ("varying available capacity").
 //!
 //! A packet's transmission time integrates the rate over the pieces it spans (it is not charged
 //! at the rate in force when it starts), so the long-run service rate of a saturated link equals
@@ -40,6 +43,8 @@ pub enum RateDistribution {
     Uniform,
     /// `peak` or `low`, with the probability that gives the mean.
     TwoLevel,
+    /// `peak` and 2·mean − peak in turn (deterministic).
+    Alternate,
 }
 
 /// How long each piece lasts.
@@ -169,13 +174,18 @@ impl VbrModel {
             ));
         }
         let low = match p.distribution {
-            RateDistribution::Uniform => {
+            RateDistribution::Uniform | RateDistribution::Alternate => {
                 if p.low.is_some() {
                     return Err("low: only for distribution = \"two_level\"".into());
                 }
+                if p.distribution == RateDistribution::Alternate && p.holding != Holding::Fixed {
+                    return Err(
+                        "holding: distribution = \"alternate\" needs holding = \"fixed\"".into(),
+                    );
+                }
                 if peak > 2.0 * mean {
                     return Err(format!(
-                        "peak: a uniform rate around the mean {} reaches at most twice it, got {}",
+                        "peak: a uniform or alternating rate around the mean {} reaches at most twice it, got {}",
                         Rate(mean_bps),
                         p.peak
                     ));
@@ -204,11 +214,19 @@ impl VbrModel {
         })
     }
 
-    fn draw_rate(&self, rng: &mut Rng) -> f64 {
+    /// The rate of piece number `piece` (from 0).
+    fn draw_rate(&self, rng: &mut Rng, piece: u64) -> f64 {
         if self.shaper.is_some() {
             return self.mean;
         }
         match self.dist {
+            RateDistribution::Alternate => {
+                if piece % 2 == 0 {
+                    self.peak
+                } else {
+                    self.low
+                }
+            }
             RateDistribution::Uniform => self.low + (self.peak - self.low) * rng.uniform(),
             RateDistribution::TwoLevel => {
                 let pi = (self.mean - self.low) / (self.peak - self.low);
@@ -242,12 +260,13 @@ pub struct RateSchedule {
     /// Token-bucket shaper: tokens (bits) at `last`, the end of the last transmission.
     tokens: f64,
     last: SimTime,
+    piece: u64,
 }
 
 impl RateSchedule {
     /// The schedule from time zero.
     pub fn new(model: VbrModel, mut rng: Rng) -> Self {
-        let rate_bps = model.draw_rate(&mut rng);
+        let rate_bps = model.draw_rate(&mut rng, 0);
         let piece_end = model.draw_hold(&mut rng);
         let tokens = model.shaper.map_or(0.0, |s| s.depth);
         RateSchedule {
@@ -257,11 +276,13 @@ impl RateSchedule {
             rate_bps,
             tokens,
             last: 0,
+            piece: 0,
         }
     }
 
     fn next_piece(&mut self) {
-        self.rate_bps = self.model.draw_rate(&mut self.rng);
+        self.piece += 1;
+        self.rate_bps = self.model.draw_rate(&mut self.rng, self.piece);
         self.piece_end += self.model.draw_hold(&mut self.rng);
     }
 
@@ -454,6 +475,32 @@ mod tests {
                 assert!(bits <= (p * tau).min(b + sus * tau) + 1.0, "{i}..{j}");
             }
         }
+    }
+
+    #[test]
+    fn alternate_is_a_square_wave_of_peak_and_twice_the_mean_minus_peak() {
+        // Mean 55 Mb/s, peak 100 Mb/s, 20-s pieces (the ns-3 AQM suite's 100 <-> 10 Mb/s):
+        // 100, 10, 100, 10, ... whatever the seed, and a saturated port serves the mean.
+        let mut p = params(RateDistribution::Alternate, 100_000_000, Holding::Fixed);
+        p.interval = Duration(20_000_000_000);
+        let m = VbrModel::new(&p, 55_000_000).unwrap();
+        for seed in [1, 2] {
+            let mut s = RateSchedule::new(m.clone(), Rng::stream(seed, "x"));
+            let rates: Vec<f64> = (0..6).map(|k| s.rate_at(k * 20_000_000_000 + 1)).collect();
+            assert_eq!(rates, vec![100e6, 10e6, 100e6, 10e6, 100e6, 10e6]);
+        }
+        let mut p = params(RateDistribution::Alternate, 15_000_000, Holding::Fixed);
+        p.interval = Duration(1_000_000_000);
+        let r = served(VbrModel::new(&p, 10_000_000).unwrap(), 200.0);
+        assert!((r / 10e6 - 1.0).abs() < 1e-3, "{r}");
+        let bad = params(
+            RateDistribution::Alternate,
+            15_000_000,
+            Holding::Exponential,
+        );
+        assert!(VbrModel::new(&bad, 10_000_000)
+            .unwrap_err()
+            .starts_with("holding:"));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::bbr::Bbr;
 use super::dctcp::{Dctcp, EcnFeedback};
+use super::ledbat::Ledbat;
 use super::prague::Prague;
 use super::rate::RateSample;
 #[cfg(test)]
@@ -160,6 +161,8 @@ pub enum Cc {
     Prague(Prague),
     /// BBR v1.
     Bbr(Box<Bbr>),
+    /// LEDBAT (RFC 6817), less-than-best-effort.
+    Ledbat(Ledbat),
     /// Scalable TCP: the worked example of docs/adding-a-congestion-control.md (tests only).
     #[cfg(test)]
     Scalable(Scalable),
@@ -174,6 +177,7 @@ pub const CC_NAMES: &[&str] = &[
     "dctcp",
     "prague",
     "bbr",
+    "ledbat",
     #[cfg(test)]
     "scalable",
 ];
@@ -188,6 +192,7 @@ macro_rules! each {
             Cc::Dctcp($c) => $e,
             Cc::Prague($c) => $e,
             Cc::Bbr($c) => $e,
+            Cc::Ledbat($c) => $e,
             #[cfg(test)]
             Cc::Scalable($c) => $e,
         }

@@ -14,6 +14,7 @@ use super::bbr::Bbr;
 use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
 use super::cubic::{Cubic, CubicParams};
 use super::dctcp::Dctcp;
+use super::ledbat::{Ledbat, LedbatParams};
 use super::pacing::{PacingConfig, PacingMode};
 use super::prague::{Prague, DEFAULT_RTT_TARGET};
 use super::profile::{profile, ProfileDefaults};
@@ -181,6 +182,35 @@ pub struct CcTable {
     /// Prague: target RTT of the RTT-independence scaling ("0s": off). Default 25ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_target: Option<Duration>,
+    /// LEDBAT: TARGET queueing delay. Default 100ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Duration>,
+    /// LEDBAT: GAIN, in (0, 1]. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain: Option<f64>,
+    /// LEDBAT: BASE_HISTORY in minutes. Default 10.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_history: Option<u32>,
+    /// LEDBAT: CURRENT_FILTER in samples. Default 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_filter: Option<u32>,
+    /// LEDBAT: Reno slow start below ssthresh. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_start: Option<bool>,
+}
+
+impl CcTable {
+    /// LEDBAT's parameters from the table, defaults filled in (not yet validated).
+    fn ledbat(&self) -> LedbatParams {
+        let d = LedbatParams::default();
+        LedbatParams {
+            target: self.target.map_or(d.target, |t| t.0),
+            gain: self.gain.unwrap_or(d.gain),
+            base_history: self.base_history.unwrap_or(d.base_history),
+            current_filter: self.current_filter.unwrap_or(d.current_filter),
+            slow_start: self.slow_start.unwrap_or(d.slow_start),
+        }
+    }
 }
 
 fn d_ecn() -> toml::Value {
@@ -329,7 +359,8 @@ impl TcpParams {
                             let k = m[i + 15..].split('`').next().unwrap_or("?").to_string();
                             format!(
                                 "cc.{k}: unknown key; the cc table takes kind, c, beta, \
-                                 fast_convergence, reno_friendly, hystart, rtt_target"
+                                 fast_convergence, reno_friendly, hystart, rtt_target, target, gain, \
+                                 base_history, current_filter, slow_start"
                             )
                         }
                         None => format!("cc: {}", m.trim()),
@@ -356,6 +387,21 @@ impl TcpParams {
                         tab.kind
                     ));
                 }
+                if tab.kind != "ledbat" {
+                    let opts = [
+                        ("target", tab.target.is_some()),
+                        ("gain", tab.gain.is_some()),
+                        ("base_history", tab.base_history.is_some()),
+                        ("current_filter", tab.current_filter.is_some()),
+                        ("slow_start", tab.slow_start.is_some()),
+                    ];
+                    if let Some((k, _)) = opts.iter().find(|(_, set)| *set) {
+                        return Err(format!(
+                            "cc.{k}: only applies to kind = \"ledbat\" (this table has kind = {:?})",
+                            tab.kind
+                        ));
+                    }
+                }
                 Ok((tab, true))
             }
             Some(toml::Value::String(_)) | None => {
@@ -379,6 +425,7 @@ impl TcpParams {
                         reno_friendly: self.reno_friendly,
                         hystart: None,
                         rtt_target: None,
+                        ..CcTable::default()
                     },
                     false,
                 ))
@@ -499,6 +546,11 @@ impl TcpParams {
                 cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
             )),
             "bbr" => Cc::Bbr(Box::new(Bbr::new(initial_window))),
+            "ledbat" => {
+                let p = cct.ledbat();
+                p.validate()?;
+                Cc::Ledbat(Ledbat::new(p))
+            }
             "cubic" => {
                 let d_cubic = CubicParams::default();
                 let d = &d_cubic;
@@ -770,6 +822,14 @@ impl TcpParams {
             }
             if t.kind == "prague" {
                 t.rtt_target.get_or_insert(Duration(DEFAULT_RTT_TARGET));
+            }
+            if t.kind == "ledbat" {
+                let p = t.ledbat();
+                t.target = Some(Duration(p.target));
+                t.gain = Some(p.gain);
+                t.base_history = Some(p.base_history);
+                t.current_filter = Some(p.current_filter);
+                t.slow_start = Some(p.slow_start);
             }
             r.cc = toml::Value::try_from(&t).ok();
         } else {

@@ -12,6 +12,7 @@ pub mod config;
 pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
+pub mod ledbat;
 #[cfg(test)]
 mod loopback;
 pub mod newreno;

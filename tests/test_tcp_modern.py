@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import aqmlab
+from aqmlab._toml import tomllib
 from aqmlab import ScenarioError
 
 from test_tcp import bottleneck, burst_loss_run, dumbbell, tcp  # noqa: F401
@@ -91,6 +92,26 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
     assert linux.flows.equals(explicit.flows)
     # The profile's RACK default yields to an explicit sack = false (no error).
     assert one_flow(profile="linux", sack=False).flows.iloc[0]["retransmissions"] >= 0
+
+
+def test_profile_ns3_grows_cubic_and_dctcp_per_segment_and_newreno_per_ack():
+    # ns-3.44's growth rules differ by class: TcpNewReno adds (uint32_t)(MSS*MSS/cwnd) bytes once
+    # per ACK, while TcpCubic (slow start: segmentsAcked*MSS; congestion avoidance: counts
+    # segmentsAcked towards cnt) and TcpDctcp (its parent TcpLinuxReno does the same) count
+    # acknowledged segments. With delayed ACKs that halves or doubles the growth, so the profile
+    # must pick per congestion control (side by side with ns-3: bench/peer/README.md).
+    def growth(cc, ecn=False):
+        extra = {"ecn": "dctcp"} if ecn else {}
+        text = aqmlab.validate(dumbbell(flows=[tcp(profile="ns3", cc=cc, **extra)], duration="1s", warmup="0s"))
+        doc = tomllib.loads(text)["flows"][0]
+        return doc["cwnd_growth"], doc["cwnd_whole_bytes"]
+    assert growth("newreno") == ("per_ack", True)
+    assert growth("cubic") == ("per_segment", False)
+    assert growth("dctcp", ecn=True) == ("per_segment", False)
+    # An explicit key still wins.
+    explicit = aqmlab.validate(dumbbell(flows=[tcp(profile="ns3", cc="cubic", cwnd_growth="per_ack")], duration="1s",
+                                        warmup="0s"))
+    assert tomllib.loads(explicit)["flows"][0]["cwnd_growth"] == "per_ack"
 
 
 def test_pacing_removes_access_link_bursts_and_fixed_pacing_caps_the_rate():

@@ -392,11 +392,9 @@ impl TcpParams {
         };
         let recovery = self.recovery.clone().unwrap_or_else(|| d.recovery.into());
         let initial_window = self.initial_window.unwrap_or(d.initial_window);
-        let cwnd_growth = self
-            .cwnd_growth
-            .clone()
-            .unwrap_or_else(|| d.cwnd_growth.into());
-        let cwnd_whole_bytes = self.cwnd_whole_bytes.unwrap_or(d.cwnd_whole_bytes);
+        let (growth, whole_bytes) = d.growth_for(&cct.kind);
+        let cwnd_growth = self.cwnd_growth.clone().unwrap_or_else(|| growth.into());
+        let cwnd_whole_bytes = self.cwnd_whole_bytes.unwrap_or(whole_bytes);
         let min_rto = self.min_rto.map_or(d.min_rto, |x| x.0);
         let initial_rto = self.initial_rto.map_or(d.initial_rto, |x| x.0);
         let max_rto = self.max_rto.map_or(d.max_rto, |x| x.0);
@@ -732,8 +730,9 @@ impl TcpParams {
         }
         r.recovery.get_or_insert_with(|| d.recovery.into());
         r.initial_window.get_or_insert(d.initial_window);
-        r.cwnd_growth.get_or_insert_with(|| d.cwnd_growth.into());
-        r.cwnd_whole_bytes.get_or_insert(d.cwnd_whole_bytes);
+        let (growth, whole_bytes) = d.growth_for(&cct.kind);
+        r.cwnd_growth.get_or_insert_with(|| growth.into());
+        r.cwnd_whole_bytes.get_or_insert(whole_bytes);
         r.min_rto.get_or_insert(Duration(d.min_rto));
         r.initial_rto.get_or_insert(Duration(d.initial_rto));
         r.max_rto.get_or_insert(Duration(d.max_rto));

@@ -68,17 +68,39 @@ def test_groups_cover_the_issue_matrix():
     assert {s.name for s in peer.SCENARIOS if s.group == "next"} == {"bbr-1", "bbr-cubic-2", "fq_pie-10", "fq_cobalt-10"}
 
 
-@pytest.mark.parametrize("name", ["sack-newreno-pfifo-1", "sack-cubic-pfifo-1"])
-def test_cached_comparison_meets_the_targets_on_one_flow_over_pfifo(name):
-    # One flow filling a 500-packet pfifo: the queue, the drop rate (one loss episode per cycle)
-    # and the goodput follow from the window dynamics alone, so aqmlab with profile = "ns3" must
-    # meet every agreement target against the recorded ns-3 run.
+def compare(name: str) -> dict[str, tuple[str, float | None]]:
+    """aqmlab against the recorded ns-3 run of scenario `name`: {metric: (verdict, difference)}."""
     s = next(s for s in peer.SCENARIOS if s.name == name)
     n = peer.run_ns3(s, 1, fresh=False, extra=[], cached=True)
-    assert n is not None and n["source"] == "recorded"
-    a = peer.run_aqmlab(s, 1, sys.executable)
+    assert n is not None and n["source"] == "recorded", f"no recorded ns-3 run for {name}"
+    a = peer.run_aqmlab(s, 1, sys.executable, core=False)
     assert "unsupported" not in a, a.get("unsupported")
+    out = {}
     for key, kind, tol in peer.TARGETS:
         nv = n.get("mean_waiting_pkts") if key == "mean_queue_pkts" else n.get(key)
-        v, d = peer.verdict(kind, tol, a.get(key), nv)
-        assert v == "pass", f"{key}: aqmlab {a.get(key)} vs ns-3 {nv} ({d})"
+        out[key] = peer.verdict(kind, tol, a.get(key), nv)
+    return out
+
+
+# Scenarios that meet every agreement target against the recorded ns-3 run (docs/tcp.md, "Side by
+# side with ns-3 3.44, SACK + timestamps"); cheap enough for the default run (a few seconds each).
+PASSING = ["sack-newreno-pfifo-1", "sack-cubic-pfifo-1", "sack-newreno-red-10", "sack-newreno-codel-10",
+           "sack-cubic-codel-10", "sack-newreno-fq_codel-10"]
+
+
+@pytest.mark.parametrize("name", PASSING)
+def test_cached_comparison_meets_every_target(name):
+    res = compare(name)
+    assert all(v == "pass" for v, _ in res.values()), res
+
+
+def test_ns3_profile_cubic_counts_segments_as_ns3_does():
+    # Ten CUBIC flows on a 500-packet pfifo: the drop rate is set by how fast CUBIC regrows
+    # between losses. With per-ACK growth under delayed ACKs (the ns3 profile before CUBIC was
+    # made to count acknowledged segments, as ns-3's TcpCubic does) aqmlab's drop rate was 38%
+    # below ns-3's (2.91e-4 vs 4.68e-4); counting segments it is within 5%. Jain's index over one
+    # 40-s window on a drop-tail queue varies by 0.14 between seeds in aqmlab alone, so it is
+    # not asserted here (docs/tcp.md).
+    res = compare("sack-cubic-pfifo-10")
+    for key in ("utilization_pct", "mean_queue_pkts", "drop_fraction", "goodput_mean_mbps"):
+        assert res[key][0] == "pass", (key, res[key])

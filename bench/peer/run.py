@@ -210,7 +210,7 @@ def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference:
             res = json.loads(recorded.read_text())
             res["source"] = "recorded"
             return res
-        return None
+        return json.loads(path.read_text()) if path.exists() else None  # a fresh, unrecorded run
     if path.exists() and not fresh and not extra:
         return json.loads(path.read_text())
     if not NS3_BIN.exists() and recorded.exists() and not extra:
@@ -328,7 +328,7 @@ AQMLAB_CHILD = textwrap.dedent(
 )
 
 
-def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None) -> dict:
+def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None, core: bool = True) -> dict:
     """aqmlab on `s` (template + N), or on an explicit `spec` (template, overrides: the ns-2 side)."""
     if spec is None:
         spec = {"template": str(SCENARIO_DIR / s.template), "duration": s.duration, "warmup": s.warmup,
@@ -350,7 +350,9 @@ def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None) -> 
             out["unsupported"] = (f"skipped: the template for {s.needs} does not validate here (its keys may "
                                   f"need adjusting to that branch). aqmlab said: {said}")
         return out
-    out.update(run_core(out.pop("scenario_text", None), python))
+    text = out.pop("scenario_text", None)
+    if core:
+        out.update(run_core(text, python))
     return out
 
 
@@ -498,6 +500,37 @@ def _compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]])
     return "\n\n".join(out)
 
 
+def markdown_summary(results: list[tuple[Scenario, int, dict | None, dict | None]], peer: str = "ns-3") -> str:
+    """One markdown row per scenario: each target metric as peer / aqmlab, and the misses."""
+    def cell(v, kind):
+        if v is None:
+            return "-"
+        return fmt(v, 4) if kind != "drop" else f"{v:.3g}"
+    head = ("| scenario | util [%] | queue [pkts] | drop rate | goodput [Mb/s] | Jain | targets |\n"
+            "|---|---|---|---|---|---|---|")
+    rows = []
+    names = {"utilization_pct": "util", "mean_queue_pkts": "queue", "drop_fraction": "drop",
+             "goodput_mean_mbps": "goodput", "jain_index": "Jain"}
+    for s, run, n, a in results:
+        if not n:
+            continue
+        aa = a if a and "unsupported" not in a else {}
+        nq = n.get("mean_waiting_pkts", n.get("mean_queue_pkts"))
+        cells = []
+        misses = []
+        for key, kind, tol in TARGETS:
+            nv = nq if key == "mean_queue_pkts" else n.get(key)
+            av = aa.get(key)
+            k = "drop" if key == "drop_fraction" else ""
+            cells.append(f"{cell(nv, k)} / {cell(av, k)}")
+            v, d = verdict(kind, tol, av, nv)
+            if v == "FAIL":
+                misses.append(f"{names[key]} {d:+.3g}" if kind == "abs" else f"{names[key]} {d * 100:+.1f}%")
+        verdict_text = "aqmlab not run" if not aa else ("pass" if not misses else ", ".join(misses))
+        rows.append(f"| {s.name} | " + " | ".join(cells) + f" | {verdict_text} |")
+    return head + "\n" + "\n".join(rows) + f"\n\n(each cell: {peer} / aqmlab)"
+
+
 def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
     ref = reference_rows()
     if not ref:
@@ -537,6 +570,7 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter that imports aqmlab")
     ap.add_argument("--ns3-arg", action="append", default=[], help="extra dumbbell argument, e.g. --ns3-arg=--sack=1 (not cached)")
     ap.add_argument("--json", type=Path, help="also write every result to this JSON file")
+    ap.add_argument("--markdown", action="store_true", help="also print a markdown summary (the docs' tables)")
     ap.add_argument("--peer", choices=("ns3", "ns2"), default="ns3",
                     help="the other simulator: ns3 (build/dumbbell) or ns2 (ns-2.35's `ns` on ns2/dumbbell.tcl)")
     ap.add_argument("--cached", action="store_true",
@@ -579,6 +613,9 @@ def main() -> int:
         print("\naqmlab could not run these scenarios yet: the table shows the ns-3 side only.")
     if any(n and n.get("source") == "recorded" for _, _, n, _ in results):
         print("\nns-3 rows from the recorded runs in bench/peer/measured/ (wall times as recorded).")
+    if args.markdown:
+        print()
+        print(markdown_summary(results))
     if args.record and not args.ns3_arg:
         MEASURED.mkdir(exist_ok=True)
         for s, run, n, _ in results:

@@ -63,6 +63,12 @@ pub struct TcpParams {
     /// (RFC 3042; ns-2 `singledup_`). Default true.
     #[serde(default = "d_true")]
     pub limited_transmit: bool,
+    /// When a new fast retransmit may follow a recovery: "ns2" (the cumulative ACK must pass
+    /// one past the recovery point: ns-2's `bugFix_`, `highest_ack_ > recover_`) or "rfc6582"
+    /// (it must cover the recovery point: RFC 6582 section 3.2 step 1, ns-3 and Linux).
+    /// Default by profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_retransmit_guard: Option<String>,
     /// Window growth per ACK ("per_ack": ns-2 / RFC 5681) or per acknowledged segment
     /// ("per_segment": byte counting as in Linux and ns-3). Default "per_ack".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +226,9 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// RFC 3042.
     pub limited_transmit: bool,
+    /// ns-2's stricter fast-retransmit guard (`fast_retransmit_guard = "ns2"`): a new fast
+    /// retransmit needs `snd_una > recover` rather than RFC 6582's `snd_una >= recover`.
+    pub ns2_recover_guard: bool,
     /// Grow per acknowledged segment.
     pub per_segment: bool,
     /// Congestion avoidance in whole bytes.
@@ -533,6 +542,19 @@ impl TcpParams {
         let pacing_default = if cct.kind == "prague" { "linux" } else { "off" };
         let pacing = self.pacing_config(pacing_default)?;
         // The profile's RACK default yields to sack = false; an explicit "rack" does not.
+        let ns2_recover_guard = match self
+            .fast_retransmit_guard
+            .as_deref()
+            .unwrap_or(d.fast_retransmit_guard)
+        {
+            "ns2" => true,
+            "rfc6582" => false,
+            other => {
+                return Err(format!(
+                    "fast_retransmit_guard: unknown {other:?}; use \"ns2\" or \"rfc6582\""
+                ))
+            }
+        };
         let default_ld = if sack { d.loss_detection } else { "dupack" };
         let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
             "dupack" => false,
@@ -590,6 +612,7 @@ impl TcpParams {
             initial_ssthresh,
             dupack_threshold: self.dupack_threshold,
             limited_transmit: self.limited_transmit,
+            ns2_recover_guard,
             per_segment,
             abc,
             cwnd_whole_bytes,
@@ -750,6 +773,8 @@ impl TcpParams {
             let sack = r.sack.unwrap_or(d.sack);
             r.loss_detection
                 .get_or_insert_with(|| if sack { d.loss_detection } else { "dupack" }.into());
+            r.fast_retransmit_guard
+                .get_or_insert_with(|| d.fast_retransmit_guard.into());
         }
         r
     }

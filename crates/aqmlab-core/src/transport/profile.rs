@@ -51,6 +51,8 @@ pub struct ProfileDefaults {
     pub timestamps: bool,
     /// Loss detection with SACK: "dupack" or "rack".
     pub loss_detection: &'static str,
+    /// When a new fast retransmit may follow a recovery: "ns2" or "rfc6582".
+    pub fast_retransmit_guard: &'static str,
     /// Congestion controls that this stack grows per acknowledged segment, without whole-byte
     /// increments, whatever `cwnd_growth` / `cwnd_whole_bytes` say for the others.
     pub per_segment_ccs: &'static [&'static str],
@@ -87,6 +89,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         sack: false,
         timestamps: false,
         loss_detection: "dupack",
+        fast_retransmit_guard: "ns2",
         per_segment_ccs: &[],
     };
     match name {
@@ -107,6 +110,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack: true,
             timestamps: true,
             loss_detection: "rack",
+            fast_retransmit_guard: "rfc6582",
             per_segment_ccs: &[],
         }),
         "ns3" => Ok(ProfileDefaults {
@@ -125,6 +129,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack: true,
             timestamps: true,
             loss_detection: "dupack",
+            fast_retransmit_guard: "rfc6582",
             per_segment_ccs: &["cubic", "dctcp"],
         }),
         other => Err(format!(

@@ -156,6 +156,7 @@ def test_rack_tlp_repairs_the_burst_losses_without_timeout():
         ({"cc": {"kind": "cubic"}, "cubic_beta": 0.7}, "flows[0].cubic_beta", "not both"),
         ({"cc": {"kind": "cubic", "beta": 1.5}}, "flows[0].cc.beta", "(0, 1)"),
         ({"quickack": 4}, "flows[0].quickack", "delayed_ack"),
+        ({"fast_retransmit_guard": "bsd"}, "flows[0].fast_retransmit_guard", "rfc6582"),
     ],
 )
 def test_bad_profile_pacing_and_cc_table_name_the_field(extra, path, fragment):

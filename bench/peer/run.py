@@ -3,8 +3,11 @@
 build.sh) and in aqmlab (scenarios/*.toml), and prints one table per metric group with the
 agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
 
-    python bench/peer/run.py                      # every scenario, full length (hours of ns-3)
-    python bench/peer/run.py --quick              # every scenario, 20 s simulated (10 s at N=1000)
+    python bench/peer/run.py                      # the reference group, full length (hours of ns-3)
+    python bench/peer/run.py --quick              # the reference group, 20 s simulated (10 s at N=1000)
+    python bench/peer/run.py -s sack --cached     # SACK + timestamps group, ns-3 side from measured/
+    python bench/peer/run.py -s dctcp,next,prr --cached --markdown
+    python bench/peer/run.py -s sack --ns3-only --record   # run ns-3 and store its results in measured/
     python bench/peer/run.py -s red-10,pfifo-10   # a selection
     python bench/peer/run.py --ns3-only           # skip aqmlab
     python bench/peer/run.py --check-reference    # also compare ns-3 rows with the reference CSV
@@ -16,8 +19,14 @@ ns-3 is optional equipment (README.md says how to install and build it); without
 runs the aqmlab side alone. If aqmlab cannot run a scenario yet (no TCP, or a discipline that is
 not registered), the driver says so and prints the ns-3 side only.
 
+Scenario groups: reference (NewReno without SACK, the reference CSV's dumbbell), sack (issue 12:
+NewReno and CUBIC with SACK and timestamps over pfifo, RED, CoDel, FQ-CoDel, N = 1, 10, 100),
+prr (ns-3's PRR with SACK), dctcp (issue 13), next (BBR, FQ-PIE, FQ-COBALT: ns-3 only until
+those kinds are merged into aqmlab).
+
 ns-3 results are cached in results/ (one JSON file per scenario, run and length) because they
-take minutes each; --fresh ignores the cache. Only the standard library is needed here; the
+take minutes each; --fresh ignores the cache. --record copies fresh ns-3 runs into measured/
+(committed), which --cached reads. Only the standard library is needed here; the
 aqmlab side runs in a subprocess (so its peak RSS is its own) with --python (default: this
 interpreter).
 """

@@ -195,7 +195,7 @@ def from_reference(s: Scenario, run: int) -> dict | None:
     device-queue column: the waiting count is estimated as discipline + utilization (the device
     queue holds one packet while the link is busy; measured 0.78 at RED N=10, utilization 0.92)."""
     r = reference_rows().get((s.qdisc, s.flows, run))
-    if r is None or (s.duration, s.warmup) != (240, 60):
+    if r is None or s.group != "reference" or (s.duration, s.warmup) != (240, 60):
         return None
     d = {c: (float(r[c]) if r.get(c) not in (None, "") else None) for c in REFERENCE_COLUMNS}
     d["source"] = "reference CSV"
@@ -548,7 +548,7 @@ def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]
     rows = []
     for s, run, n, _ in results:
         r = ref.get((s.qdisc, s.flows, run))
-        if not n or n.get("source") or not r or (s.duration, s.warmup) != (240, 60):
+        if not n or n.get("source") or not r or s.group != "reference" or (s.duration, s.warmup) != (240, 60):
             continue
         for c in REFERENCE_COLUMNS:
             if r.get(c) in (None, ""):

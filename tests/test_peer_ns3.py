@@ -105,3 +105,20 @@ def test_ns3_profile_cubic_counts_segments_as_ns3_does():
     res = compare("sack-cubic-pfifo-10")
     for key in ("utilization_pct", "mean_queue_pkts", "drop_fraction", "goodput_mean_mbps"):
         assert res[key][0] == "pass", (key, res[key])
+
+
+# The documented misses of the SACK + timestamps group (docs/tcp.md): single-run noise, shown there
+# over seeds. Every other scenario of the group meets every target.
+DOCUMENTED_MISSES = {
+    "sack-newreno-pfifo-10": {"jain_index"},
+    "sack-cubic-pfifo-10": {"jain_index"},
+    "sack-cubic-codel-100": {"mean_queue_pkts"},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("s", [s for s in peer.SCENARIOS if s.group in ("sack", "dctcp")], ids=lambda s: s.name)
+def test_sack_and_dctcp_groups_match_the_documented_verdicts(s):
+    res = compare(s.name)
+    failed = {k for k, (v, _) in res.items() if v != "pass"}
+    assert failed == DOCUMENTED_MISSES.get(s.name, set()), res

@@ -154,7 +154,7 @@ def run_cmd(scenario: Path, out: Path | None, force: bool, seed: int | None, ove
         _fail(f"{scenario}: {e}")
         return
     if not quiet:
-        flow_names = results.tables.arrow("flows").column("flow").to_pylist()
+        flow_names = results.tables.strings("flows", "flow")
         print_summary(results.summary, wall, flow_names or None)
     if out is not None:
         try:

@@ -115,6 +115,22 @@ class Tables(Mapping):
                 raise KeyError(name)
         return self._arrow[name]
 
+    def strings(self, name: str, column: str) -> list[str]:
+        """A label column of table `name` as Python strings, read from the core's buffers without
+        importing pyarrow or pandas (what printing a summary needs)."""
+        if name in self._raw:
+            import array
+
+            kind, data, categories = self._raw[name][column][:3]
+            if kind != "cat":
+                raise TypeError(f"{name}.{column} is not a label column")
+            codes = array.array("I")  # u32 codes, little-endian
+            codes.frombytes(data)
+            if sys.byteorder != "little":
+                codes.byteswap()
+            return [categories[c] for c in codes]
+        return [str(v) for v in self[name][column]]
+
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._frames:
             if name not in self._raw:

@@ -1,7 +1,9 @@
 """Paired speed comparison of two core runners (e.g. main's and a branch's `run` example) on the
 same scenarios: runs alternate A, B, A, B, ... so a shared, noisy machine affects both alike;
 prints median wall times, their ratio, bottleneck packets per wall second and events/s, and
-checks that the two runners' summaries are identical apart from the wall time.
+checks that the two runners' summaries are identical apart from the wall time (column
+"identical": yes, "yes but events" when only the number of events processed differs — as
+when one runner hands packets across idle hops without events — or NO).
 
 Usage:
   cargo build --release --example run -p aqmlab-core     # in each tree
@@ -54,8 +56,17 @@ def main() -> None:
         ev_a, ev_b = sa["simulation"]["events"], sb["simulation"]["events"]
         print(
             f"| {sc} | {ma:.3f} | {mb:.3f} | {mb / ma:.3f} | {pkts_a / ma / 1e6:.2f} | {pkts_b / mb / 1e6:.2f} "
-            f"| {ev_a / ma / 1e6:.1f} | {ev_b / mb / 1e6:.1f} | {sa == sb} |"
+            f"| {ev_a / ma / 1e6:.1f} | {ev_b / mb / 1e6:.1f} | {same(sa, sb)} |"
         )
+
+
+def same(a: dict, b: dict) -> str:
+    """'yes', 'yes but events A→B' (only the event count differs) or 'NO'."""
+    if a == b:
+        return "yes"
+    ea, eb = a["simulation"]["events"], b["simulation"]["events"]
+    strip = lambda s: {**s, "simulation": {k: v for k, v in s["simulation"].items() if k != "events"}}
+    return f"yes but events {ea:,}→{eb:,}" if strip(a) == strip(b) else "NO"
 
 
 if __name__ == "__main__":

@@ -115,6 +115,12 @@ pub struct World {
     tcp_out: Outbox,
     /// Packet capture (`[pcap]`); None when off, so the hook costs one check per transmission.
     pub capture: Option<Box<crate::capture::Capture>>,
+    /// For each port, the one port that feeds it packets if it takes hand-offs from it
+    /// (`NO_FEEDER` otherwise); see `hand_off`.
+    feeder: Vec<PortId>,
+    /// For each port that takes hand-offs, how many packets bound for it wait in its feeder's
+    /// pipe (it takes hand-offs only when none do, so it sees its packets in order).
+    in_feeder_pipe: Vec<u32>,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
@@ -144,6 +150,8 @@ impl World {
             packets_created: 0,
             tcp_out: Outbox::default(),
             capture: None,
+            feeder: Vec::new(),
+            in_feeder_pipe: Vec::new(),
             #[cfg(test)]
             test_marker: None,
         }
@@ -211,9 +219,11 @@ impl World {
                 window,
                 capture: None,
                 flows: &self.flows,
+                handoff: None,
             };
             port.start(i as PortId, &mut io);
         }
+        self.plan_handoffs();
         for (i, f) in self.flows.iter().enumerate() {
             self.events
                 .schedule(f.start, Event::SourceFire(i as FlowId));
@@ -228,6 +238,11 @@ impl World {
                 let port = &mut self.ports[p as usize];
                 let pkt = port.pipe_arrival(p, now, &mut self.events);
                 let to = port.to;
+                if port.hands_off() {
+                    if let Some(q) = self.handoff_target(p, pkt) {
+                        self.in_feeder_pipe[q as usize] -= 1;
+                    }
+                }
                 self.forward(to, pkt, now);
             }
             Event::QdiscTimer(p) => self.port_op(p, |port, io| port.timer(p, now, io)),
@@ -381,8 +396,11 @@ impl World {
             window: (self.config.warmup, self.config.duration),
             capture: self.capture.as_deref_mut(),
             flows: &self.flows,
+            handoff: None,
         };
-        if let Some(lost) = op(port, &mut io) {
+        let lost = op(port, &mut io);
+        let handoff = io.handoff;
+        if let Some(lost) = lost {
             let pk = self.pool.get(lost);
             let stats = &mut self.flows[pk.flow as usize].stats.total;
             match pk.kind {
@@ -392,6 +410,103 @@ impl World {
             self.pool.free(lost);
         }
         self.settle_drops();
+        if let Some((pkt, arrival)) = handoff {
+            self.hand_off(p, pkt, arrival);
+        }
+    }
+
+    /// Finds, from the flows' paths, the ports fed by exactly one other port (no source at their
+    /// node sends on them, no other incoming link leads to them) that can take hand-offs, and
+    /// lets their feeders hand off. Off while packets are captured (capture files are written
+    /// in processing order).
+    fn plan_handoffs(&mut self) {
+        const MANY: PortId = PortId::MAX - 1;
+        let mut feeder = vec![NO_FEEDER; self.ports.len()];
+        self.in_feeder_pipe = vec![0; self.ports.len()];
+        if self.capture.is_some() {
+            self.feeder = feeder;
+            return;
+        }
+        let mut note = |q: PortId, from: PortId| {
+            let f = &mut feeder[q as usize];
+            *f = if *f == NO_FEEDER || *f == from {
+                from
+            } else {
+                MANY
+            };
+        };
+        for f in &self.flows {
+            let two_way = matches!(f.app, App::Tcp(_));
+            for (src, dst) in [(f.src, f.dst), (f.dst, f.src)]
+                .into_iter()
+                .take(1 + two_way as usize)
+            {
+                // A packet born at the source node comes from no port: MANY marks "not one port".
+                let (mut node, mut from) = (src, MANY);
+                while node != dst {
+                    let Some(q) = self.routing.route(node, dst) else {
+                        break;
+                    };
+                    note(q, from);
+                    from = q;
+                    node = self.ports[q as usize].to;
+                }
+            }
+        }
+        for (q, f) in feeder.iter_mut().enumerate() {
+            if *f == MANY
+                || (*f != NO_FEEDER
+                    && !(self.ports[q].takes_handoffs() && self.ports[*f as usize].delay > 0))
+            {
+                *f = NO_FEEDER;
+            }
+            if *f != NO_FEEDER {
+                self.ports[*f as usize].allow_handoff();
+            }
+        }
+        self.feeder = feeder;
+    }
+
+    /// Port `p` transmitted `pkt`, which reaches `p`'s far node at `arrival`, and left it out of
+    /// its (empty) pipe. If the next port is fed by `p` alone and the packet will pass straight
+    /// through it, it is offered there now, stamped `arrival` (every statistic it touches is
+    /// taken at that time); otherwise it enters `p`'s pipe as usual. Results are those of the
+    /// event at `arrival` because nothing else can reach that port between now and then (one
+    /// feeder, whose packets arrive in order), it is not sampled (not monitored), and the
+    /// arrival is processed only if the run would have processed it: at or before the end, and
+    /// on the same side of the warm-up's end (where counters are snapshotted) as now. What can
+    /// change is the order of events at exactly equal times scheduled further on: they are
+    /// scheduled earlier than they would have been (docs/performance.md lists the cases).
+    fn hand_off(&mut self, p: PortId, pkt: PacketId, arrival: SimTime) {
+        let now = self.events.now();
+        let (w0, end) = (self.config.warmup, self.config.duration);
+        let Some(q) = self.handoff_target(p, pkt) else {
+            self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
+            return;
+        };
+        if self.in_feeder_pipe[q as usize] == 0
+            && arrival <= end
+            && !(now < w0 && arrival >= w0)
+            && self.ports[q as usize].passes_through_at(arrival)
+        {
+            self.port_op(q, |port, io| port.offer(q, pkt, arrival, io));
+        } else {
+            self.in_feeder_pipe[q as usize] += 1;
+            self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
+        }
+    }
+
+    /// The port `pkt`, leaving port `p`, goes to next if that port takes hand-offs from `p`.
+    #[inline]
+    fn handoff_target(&self, p: PortId, pkt: PacketId) -> Option<PortId> {
+        let node = self.ports[p as usize].to;
+        let dst = self.pool.get(pkt).dst;
+        if dst == node {
+            return None;
+        }
+        self.routing
+            .route(node, dst)
+            .filter(|&q| self.feeder[q as usize] == p)
     }
 
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {
@@ -786,6 +901,9 @@ impl World {
         results
     }
 }
+
+/// No port hands off to this one.
+const NO_FEEDER: PortId = PortId::MAX;
 
 fn drop_key(r: Reason) -> &'static str {
     match r {

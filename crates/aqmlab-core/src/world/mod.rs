@@ -124,6 +124,9 @@ pub struct World {
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
+    /// Test-only: no hand-offs (every packet through pipe events), for comparisons.
+    #[cfg(test)]
+    no_handoff: bool,
 }
 
 impl World {
@@ -154,6 +157,8 @@ impl World {
             in_feeder_pipe: Vec::new(),
             #[cfg(test)]
             test_marker: None,
+            #[cfg(test)]
+            no_handoff: false,
         }
     }
 
@@ -423,7 +428,11 @@ impl World {
         const MANY: PortId = PortId::MAX - 1;
         let mut feeder = vec![NO_FEEDER; self.ports.len()];
         self.in_feeder_pipe = vec![0; self.ports.len()];
-        if self.capture.is_some() {
+        #[cfg(test)]
+        let off = self.capture.is_some() || self.no_handoff;
+        #[cfg(not(test))]
+        let off = self.capture.is_some();
+        if off {
             self.feeder = feeder;
             return;
         }
@@ -992,6 +1001,88 @@ ecn = {ecn}
             .as_f64()
             .unwrap();
         assert!(u > 0.6, "{u}");
+    }
+
+    /// Runs `text` with and without hand-offs; returns (events with, events without) after
+    /// checking that the summary (event count aside) and every table are the same.
+    fn same_with_and_without_handoffs(text: &str) -> (u64, u64) {
+        let run = |handoff: bool| {
+            let mut world = crate::scenario::build(text, None).unwrap().world;
+            world.no_handoff = !handoff;
+            let mut res = world.run().unwrap();
+            let events = res.summary["simulation"]["events"].as_u64().unwrap();
+            res.summary["simulation"]["events"] = serde_json::Value::Null;
+            (res, events)
+        };
+        let ((a, ea), (b, eb)) = (run(true), run(false));
+        eprintln!("hand-offs: {ea} events with, {eb} without");
+        assert_eq!(a.summary, b.summary);
+        assert_eq!(a.tables.len(), b.tables.len());
+        for (name, t) in &a.tables {
+            // Debug text: NaN cells compare equal.
+            assert_eq!(
+                format!("{t:?}"),
+                format!("{:?}", b.tables[name]),
+                "table {name}"
+            );
+        }
+        (ea, eb)
+    }
+
+    #[test]
+    fn handoffs_change_nothing_but_the_event_count_in_a_tcp_dumbbell() {
+        // Two TCP flows, warm-up and sampling: data cross r2->d1/d2 and ACKs r1->s1/s2 by
+        // hand-off; packets in flight at the warm-up's end take the pipe.
+        let text = r#"
+[simulation]
+duration = "20s"
+warmup = "5s"
+sample_interval = "100ms"
+[topology]
+kind = "dumbbell"
+pairs = 2
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "20ms", qdisc = { kind = "red", min_th = 5, max_th = 15 } }
+[[flows]]
+kind = "tcp"
+from = "s{i}"
+to = "d{i}"
+count = 2
+"#;
+        let (with, without) = same_with_and_without_handoffs(text);
+        // Without: about 7 events per data packet; with: 2 of the 6 hop arrivals are handed off.
+        assert!(
+            (with as f64) < 0.8 * without as f64,
+            "{with} events with hand-offs, {without} without"
+        );
+    }
+
+    #[test]
+    fn handoffs_fall_back_to_the_pipe_when_the_next_hop_is_busy() {
+        // A chain a -> b -> c whose second hop is slower: packets queue at b->c (not idle at
+        // arrival: no hand-off) and the ones behind them wait in a->b's pipe, in order.
+        let text = r#"
+[simulation]
+duration = "30s"
+warmup = "2s"
+[topology]
+nodes = ["a", "b", "c"]
+links = [
+  { from = "a", to = "b", rate = "10Mbps", delay = "5ms", monitor = false },
+  { from = "b", to = "c", rate = "4Mbps", delay = "5ms", monitor = false, qdisc = { kind = "pfifo", limit = 20 } },
+]
+[[flows]]
+kind = "poisson"
+from = "a"
+to = "c"
+rate = "3.6Mbps"
+size = "1000B"
+"#;
+        let (with, without) = same_with_and_without_handoffs(text);
+        assert!(
+            with < without,
+            "{with} events with hand-offs, {without} without"
+        );
     }
 
     #[test]

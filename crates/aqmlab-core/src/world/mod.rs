@@ -481,7 +481,7 @@ impl World {
     /// through it, it is offered there now, stamped `arrival` (every statistic it touches is
     /// taken at that time); otherwise it enters `p`'s pipe as usual. Results are those of the
     /// event at `arrival` because nothing else can reach that port between now and then (one
-    /// feeder, whose packets arrive in order), it is not sampled (not monitored), and the
+    /// feeder, whose packets arrive in order), it is not sampled in between, and the
     /// arrival is processed only if the run would have processed it: at or before the end, and
     /// on the same side of the warm-up's end (where counters are snapshotted) as now. What can
     /// change is the order of events at exactly equal times scheduled further on: they are
@@ -493,16 +493,34 @@ impl World {
             self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
             return;
         };
+        let next = &self.ports[q as usize];
         if self.in_feeder_pipe[q as usize] == 0
             && arrival <= end
             && !(now < w0 && arrival >= w0)
-            && self.ports[q as usize].passes_through_at(arrival)
+            && (!next.monitor || self.no_sample_until(now, arrival))
+            && next.passes_through_at(arrival)
         {
             self.port_op(q, |port, io| port.offer(q, pkt, arrival, io));
         } else {
             self.in_feeder_pipe[q as usize] += 1;
             self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
         }
+    }
+
+    /// True if no time-series sample can run from `now` (inclusive: one may still be pending
+    /// at `now`) to `arrival` (inclusive): samples run at multiples of the interval (or once, at
+    /// the end, when the interval is longer than the run), never at time zero.
+    #[inline]
+    fn no_sample_until(&self, now: SimTime, arrival: SimTime) -> bool {
+        let iv = self.config.sample_interval;
+        if iv == 0 {
+            return true;
+        }
+        if iv > self.config.duration {
+            return arrival < self.config.duration || now > self.config.duration;
+        }
+        let first_at_or_after_now = now.div_ceil(iv).saturating_mul(iv).max(iv);
+        arrival < first_at_or_after_now
     }
 
     /// The port `pkt`, leaving port `p`, goes to next if that port takes hand-offs from `p`.
@@ -1076,6 +1094,36 @@ kind = "poisson"
 from = "a"
 to = "c"
 rate = "3.6Mbps"
+size = "1000B"
+"#;
+        let (with, without) = same_with_and_without_handoffs(text);
+        assert!(
+            with < without,
+            "{with} events with hand-offs, {without} without"
+        );
+    }
+
+    #[test]
+    fn handoffs_to_monitored_queues_stop_short_of_every_sample() {
+        // Graph links are monitored: b->c is sampled every 50 ms (its mean sojourn per interval
+        // is in the series, and the slower second hop makes it non-zero), so hand-offs happen
+        // only between samples; the series must match.
+        let text = r#"
+[simulation]
+duration = "20s"
+warmup = "1s"
+sample_interval = "50ms"
+[topology]
+nodes = ["a", "b", "c"]
+links = [
+  { from = "a", to = "b", rate = "10Mbps", delay = "3ms" },
+  { from = "b", to = "c", rate = "7Mbps", delay = "2ms" },
+]
+[[flows]]
+kind = "poisson"
+from = "a"
+to = "c"
+rate = "6Mbps"
 size = "1000B"
 "#;
         let (with, without) = same_with_and_without_handoffs(text);

@@ -157,10 +157,10 @@ impl Port {
     }
 
     /// Whether this port may take packets handed off by its single feeder at all: a transparent
-    /// discipline, a constant rate, no loss model, and no time series (a monitored queue is
-    /// sampled at fixed times, which a packet handed off ahead of its arrival could cross).
+    /// discipline, a constant rate and no loss model. (A monitored one is sampled at fixed
+    /// times; the world checks that no sample falls before a handed-off packet's arrival.)
     pub fn takes_handoffs(&self) -> bool {
-        self.tx.transparent && self.rate_model.is_none() && self.loss == 0.0 && !self.monitor
+        self.tx.transparent && self.rate_model.is_none() && self.loss == 0.0
     }
 
     /// Whether a packet arriving at `at` finds the transmitter idle and the discipline empty

@@ -390,9 +390,24 @@ impl World {
     }
 
     /// Runs `op` on port `p`, then charges to their flows the packet the loss model took (if
-    /// any) and the packets the discipline dropped.
+    /// any) and the packets the discipline dropped, then follows the packet `p` handed off (if
+    /// any) across as many hops as take it, in a loop (a long chain of idle hops must not
+    /// deepen the stack).
     #[inline]
     fn port_op(&mut self, p: PortId, op: impl FnOnce(&mut Port, &mut PortIo) -> Option<PacketId>) {
+        let mut next = self.port_op_once(p, op).map(|(pkt, at)| (p, pkt, at));
+        while let Some((from, pkt, at)) = next {
+            next = self.hand_off(from, pkt, at);
+        }
+    }
+
+    /// `port_op` without following a hand-off: returns it.
+    #[inline]
+    fn port_op_once(
+        &mut self,
+        p: PortId,
+        op: impl FnOnce(&mut Port, &mut PortIo) -> Option<PacketId>,
+    ) -> Option<(PacketId, SimTime)> {
         let port = &mut self.ports[p as usize];
         let mut io = PortIo {
             events: &mut self.events,
@@ -415,9 +430,7 @@ impl World {
             self.pool.free(lost);
         }
         self.settle_drops();
-        if let Some((pkt, arrival)) = handoff {
-            self.hand_off(p, pkt, arrival);
-        }
+        handoff
     }
 
     /// Finds, from the flows' paths, the ports fed by exactly one other port (no source at their
@@ -477,21 +490,27 @@ impl World {
     }
 
     /// Port `p` transmitted `pkt`, which reaches `p`'s far node at `arrival`, and left it out of
-    /// its (empty) pipe. If the next port is fed by `p` alone and the packet will pass straight
-    /// through it, it is offered there now, stamped `arrival` (every statistic it touches is
-    /// taken at that time); otherwise it enters `p`'s pipe as usual. Results are those of the
+    /// its pipe. If the next port is fed by `p` alone and the packet will pass straight through
+    /// it, it is offered there now, stamped `arrival` (every statistic it touches is taken at
+    /// that time), and whatever that port hands off in turn is returned; otherwise the packet
+    /// enters `p`'s pipe as usual. Results are those of the
     /// event at `arrival` because nothing else can reach that port between now and then (one
     /// feeder, whose packets arrive in order), it is not sampled in between, and the
     /// arrival is processed only if the run would have processed it: at or before the end, and
     /// on the same side of the warm-up's end (where counters are snapshotted) as now. What can
     /// change is the order of events at exactly equal times scheduled further on: they are
     /// scheduled earlier than they would have been (docs/performance.md lists the cases).
-    fn hand_off(&mut self, p: PortId, pkt: PacketId, arrival: SimTime) {
+    fn hand_off(
+        &mut self,
+        p: PortId,
+        pkt: PacketId,
+        arrival: SimTime,
+    ) -> Option<(PortId, PacketId, SimTime)> {
         let now = self.events.now();
         let (w0, end) = (self.config.warmup, self.config.duration);
         let Some(q) = self.handoff_target(p, pkt) else {
             self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
-            return;
+            return None;
         };
         let next = &self.ports[q as usize];
         if self.in_feeder_pipe[q as usize] == 0
@@ -500,10 +519,12 @@ impl World {
             && (!next.monitor || self.no_sample_until(now, arrival))
             && next.passes_through_at(arrival)
         {
-            self.port_op(q, |port, io| port.offer(q, pkt, arrival, io));
+            self.port_op_once(q, |port, io| port.offer(q, pkt, arrival, io))
+                .map(|(pk, at)| (q, pk, at))
         } else {
             self.in_feeder_pipe[q as usize] += 1;
             self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
+            None
         }
     }
 
@@ -1129,6 +1150,34 @@ size = "1000B"
         let (with, without) = same_with_and_without_handoffs(text);
         assert!(
             with < without,
+            "{with} events with hand-offs, {without} without"
+        );
+    }
+
+    #[test]
+    fn a_long_chain_of_idle_hops_is_crossed_in_a_loop_not_by_recursion() {
+        // 5000 hops, each fed by the previous one alone: a packet crosses them all by hand-offs
+        // within one event (a recursive hand-off would overflow the test thread's 2 MiB stack).
+        let n = 5000;
+        let nodes: Vec<String> = (0..=n).map(|i| format!("\"n{i}\"")).collect();
+        let links: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    "{{ from = \"n{i}\", to = \"n{}\", rate = \"1Gbps\", delay = \"1us\", monitor = false }}",
+                    i + 1
+                )
+            })
+            .collect();
+        let text = format!(
+            "[simulation]\nduration = \"1s\"\n[limits]\nsetup = 1000000000000\n[topology]\nnodes = [{}]\nlinks = [{}]\n\
+             [[flows]]\nkind = \"cbr\"\nfrom = \"n0\"\nto = \"n{n}\"\nrate = \"80kbps\"\nsize = \"1000B\"\n",
+            nodes.join(", "),
+            links.join(", ")
+        );
+        let (with, without) = same_with_and_without_handoffs(&text);
+        // Per packet: its source firing and its delivery, instead of one event per hop.
+        assert!(
+            with * 100 < without,
             "{with} events with hand-offs, {without} without"
         );
     }

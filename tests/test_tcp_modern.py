@@ -211,7 +211,7 @@ def test_modern_tcp_sweep_gives_identical_files_at_any_parallelism(root, tmp_pat
     import sys
     args = ["-m", "aqmlab", "sweep", "scenarios/examples/tcp_dumbbell.toml", "--vary", "flows[0].profile=linux,ns3",
             "--seeds", "2", "--set", "simulation.duration=8s", "--set", "simulation.warmup=2s",
-            "--set", "flows[0].trace=true", "--set", "flows[0].pacing=linux"]
+            "--set", "flows[0].trace=true", "--set", "flows[0].pacing=linux", "--per-run"]
     for jobs, out in (("1", tmp_path / "a"), ("2", tmp_path / "b")):
         subprocess.run([sys.executable, *args, "-j", jobs, "-o", str(out)], cwd=root, check=True, capture_output=True)
     runs = sorted(p.name for p in (tmp_path / "a" / "runs").iterdir())

@@ -32,22 +32,10 @@ def aqmlab_doc(s: peer.Scenario) -> tuple[Path, list[str]]:
     return peer.SCENARIO_DIR / s.template, overrides
 
 
-@pytest.mark.parametrize("s", [s for s in peer.SCENARIOS if not s.needs], ids=lambda s: s.name)
+@pytest.mark.parametrize("s", peer.SCENARIOS, ids=lambda s: s.name)
 def test_every_aqmlab_side_validates(s):
     path, overrides = aqmlab_doc(s)
     aqmlab.validate(path, overrides)
-
-
-@pytest.mark.parametrize("s", [s for s in peer.SCENARIOS if s.needs], ids=lambda s: s.name)
-def test_next_branch_templates_validate_or_name_the_missing_kind(s):
-    # BBR, FQ-PIE and FQ-COBALT are implemented on other branches: until they are merged, the
-    # template must fail on exactly that kind (so the driver can say what is missing).
-    path, overrides = aqmlab_doc(s)
-    try:
-        aqmlab.validate(path, overrides)
-    except aqmlab.ScenarioError as e:
-        kind = "bbr" if "bbr" in s.needs else s.needs.split('"')[1]
-        assert f'"{kind}"' in str(e) and "unknown" in str(e), str(e)
 
 
 @pytest.mark.parametrize("s", RECORDED, ids=lambda s: s.name)
@@ -86,13 +74,28 @@ def compare(name: str) -> dict[str, tuple[str, float | None]]:
 # side with ns-3 3.44, SACK + timestamps"); cheap enough for the default run (a few seconds each).
 # sack-cubic-red-10 failed (drop rate +20.4%) before fast_retransmit_guard = "rfc6582".
 PASSING = ["sack-newreno-pfifo-1", "sack-cubic-pfifo-1", "sack-newreno-red-10", "sack-newreno-codel-10",
-           "sack-cubic-codel-10", "sack-newreno-fq_codel-10", "sack-cubic-red-10", "dctcp-red-2"]
+           "sack-cubic-codel-10", "sack-newreno-fq_codel-10", "sack-cubic-red-10", "dctcp-red-2",
+           # issue 13: BBR v1 alone and against CUBIC on a deep pfifo, FQ-PIE, FQ-COBALT
+           "bbr-1", "bbr-cubic-2", "fq_pie-10", "fq_cobalt-10"]
 
 
 @pytest.mark.parametrize("name", PASSING)
 def test_cached_comparison_meets_every_target(name):
     res = compare(name)
     assert all(v == "pass" for v, _ in res.values()), res
+
+
+def test_bbr_share_against_cubic_is_ns3s():
+    # One BBR v1 and one CUBIC flow on a 1000-packet pfifo (about 3.4 BDP): ns-3's TcpBbr took
+    # 45.95% of the goodput in the recorded run. The share is not among the agreement targets
+    # above; ±0.05 is the spread of BBR's share over seeds reported in docs/bbr.md (0.42-0.43
+    # over three seeds, 0.41-0.44 over 1-8 CUBIC flows) plus margin.
+    s = next(s for s in peer.SCENARIOS if s.name == "bbr-cubic-2")
+    n = peer.run_ns3(s, 1, fresh=False, extra=[], cached=True)
+    a = peer.run_aqmlab(s, 1, sys.executable, core=False)
+    share = lambda g: g[0] / sum(g)  # noqa: E731  (flow order: BBR, CUBIC)
+    assert share(n["goodput_per_flow_mbps"]) == pytest.approx(0.4595, abs=1e-3)
+    assert share(a["goodput_per_flow_mbps"]) == pytest.approx(share(n["goodput_per_flow_mbps"]), abs=0.05)
 
 
 def test_ns3_profile_cubic_counts_segments_as_ns3_does():

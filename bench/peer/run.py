@@ -70,7 +70,6 @@ class Scenario:
     overrides: tuple[str, ...] = ()  # aqmlab --set overrides on the template
     header: int = 40  # IP + TCP header bytes of a data segment, options included (queue delay)
     set_count: bool = True  # set topology.pairs and flows[0].count to `flows` in the template
-    needs: str = ""  # what aqmlab needs for this scenario when another branch implements it
 
 
 # Issue 12: NewReno and CUBIC with SACK and timestamps (ns-3's defaults, aqmlab's profile = "ns3")
@@ -113,20 +112,16 @@ DCTCP_ARGS = ("--cc=Dctcp", "--sack=1", "--timestamps=1", "--recovery=classic", 
 DCTCP_SCENARIOS = [Scenario(f"dctcp-red-{n}", "RED", "dctcp_red.toml", n, 60, 20, "dctcp", DCTCP_ARGS, (), 52)
                    for n in (2, 10)]
 
-# ns-3 figures recorded for disciplines and congestion controls other branches implement in
-# aqmlab (BBR: branch bbr; FQ-PIE, FQ-COBALT: branch aqm2). The aqmlab side runs once those
-# kinds exist; until then the driver reports it as skipped.
+# BBR v1 (docs/bbr.md), FQ-PIE and FQ-COBALT (docs/aqm/) against ns-3's TcpBbr, FqPieQueueDisc
+# and FqCobaltQueueDisc.
 _SACK_NS3 = ("--sack=1", "--timestamps=1", "--recovery=classic")
 NEXT_SCENARIOS = [
-    Scenario("bbr-1", "DropTail", "bbr_pfifo.toml", 1, 60, 20, "next", _SACK_NS3 + ("--cc=Bbr",), (), 52,
-             needs='cc = { kind = "bbr" } (branch bbr)'),
+    Scenario("bbr-1", "DropTail", "bbr_pfifo.toml", 1, 60, 20, "next", _SACK_NS3 + ("--cc=Bbr",), (), 52),
     Scenario("bbr-cubic-2", "DropTail", "bbr_cubic_pfifo.toml", 2, 60, 20, "next",
              _SACK_NS3 + ("--cc=Cubic", "--ccPerFlow=Bbr,Cubic", "--hystart=0", "--limit=1000"), (), 52,
-             set_count=False, needs='cc = { kind = "bbr" } (branch bbr)'),
-    Scenario("fq_pie-10", "FqPie", "sack_fq_pie.toml", 10, 60, 20, "next", _SACK_NS3, (), 52,
-             needs='qdisc = { kind = "fq_pie" } (branch aqm2)'),
-    Scenario("fq_cobalt-10", "FqCobalt", "sack_fq_cobalt.toml", 10, 60, 20, "next", _SACK_NS3, (), 52,
-             needs='qdisc = { kind = "fq_cobalt" } (branch aqm2)'),
+             set_count=False),
+    Scenario("fq_pie-10", "FqPie", "sack_fq_pie.toml", 10, 60, 20, "next", _SACK_NS3, (), 52),
+    Scenario("fq_cobalt-10", "FqCobalt", "sack_fq_cobalt.toml", 10, 60, 20, "next", _SACK_NS3, (), 52),
 ]
 
 SCENARIOS = [
@@ -347,15 +342,6 @@ def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None, cor
     if p.returncode != 0 or not lines:
         return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-500:]}"}
     out = json.loads(lines[-1])
-    if "unsupported" in out and getattr(s, "needs", ""):
-        said = out["unsupported"]
-        if "unknown congestion control" in said or "unknown queue discipline" in said:
-            out["unsupported"] = (f"skipped: this aqmlab has no {s.needs}; run again after merging it "
-                                  f"(ns-3 side recorded). aqmlab said: {said}")
-        else:
-            out["unsupported"] = (f"skipped: the template for {s.needs} does not validate here (its keys may "
-                                  f"need adjusting to that branch). aqmlab said: {said}")
-        return out
     text = out.pop("scenario_text", None)
     if core:
         out.update(run_core(text, python))

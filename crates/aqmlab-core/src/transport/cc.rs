@@ -402,3 +402,103 @@ mod worked_example {
         assert!(u > 0.99, "{u}");
     }
 }
+
+#[cfg(test)]
+mod registry {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn every_registered_control_builds_with_its_defaults_under_its_own_name() {
+        let env = CcEnv { initial_window: 2 };
+        assert_eq!(CC_NAMES.len(), REGISTRY.len());
+        for &name in CC_NAMES {
+            let p = CcParams::parse(name, &toml::Table::new()).unwrap();
+            assert_eq!(p.kind(), name);
+            // The resolved options list every key the control takes, and nothing else.
+            let resolved: Vec<String> = p.to_table().keys().cloned().collect();
+            let mut keys: Vec<String> = option_keys(name)
+                .unwrap()
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+            keys.sort();
+            assert_eq!(resolved, keys, "{name}");
+            // ... and read back as the same options.
+            let again = CcParams::parse(name, &p.to_table()).unwrap();
+            assert_eq!(again.to_table(), p.to_table(), "{name}");
+            let cc = p.build(&env).unwrap();
+            assert_eq!(
+                cc.name(),
+                name,
+                "the registry name and the control's name differ"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cubic_table_reads_into_cubics_params_with_the_rfc_defaults_for_the_rest() {
+        // RFC 9438 section 4: C = 0.4, beta_cubic = 0.7; fast convergence and the
+        // Reno-friendly region on; HyStart++ (RFC 9406) is opt-in here.
+        let p = CcParams::parse("cubic", &table("beta = 0.8")).unwrap();
+        let CcParams::Cubic(c) = p else {
+            panic!("{p:?}")
+        };
+        assert_eq!(
+            c,
+            cubic::CubicParams {
+                c: 0.4,
+                beta: 0.8,
+                fast_convergence: true,
+                reno_friendly: true,
+                hystart: false,
+            }
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_the_keys_of_that_control() {
+        let e = CcParams::parse("cubic", &table("bogus = 1")).unwrap_err();
+        assert_eq!(
+            e,
+            "cc.bogus: unknown key; kind = \"cubic\" takes kind, c, beta, fast_convergence, \
+             reno_friendly, hystart"
+        );
+        let e = CcParams::parse("reno", &table("beta = 0.5")).unwrap_err();
+        assert_eq!(
+            e,
+            "cc.beta: only applies to kind = \"cubic\" (this table has kind = \"reno\"; \
+             kind = \"reno\" takes no options besides kind)"
+        );
+        let e = CcParams::parse("scalable", &table("target = \"5ms\"")).unwrap_err();
+        assert!(
+            e.starts_with("cc.target: only applies to kind = \"ledbat\""),
+            "{e}"
+        );
+        let e = CcParams::parse("vegas", &toml::Table::new()).unwrap_err();
+        assert!(e.starts_with("cc: unknown congestion control \"vegas\"; known: tahoe, reno"));
+        assert!(e.ends_with("ledbat, scalable"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_type_and_a_range_error_name_the_option() {
+        let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
+        assert!(e.starts_with("cc.beta: "), "{e}");
+        let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
+        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
+        let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
+        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
+    }
+
+    #[test]
+    fn bbrs_boxed_registry_line_keeps_the_dispatch_enum_smaller_than_bbr() {
+        // BBR's registry line says `boxed`: a sender carries a pointer, not BBR's whole state.
+        let (cc, bbr) = (std::mem::size_of::<Cc>(), std::mem::size_of::<bbr::Bbr>());
+        assert!(cc < bbr, "Cc {cc} B, Bbr {bbr} B");
+    }
+}

@@ -23,8 +23,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
-    /// Congestion control: "tahoe", "reno", "newreno" or "cubic", or a table
-    /// `{ kind = "cubic", c = 0.4, beta = 0.7, ... }`. Default: the profile's ("newreno").
+    /// Congestion control: a registered name (`cc::CC_NAMES`: "newreno", "cubic", ...) or a
+    /// table `{ kind = "cubic", c = 0.4, beta = 0.7, ... }` holding that control's own options
+    /// (`cc::CcParams`). Default: the profile's ("newreno").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<toml::Value>,
     /// Fast-recovery window rule for the NewReno-style recovery of cc = "newreno" and
@@ -292,16 +293,13 @@ impl TcpParams {
                     Some(toml::Value::String(k)) => k.clone(),
                     Some(other) => {
                         return Err(format!(
-                            "cc.kind: a name such as \"cubic\", got a {}; known: {}",
+                            "cc.kind: must be a name such as \"cubic\", got {}; known: {}",
                             other.type_str(),
                             CC_NAMES.join(", ")
                         ))
                     }
                     None => {
-                        return Err(format!(
-                            "cc.kind: missing; known: {}",
-                            CC_NAMES.join(", ")
-                        ))
+                        return Err(format!("cc.kind: missing; known: {}", CC_NAMES.join(", ")))
                     }
                 };
                 let mut options = t.clone();
@@ -441,9 +439,13 @@ impl TcpParams {
             return Err("delayed_ack_timeout: must be positive when delayed_ack is on".into());
         }
         let cc_name = cct.kind();
-        let cc = cct
-            .build(&CcEnv { initial_window })
-            .map_err(|e| if is_table { e } else { flat_key_error(&e) })?;
+        let cc = cct.build(&CcEnv { initial_window }).map_err(|e| {
+            if is_table {
+                e
+            } else {
+                flat_key_error(&e)
+            }
+        })?;
         let (ecn, ect, precise_ecn) = self.ecn_mode()?;
         if matches!(cc, Cc::Prague(_)) && ect != Ecn::Ect1 {
             return Err(
@@ -736,4 +738,53 @@ fn flat_key_error(e: &str) -> String {
         }
     }
     e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> TcpParams {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn flat_cubic_keys_resolve_as_flat_keys_and_build_the_cubic_of_the_table() {
+        let flat = params("cc = \"cubic\"\ncubic_beta = 0.8");
+        let table = params("cc = { kind = \"cubic\", beta = 0.8 }");
+        // The flat spelling resolves as it always did (the scenario hash stays the same) ...
+        let r = toml::Value::try_from(flat.resolved()).unwrap();
+        assert_eq!(r["cc"].as_str(), Some("cubic"));
+        assert_eq!(r["cubic_beta"].as_float(), Some(0.8));
+        assert_eq!(r["cubic_c"].as_float(), Some(0.4)); // RFC 9438's C
+                                                        // ... the table shows every option of CUBIC ...
+        let t = toml::Value::try_from(table.resolved()).unwrap();
+        assert_eq!(t["cc"]["beta"].as_float(), Some(0.8));
+        assert_eq!(t["cc"]["hystart"].as_bool(), Some(false));
+        assert!(t.get("cubic_beta").is_none());
+        // ... and both build the same control.
+        let (Cc::Cubic(a), Cc::Cubic(b)) =
+            (flat.validate().unwrap().cc, table.validate().unwrap().cc)
+        else {
+            panic!("not CUBIC")
+        };
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+
+    #[test]
+    fn an_error_given_through_a_flat_key_names_the_flat_key() {
+        let e = params("cc = \"cubic\"\ncubic_c = -1.0").validate();
+        assert_eq!(e.unwrap_err(), "cubic_c: must be in (0, 100], got -1");
+        let e = params("cc = \"reno\"\nreno_friendly = false").validate();
+        assert_eq!(
+            e.unwrap_err(),
+            "reno_friendly: only applies to cc = \"cubic\" (this flow has cc = \"reno\")"
+        );
+        let e = params("cc = { kind = 3 }").validate();
+        assert!(e
+            .unwrap_err()
+            .starts_with("cc.kind: must be a name such as \"cubic\", got integer"));
+        let e = params("cc = { beta = 0.7 }").validate();
+        assert!(e.unwrap_err().starts_with("cc.kind: missing; known: tahoe"));
+    }
 }

@@ -388,7 +388,8 @@ mod tests {
         assert!(bad(LedbatParams {
             target: Duration(0),
             ..d
-        }).starts_with("cc.target"));
+        })
+        .starts_with("cc.target"));
         assert!(bad(LedbatParams { gain: 1.5, ..d }).starts_with("cc.gain"));
         assert!(bad(LedbatParams {
             gain: f64::NAN,

@@ -4,7 +4,9 @@
 //! once and the window is deflated by the amount acknowledged; an ACK at or above it is
 //! *full* and ends recovery. The sender drives this using the helpers below.
 
-use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 use super::reno::{aimd_increase, halve, restart};
 
 /// NewReno congestion control.

@@ -2,7 +2,9 @@
 //! detected by three duplicate ACKs, fast recovery that ends at the first new ACK.
 //! The AIMD arithmetic here is shared by Tahoe and NewReno.
 
-use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 
 /// Slow start below ssthresh (+1 per ACK unit), congestion avoidance above (+1/cwnd per unit).
 /// With byte counting (`a.abc_bytes`, RFC 3465): slow start grows by min(bytes acked, L = 2·SMSS)

@@ -2,7 +2,9 @@
 //! duplicate ACKs is handled like a timeout without waiting for it: fast retransmit, then
 //! slow start from one segment (no fast recovery).
 
-use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 use super::reno::{aimd_increase, halve, restart};
 
 /// Tahoe congestion control.

@@ -473,6 +473,13 @@ mod registry {
             "cc.beta: only applies to kind = \"cubic\" (this table has kind = \"reno\"; \
              kind = \"reno\" takes no options besides kind)"
         );
+        // The message docs/adding-a-congestion-control.md shows for the worked example.
+        let e = CcParams::parse("scalable", &table("beta = 0.5")).unwrap_err();
+        assert_eq!(
+            e,
+            "cc.beta: only applies to kind = \"cubic\" (this table has kind = \"scalable\"; \
+             kind = \"scalable\" takes no options besides kind)"
+        );
         let e = CcParams::parse("scalable", &table("target = \"5ms\"")).unwrap_err();
         assert!(
             e.starts_with("cc.target: only applies to kind = \"ledbat\""),

@@ -43,7 +43,7 @@
 //! - The PROBE_BW starting phase is drawn from the flow's own random stream, so runs are
 //!   deterministic per seed.
 
-use super::cc::{CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window};
 use super::rate::{CaState, RateSample};
 use super::winfilter::WindowedMax;
 use crate::rng::Rng;
@@ -453,6 +453,13 @@ impl Bbr {
             cwnd = cwnd.min(MIN_CWND);
         }
         w.cwnd = cwnd;
+    }
+}
+
+impl Configure for Bbr {
+    type Params = NoOptions;
+    fn configure(_: &NoOptions, env: &CcEnv) -> Result<Self, String> {
+        Ok(Bbr::new(env.initial_window))
     }
 }
 

@@ -1,19 +1,21 @@
-//! The congestion-control interface: a small trait with event-named hooks (no-op by default)
-//! and the [`Cc`] enum that dispatches to one file per algorithm without a virtual call.
+//! The congestion-control interface: a small trait with event-named hooks (no-op by default),
+//! [`Configure`] (a control's options type and builder), and the `congestion_controls!` list
+//! that generates the [`Cc`] enum (dispatch to one file per algorithm without a virtual call),
+//! the typed options [`CcParams`], the name list and the builder. A new control is one file
+//! plus one line in that list.
 //!
 //! The sender owns loss detection and the sequence-number machinery; a congestion control
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
-use super::bbr::Bbr;
-use super::dctcp::{Dctcp, EcnFeedback};
-use super::ledbat::Ledbat;
-use super::prague::Prague;
+use super::dctcp::EcnFeedback;
 use super::rate::RateSample;
 #[cfg(test)]
-use super::scalable::Scalable;
-use super::{cubic::Cubic, newreno::NewReno, reno::Reno, tahoe::Tahoe};
+use super::scalable;
+use super::{bbr, cubic, dctcp, ledbat, newreno, prague, reno, tahoe};
 use crate::rng::Rng;
 use crate::time::SimTime;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 /// The congestion window and slow-start threshold, in segments.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -144,107 +146,217 @@ pub trait CongestionControl {
     }
 }
 
-/// Every congestion control, dispatched by `match`.
-#[derive(Clone, Debug)]
-pub enum Cc {
-    /// Tahoe.
-    Tahoe(Tahoe),
-    /// Reno.
-    Reno(Reno),
-    /// NewReno.
-    NewReno(NewReno),
-    /// CUBIC.
-    Cubic(Cubic),
-    /// DCTCP (RFC 8257).
-    Dctcp(Dctcp),
-    /// TCP Prague (L4S).
-    Prague(Prague),
-    /// BBR v1.
-    Bbr(Box<Bbr>),
-    /// LEDBAT (RFC 6817), less-than-best-effort.
-    Ledbat(Ledbat),
-    /// Scalable TCP: the worked example of docs/adding-a-congestion-control.md (tests only).
-    #[cfg(test)]
-    Scalable(Scalable),
+/// What a congestion control may take from its flow when it is built.
+#[derive(Clone, Copy, Debug)]
+pub struct CcEnv {
+    /// The flow's initial window in segments.
+    pub initial_window: u32,
 }
 
-/// Names accepted by `cc = "..."`.
-pub const CC_NAMES: &[&str] = &[
-    "tahoe",
-    "reno",
-    "newreno",
-    "cubic",
-    "dctcp",
-    "prague",
-    "bbr",
-    "ledbat",
-    #[cfg(test)]
-    "scalable",
-];
+/// How a congestion control is built from its scenario options.
+pub trait Configure: Sized {
+    /// Its options, `cc = { kind = "<name>", ... }` (serde, unknown keys rejected, every
+    /// default filled in by `Default`); [`NoOptions`] for a control that has none.
+    type Params: DeserializeOwned + Serialize + Default + Clone + std::fmt::Debug;
+    /// The control in its initial state, or which option is out of range ("cc.<key>: message").
+    fn configure(params: &Self::Params, env: &CcEnv) -> Result<Self, String>;
+}
 
-macro_rules! each {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            Cc::Tahoe($c) => $e,
-            Cc::Reno($c) => $e,
-            Cc::NewReno($c) => $e,
-            Cc::Cubic($c) => $e,
-            Cc::Dctcp($c) => $e,
-            Cc::Prague($c) => $e,
-            Cc::Bbr($c) => $e,
-            Cc::Ledbat($c) => $e,
-            #[cfg(test)]
-            Cc::Scalable($c) => $e,
+/// The options of a control that takes none (`cc = "<name>"` or `cc = { kind = "<name>" }`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
+
+/// The field names of a params type, read from its `Deserialize` impl (for error messages).
+fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{Error as _, Visitor};
+    type E = serde::de::value::Error;
+    struct Probe<'a>(&'a mut &'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for Probe<'_> {
+        type Error = E;
+        fn deserialize_any<V: Visitor<'de>>(self, _v: V) -> Result<V::Value, E> {
+            Err(E::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _v: V,
+        ) -> Result<V::Value, E> {
+            *self.0 = fields;
+            Err(E::custom("probe"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Probe(&mut fields));
+    fields
+}
+
+/// The stored form of a registered control: boxed if its registry line says `boxed`.
+macro_rules! cc_slot {
+    ($ty:ty) => { $ty };
+    ($ty:ty, boxed) => { Box<$ty> };
+}
+
+/// Declares the congestion controls: the dispatch enum, the typed options, the name list and
+/// the builder, from one list.
+macro_rules! congestion_controls {
+    ($($(#[$cfg:meta])* $variant:ident($ty:ty $(, $boxed:ident)?) = $name:literal: $doc:literal),* $(,)?) => {
+        /// Every congestion control, dispatched by `match` (no virtual call).
+        #[derive(Clone, Debug)]
+        pub enum Cc { $($(#[$cfg])* #[doc = $doc] $variant(cc_slot!($ty $(, $boxed)?))),* }
+
+        /// Names accepted by `cc = "..."` and `cc = { kind = "..." }`.
+        pub const CC_NAMES: &[&str] = &[$($(#[$cfg])* $name),*];
+
+        /// Congestion-control names with a one-line description.
+        pub const REGISTRY: &[(&str, &str)] = &[$($(#[$cfg])* ($name, $doc)),*];
+
+        /// A congestion control's resolved options (every default filled in), by kind.
+        #[derive(Clone, Debug)]
+        pub enum CcParams { $($(#[$cfg])* #[doc = $doc] $variant(<$ty as Configure>::Params)),* }
+
+        /// The option keys of control `kind` (without `kind`), or None if no control has that name.
+        pub fn option_keys(kind: &str) -> Option<&'static [&'static str]> {
+            match kind {
+                $($(#[$cfg])* $name => Some(fields_of::<<$ty as Configure>::Params>()),)*
+                _ => None,
+            }
+        }
+
+        impl CcParams {
+            /// Reads the options of control `kind` from `options` (the `cc` table without
+            /// `kind`); errors are "cc.<key>: message" or "cc: message".
+            pub fn parse(kind: &str, options: &toml::Table) -> Result<Self, String> {
+                check_keys(kind, options)?;
+                let typed = |e: crate::scenario::error::ScenarioError| format!("{}: {}", e.path, e.message);
+                match kind {
+                    $($(#[$cfg])* $name => Ok(CcParams::$variant(
+                        crate::scenario::parse::from_table(options, "cc").map_err(typed)?,
+                    )),)*
+                    other => Err(unknown_kind(other)),
+                }
+            }
+            /// The control's registry name.
+            pub fn kind(&self) -> &'static str {
+                match self { $($(#[$cfg])* CcParams::$variant(_) => $name),* }
+            }
+            /// The options as a TOML table, without `kind` (for the resolved scenario).
+            pub fn to_table(&self) -> toml::Table {
+                match self { $($(#[$cfg])* CcParams::$variant(p) => crate::scenario::parse::to_table(p)),* }
+            }
+            /// Builds the control in its initial state; a range error is "cc.<key>: message".
+            pub fn build(&self, env: &CcEnv) -> Result<Cc, String> {
+                match self {
+                    $($(#[$cfg])* CcParams::$variant(p) =>
+                        Ok(Cc::$variant(<$ty as Configure>::configure(p, env)?.into())),)*
+                }
+            }
+        }
+
+        impl CongestionControl for Cc {
+            fn name(&self) -> &'static str {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.name()),* }
+            }
+            #[inline]
+            fn recovery(&self) -> Recovery {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.recovery()),* }
+            }
+            #[inline]
+            fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_ack(w, a)),* }
+            }
+            #[inline]
+            fn on_dupack(&mut self, w: &mut Window, now: SimTime) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_dupack(w, now)),* }
+            }
+            fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_loss(w, l)),* }
+            }
+            fn on_ecn(&mut self, w: &mut Window, l: &LossInfo) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_ecn(w, l)),* }
+            }
+            fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_timeout(w, l)),* }
+            }
+            fn on_recovery_exit(&mut self, w: &mut Window, now: SimTime) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_recovery_exit(w, now)),* }
+            }
+            fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_ecn_feedback(f)),* }
+            }
+            #[inline]
+            fn owns_window(&self) -> bool {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.owns_window()),* }
+            }
+            fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) -> bool {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_rate_sample(w, rs)),* }
+            }
+            fn pacing_rate(&mut self, now: SimTime, w: &Window, srtt: Option<SimTime>) -> Option<f64> {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.pacing_rate(now, w, srtt)),* }
+            }
+            fn seed(&mut self, rng: Rng) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.seed(rng)),* }
+            }
+            fn state(&self) -> &'static str {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.state()),* }
+            }
         }
     };
 }
 
-impl CongestionControl for Cc {
-    fn name(&self) -> &'static str {
-        each!(self, c => c.name())
-    }
-    #[inline]
-    fn recovery(&self) -> Recovery {
-        each!(self, c => c.recovery())
-    }
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        each!(self, c => c.on_ack(w, a))
-    }
-    #[inline]
-    fn on_dupack(&mut self, w: &mut Window, now: SimTime) {
-        each!(self, c => c.on_dupack(w, now))
-    }
-    fn on_loss(&mut self, w: &mut Window, l: &LossInfo) {
-        each!(self, c => c.on_loss(w, l))
-    }
-    fn on_ecn(&mut self, w: &mut Window, l: &LossInfo) {
-        each!(self, c => c.on_ecn(w, l))
-    }
-    fn on_timeout(&mut self, w: &mut Window, l: &LossInfo) {
-        each!(self, c => c.on_timeout(w, l))
-    }
-    fn on_recovery_exit(&mut self, w: &mut Window, now: SimTime) {
-        each!(self, c => c.on_recovery_exit(w, now))
-    }
-    fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
-        each!(self, c => c.on_ecn_feedback(f))
-    }
-    #[inline]
-    fn owns_window(&self) -> bool {
-        each!(self, c => c.owns_window())
-    }
-    fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) -> bool {
-        each!(self, c => c.on_rate_sample(w, rs))
-    }
-    fn pacing_rate(&mut self, now: SimTime, w: &Window, srtt: Option<SimTime>) -> Option<f64> {
-        each!(self, c => c.pacing_rate(now, w, srtt))
-    }
-    fn seed(&mut self, rng: Rng) {
-        each!(self, c => c.seed(rng))
-    }
-    fn state(&self) -> &'static str {
-        each!(self, c => c.state())
+congestion_controls! {
+    Tahoe(tahoe::Tahoe) = "tahoe": "Tahoe: slow start, AIMD, fast retransmit without fast recovery (Jacobson 1988)",
+    Reno(reno::Reno) = "reno": "Reno: fast recovery ending at the first new ACK (RFC 5681)",
+    NewReno(newreno::NewReno) = "newreno": "NewReno: fast recovery through partial ACKs (RFC 6582)",
+    Cubic(cubic::Cubic) = "cubic": "CUBIC (RFC 9438), optionally with HyStart++ (RFC 9406)",
+    Dctcp(dctcp::Dctcp) = "dctcp": "DCTCP (RFC 8257)",
+    Prague(prague::Prague) = "prague": "TCP Prague, the L4S scalable control (draft-briscoe-iccrg-prague-congestion-control)",
+    Bbr(bbr::Bbr, boxed) = "bbr": "BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00)",
+    Ledbat(ledbat::Ledbat) = "ledbat": "LEDBAT, less-than-best-effort (RFC 6817)",
+    // The worked example of docs/adding-a-congestion-control.md, compiled and tested only in tests.
+    #[cfg(test)]
+    Scalable(scalable::Scalable) = "scalable": "Scalable TCP (Kelly 2003), the worked example",
+}
+
+fn unknown_kind(kind: &str) -> String {
+    format!(
+        "cc: unknown congestion control {kind:?}; known: {}",
+        CC_NAMES.join(", ")
+    )
+}
+
+/// Rejects a key that control `kind` does not take, naming it and listing the keys it does
+/// take (and which control a key belongs to, if another has it).
+fn check_keys(kind: &str, options: &toml::Table) -> Result<(), String> {
+    let Some(keys) = option_keys(kind) else {
+        return Err(unknown_kind(kind));
+    };
+    let Some(k) = options.keys().find(|k| !keys.contains(&k.as_str())) else {
+        return Ok(());
+    };
+    let takes = if keys.is_empty() {
+        format!("kind = {kind:?} takes no options besides kind")
+    } else {
+        format!("kind = {kind:?} takes kind, {}", keys.join(", "))
+    };
+    let owners: Vec<String> = CC_NAMES
+        .iter()
+        .filter(|n| option_keys(n).is_some_and(|ks| ks.contains(&k.as_str())))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    if owners.is_empty() {
+        Err(format!("cc.{k}: unknown key; {takes}"))
+    } else {
+        Err(format!(
+            "cc.{k}: only applies to kind = {} (this table has kind = {kind:?}; {takes})",
+            owners.join(" or ")
+        ))
     }
 }
 
@@ -288,5 +400,112 @@ mod worked_example {
             .as_f64()
             .unwrap();
         assert!(u > 0.99, "{u}");
+    }
+}
+
+#[cfg(test)]
+mod registry {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn every_registered_control_builds_with_its_defaults_under_its_own_name() {
+        let env = CcEnv { initial_window: 2 };
+        assert_eq!(CC_NAMES.len(), REGISTRY.len());
+        for &name in CC_NAMES {
+            let p = CcParams::parse(name, &toml::Table::new()).unwrap();
+            assert_eq!(p.kind(), name);
+            // The resolved options list every key the control takes, and nothing else.
+            let resolved: Vec<String> = p.to_table().keys().cloned().collect();
+            let mut keys: Vec<String> = option_keys(name)
+                .unwrap()
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+            keys.sort();
+            assert_eq!(resolved, keys, "{name}");
+            // ... and read back as the same options.
+            let again = CcParams::parse(name, &p.to_table()).unwrap();
+            assert_eq!(again.to_table(), p.to_table(), "{name}");
+            let cc = p.build(&env).unwrap();
+            assert_eq!(
+                cc.name(),
+                name,
+                "the registry name and the control's name differ"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cubic_table_reads_into_cubics_params_with_the_rfc_defaults_for_the_rest() {
+        // RFC 9438 section 4: C = 0.4, beta_cubic = 0.7; fast convergence and the
+        // Reno-friendly region on; HyStart++ (RFC 9406) is opt-in here.
+        let p = CcParams::parse("cubic", &table("beta = 0.8")).unwrap();
+        let CcParams::Cubic(c) = p else {
+            panic!("{p:?}")
+        };
+        assert_eq!(
+            c,
+            cubic::CubicParams {
+                c: 0.4,
+                beta: 0.8,
+                fast_convergence: true,
+                reno_friendly: true,
+                hystart: false,
+            }
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_the_keys_of_that_control() {
+        let e = CcParams::parse("cubic", &table("bogus = 1")).unwrap_err();
+        assert_eq!(
+            e,
+            "cc.bogus: unknown key; kind = \"cubic\" takes kind, c, beta, fast_convergence, \
+             reno_friendly, hystart"
+        );
+        let e = CcParams::parse("reno", &table("beta = 0.5")).unwrap_err();
+        assert_eq!(
+            e,
+            "cc.beta: only applies to kind = \"cubic\" (this table has kind = \"reno\"; \
+             kind = \"reno\" takes no options besides kind)"
+        );
+        // The message docs/adding-a-congestion-control.md shows for the worked example.
+        let e = CcParams::parse("scalable", &table("beta = 0.5")).unwrap_err();
+        assert_eq!(
+            e,
+            "cc.beta: only applies to kind = \"cubic\" (this table has kind = \"scalable\"; \
+             kind = \"scalable\" takes no options besides kind)"
+        );
+        let e = CcParams::parse("scalable", &table("target = \"5ms\"")).unwrap_err();
+        assert!(
+            e.starts_with("cc.target: only applies to kind = \"ledbat\""),
+            "{e}"
+        );
+        let e = CcParams::parse("vegas", &toml::Table::new()).unwrap_err();
+        assert!(e.starts_with("cc: unknown congestion control \"vegas\"; known: tahoe, reno"));
+        assert!(e.ends_with("ledbat, scalable"), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_type_and_a_range_error_name_the_option() {
+        let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
+        assert!(e.starts_with("cc.beta: "), "{e}");
+        let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
+        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
+        let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
+        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
+    }
+
+    #[test]
+    fn bbrs_boxed_registry_line_keeps_the_dispatch_enum_smaller_than_bbr() {
+        // BBR's registry line says `boxed`: a sender carries a pointer, not BBR's whole state.
+        let (cc, bbr) = (std::mem::size_of::<Cc>(), std::mem::size_of::<bbr::Bbr>());
+        assert!(cc < bbr, "Cc {cc} B, Bbr {bbr} B");
     }
 }

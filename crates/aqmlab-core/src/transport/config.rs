@@ -10,16 +10,11 @@
 //! (`cubic_c`, `cubic_beta`, `fast_convergence`, `reno_friendly`) remain as deprecated aliases.
 //! A scenario without the new keys resolves to exactly the table it resolved to before.
 
-use super::bbr::Bbr;
-use super::cc::{Cc, CongestionControl, Recovery, CC_NAMES};
-use super::cubic::{Cubic, CubicParams};
-use super::dctcp::Dctcp;
-use super::ledbat::{Ledbat, LedbatParams};
+use super::cc::{Cc, CcEnv, CcParams, CongestionControl, Recovery, CC_NAMES};
 use super::pacing::{PacingConfig, PacingMode};
-use super::prague::{Prague, DEFAULT_RTT_TARGET};
 use super::profile::{profile, ProfileDefaults};
-use super::{newreno::NewReno, reno::Reno, tahoe::Tahoe};
 use crate::packet::Ecn;
+use crate::scenario::warn::TCP_CC_KEYS;
 use crate::time::SimTime;
 use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
@@ -28,8 +23,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpParams {
-    /// Congestion control: "tahoe", "reno", "newreno" or "cubic", or a table
-    /// `{ kind = "cubic", c = 0.4, beta = 0.7, ... }`. Default: the profile's ("newreno").
+    /// Congestion control: a registered name (`cc::CC_NAMES`: "newreno", "cubic", ...) or a
+    /// table `{ kind = "cubic", c = 0.4, beta = 0.7, ... }` holding that control's own options
+    /// (`cc::CcParams`). Default: the profile's ("newreno").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc: Option<toml::Value>,
     /// Fast-recovery window rule for the NewReno-style recovery of cc = "newreno" and
@@ -164,61 +160,6 @@ pub struct TcpParams {
     pub halving: Option<String>,
 }
 
-/// The options of a `cc = { kind = ..., ... }` table.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CcTable {
-    /// Algorithm name.
-    pub kind: String,
-    /// CUBIC: C.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub c: Option<f64>,
-    /// CUBIC: β.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub beta: Option<f64>,
-    /// CUBIC: fast convergence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fast_convergence: Option<bool>,
-    /// CUBIC: Reno-friendly region.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reno_friendly: Option<bool>,
-    /// CUBIC: HyStart++ (RFC 9406) in the initial slow start. Default false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hystart: Option<bool>,
-    /// Prague: target RTT of the RTT-independence scaling ("0s": off). Default 25ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rtt_target: Option<Duration>,
-    /// LEDBAT: TARGET queueing delay. Default 100ms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<Duration>,
-    /// LEDBAT: GAIN, in (0, 1]. Default 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gain: Option<f64>,
-    /// LEDBAT: BASE_HISTORY in minutes. Default 10.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_history: Option<u32>,
-    /// LEDBAT: CURRENT_FILTER in samples. Default 4.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_filter: Option<u32>,
-    /// LEDBAT: Reno slow start below ssthresh. Default false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slow_start: Option<bool>,
-}
-
-impl CcTable {
-    /// LEDBAT's parameters from the table, defaults filled in (not yet validated).
-    fn ledbat(&self) -> LedbatParams {
-        let d = LedbatParams::default();
-        LedbatParams {
-            target: self.target.map_or(d.target, |t| t.0),
-            gain: self.gain.unwrap_or(d.gain),
-            base_history: self.base_history.unwrap_or(d.base_history),
-            current_filter: self.current_filter.unwrap_or(d.current_filter),
-            slow_start: self.slow_start.unwrap_or(d.slow_start),
-        }
-    }
-}
-
 fn d_ecn() -> toml::Value {
     toml::Value::Boolean(false)
 }
@@ -344,74 +285,35 @@ impl TcpParams {
         profile(self.profile.as_deref().unwrap_or("ns2"))
     }
 
-    /// The congestion control's name and options, from `cc` as a string or a table (the flat
-    /// CUBIC keys are deprecated aliases of the table's options; giving both is an error).
-    fn cc_spec(&self, d: &ProfileDefaults) -> Result<(CcTable, bool), String> {
-        let flat = [
-            ("cubic_c", self.cubic_c.is_some()),
-            ("cubic_beta", self.cubic_beta.is_some()),
-            ("fast_convergence", self.fast_convergence.is_some()),
-            ("reno_friendly", self.reno_friendly.is_some()),
-        ];
+    /// The congestion control's typed options, from `cc` as a string or a table (the flat
+    /// CUBIC keys are deprecated aliases of the table's options; giving both is an error),
+    /// and whether `cc` was a table. Errors are "cc.<key>: message", or name the flat key.
+    fn cc_spec(&self, d: &ProfileDefaults) -> Result<(CcParams, bool), String> {
+        let flat = self.flat_cc_keys();
         match &self.cc {
             Some(toml::Value::Table(t)) => {
-                if let Some((k, _)) = flat.iter().find(|(_, set)| *set) {
+                if let Some((k, _)) = flat.first() {
                     return Err(format!(
                         "{k}: give CUBIC options inside the cc table (cc = {{ kind = \"cubic\", ... }}), \
                          not both"
                     ));
                 }
-                let tab: CcTable = toml::Value::Table(t.clone()).try_into().map_err(|e| {
-                    let m = e.to_string();
-                    match m.find("unknown field `") {
-                        Some(i) => {
-                            let k = m[i + 15..].split('`').next().unwrap_or("?").to_string();
-                            format!(
-                                "cc.{k}: unknown key; the cc table takes kind, c, beta, \
-                                 fast_convergence, reno_friendly, hystart, rtt_target, target, gain, \
-                                 base_history, current_filter, slow_start"
-                            )
-                        }
-                        None => format!("cc: {}", m.trim()),
-                    }
-                })?;
-                if tab.kind != "cubic" {
-                    let opts = [
-                        ("c", tab.c.is_some()),
-                        ("beta", tab.beta.is_some()),
-                        ("fast_convergence", tab.fast_convergence.is_some()),
-                        ("reno_friendly", tab.reno_friendly.is_some()),
-                        ("hystart", tab.hystart.is_some()),
-                    ];
-                    if let Some((k, _)) = opts.iter().find(|(_, set)| *set) {
+                let kind = match t.get("kind") {
+                    Some(toml::Value::String(k)) => k.clone(),
+                    Some(other) => {
                         return Err(format!(
-                            "cc.{k}: only applies to kind = \"cubic\" (this table has kind = {:?})",
-                            tab.kind
-                        ));
+                            "cc.kind: must be a name such as \"cubic\", got {}; known: {}",
+                            other.type_str(),
+                            CC_NAMES.join(", ")
+                        ))
                     }
-                }
-                if tab.kind != "prague" && tab.rtt_target.is_some() {
-                    return Err(format!(
-                        "cc.rtt_target: only applies to kind = \"prague\" (this table has kind = {:?})",
-                        tab.kind
-                    ));
-                }
-                if tab.kind != "ledbat" {
-                    let opts = [
-                        ("target", tab.target.is_some()),
-                        ("gain", tab.gain.is_some()),
-                        ("base_history", tab.base_history.is_some()),
-                        ("current_filter", tab.current_filter.is_some()),
-                        ("slow_start", tab.slow_start.is_some()),
-                    ];
-                    if let Some((k, _)) = opts.iter().find(|(_, set)| *set) {
-                        return Err(format!(
-                            "cc.{k}: only applies to kind = \"ledbat\" (this table has kind = {:?})",
-                            tab.kind
-                        ));
+                    None => {
+                        return Err(format!("cc.kind: missing; known: {}", CC_NAMES.join(", ")))
                     }
-                }
-                Ok((tab, true))
+                };
+                let mut options = t.clone();
+                options.remove("kind");
+                Ok((CcParams::parse(&kind, &options)?, true))
             }
             Some(toml::Value::String(_)) | None => {
                 let name = match &self.cc {
@@ -419,25 +321,18 @@ impl TcpParams {
                     _ => d.cc.to_string(),
                 };
                 if name != "cubic" {
-                    if let Some((k, _)) = flat.iter().find(|(_, set)| *set) {
+                    if let Some((k, _)) = flat.first() {
                         return Err(format!(
                             "{k}: only applies to cc = \"cubic\" (this flow has cc = {name:?})"
                         ));
                     }
                 }
-                Ok((
-                    CcTable {
-                        kind: name,
-                        c: self.cubic_c,
-                        beta: self.cubic_beta,
-                        fast_convergence: self.fast_convergence,
-                        reno_friendly: self.reno_friendly,
-                        hystart: None,
-                        rtt_target: None,
-                        ..CcTable::default()
-                    },
-                    false,
-                ))
+                let options = flat
+                    .into_iter()
+                    .map(|(old, v)| (cc_key_of(old).to_string(), v))
+                    .collect();
+                let p = CcParams::parse(&name, &options).map_err(|e| flat_key_error(&e))?;
+                Ok((p, false))
             }
             Some(other) => Err(format!(
                 "cc: a name such as \"cubic\" or a table {{ kind = \"cubic\", ... }}, got {}",
@@ -446,15 +341,24 @@ impl TcpParams {
         }
     }
 
+    /// The deprecated flat CUBIC keys that are set, as (flat key, value).
+    fn flat_cc_keys(&self) -> Vec<(&'static str, toml::Value)> {
+        use toml::Value::{Boolean, Float};
+        [
+            ("cubic_c", self.cubic_c.map(Float)),
+            ("cubic_beta", self.cubic_beta.map(Float)),
+            ("fast_convergence", self.fast_convergence.map(Boolean)),
+            ("reno_friendly", self.reno_friendly.map(Boolean)),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect()
+    }
+
     /// Checks every parameter; errors are "key: message".
     pub fn validate(&self) -> Result<TcpConfig, String> {
         let d = self.profile_defaults()?;
         let (cct, is_table) = self.cc_spec(&d)?;
-        let (key_c, key_beta) = if is_table {
-            ("cc.c", "cc.beta")
-        } else {
-            ("cubic_c", "cubic_beta")
-        };
         let recovery = self.recovery.clone().unwrap_or_else(|| d.recovery.into());
         let initial_window = self.initial_window.unwrap_or(d.initial_window);
         let (growth, whole_bytes) = d.growth_for(&cct.kind);
@@ -541,48 +445,14 @@ impl TcpParams {
         if delayed_ack && delayed_ack_timeout == 0 {
             return Err("delayed_ack_timeout: must be positive when delayed_ack is on".into());
         }
-        let cc_name = cct.kind.clone();
-        let cc = match cct.kind.as_str() {
-            "tahoe" => Cc::Tahoe(Tahoe::default()),
-            "reno" => Cc::Reno(Reno::default()),
-            "newreno" => Cc::NewReno(NewReno::default()),
-            "dctcp" => Cc::Dctcp(Dctcp::default()),
-            #[cfg(test)]
-            "scalable" => Cc::Scalable(super::scalable::Scalable::default()),
-            "prague" => Cc::Prague(Prague::new(
-                cct.rtt_target.map_or(DEFAULT_RTT_TARGET, |d| d.0),
-            )),
-            "bbr" => Cc::Bbr(Box::new(Bbr::new(initial_window))),
-            "ledbat" => {
-                let p = cct.ledbat();
-                p.validate()?;
-                Cc::Ledbat(Ledbat::new(p))
+        let cc_name = cct.kind();
+        let cc = cct.build(&CcEnv { initial_window }).map_err(|e| {
+            if is_table {
+                e
+            } else {
+                flat_key_error(&e)
             }
-            "cubic" => {
-                let d_cubic = CubicParams::default();
-                let d = &d_cubic;
-                let p = CubicParams {
-                    c: cct.c.unwrap_or(d.c),
-                    beta: cct.beta.unwrap_or(d.beta),
-                    fast_convergence: cct.fast_convergence.unwrap_or(d.fast_convergence),
-                    reno_friendly: cct.reno_friendly.unwrap_or(d.reno_friendly),
-                    hystart: cct.hystart.unwrap_or(d.hystart),
-                };
-                if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
-                    return Err(format!("{key_c}: must be in (0, 100], got {}", p.c));
-                }
-                if !(p.beta.is_finite() && p.beta > 0.0 && p.beta < 1.0) {
-                    return Err(format!("{key_beta}: must be in (0, 1), got {}", p.beta));
-                }
-                Cc::Cubic(Cubic::new(p))
-            }
-            other => {
-                return Err(format!(
-                    "cc: unknown congestion control {other:?}; known: {}",
-                    CC_NAMES.join(", ")
-                ))
-            }
-        };
+        })?;
         let (ecn, ect, precise_ecn) = self.ecn_mode()?;
         if matches!(cc, Cc::Prague(_)) && ect != Ecn::Ect1 {
             return Err(
@@ -612,7 +482,7 @@ impl TcpParams {
             return Err("quickack: only applies with delayed_ack = true".into());
         }
         // Prague requests pacing (Linux: internal pacing); an explicit `pacing` key wins.
-        let pacing_default = if cct.kind == "prague" { "linux" } else { "off" };
+        let pacing_default = if cc_name == "prague" { "linux" } else { "off" };
         let mut pacing = self.pacing_config(pacing_default)?;
         if is_bbr {
             // BBR paces at its model's rate (Linux requests internal pacing for it).
@@ -831,35 +701,20 @@ impl TcpParams {
         let Ok((cct, is_table)) = self.cc_spec(&d) else {
             return r;
         };
-        let cubic = CubicParams::default();
+        let kind = cct.kind();
         if is_table {
-            let mut t = cct.clone();
-            if t.kind == "cubic" {
-                t.c.get_or_insert(cubic.c);
-                t.beta.get_or_insert(cubic.beta);
-                t.fast_convergence.get_or_insert(cubic.fast_convergence);
-                t.reno_friendly.get_or_insert(cubic.reno_friendly);
-                t.hystart.get_or_insert(cubic.hystart);
-            }
-            if t.kind == "prague" {
-                t.rtt_target.get_or_insert(Duration(DEFAULT_RTT_TARGET));
-            }
-            if t.kind == "ledbat" {
-                let p = t.ledbat();
-                t.target = Some(Duration(p.target));
-                t.gain = Some(p.gain);
-                t.base_history = Some(p.base_history);
-                t.current_filter = Some(p.current_filter);
-                t.slow_start = Some(p.slow_start);
-            }
-            r.cc = toml::Value::try_from(&t).ok();
+            let mut t = toml::Table::new();
+            t.insert("kind".into(), toml::Value::String(kind.into()));
+            t.extend(cct.to_table());
+            r.cc = Some(toml::Value::Table(t));
         } else {
-            r.cc = Some(toml::Value::String(cct.kind.clone()));
-            if cct.kind == "cubic" {
-                r.cubic_c.get_or_insert(cubic.c);
-                r.cubic_beta.get_or_insert(cubic.beta);
-                r.fast_convergence.get_or_insert(cubic.fast_convergence);
-                r.reno_friendly.get_or_insert(cubic.reno_friendly);
+            r.cc = Some(toml::Value::String(kind.into()));
+            // The deprecated flat keys resolve as flat keys, so old files keep their hash.
+            if let CcParams::Cubic(p) = &cct {
+                r.cubic_c.get_or_insert(p.c);
+                r.cubic_beta.get_or_insert(p.beta);
+                r.fast_convergence.get_or_insert(p.fast_convergence);
+                r.reno_friendly.get_or_insert(p.reno_friendly);
             }
         }
         r.recovery.get_or_insert_with(|| d.recovery.into());
@@ -876,10 +731,10 @@ impl TcpParams {
         r.delayed_ack_timeout
             .get_or_insert(Duration(d.delayed_ack_timeout));
         if self.profile.is_some() {
-            r.sack.get_or_insert(d.sack || cct.kind == "bbr");
+            r.sack.get_or_insert(d.sack || kind == "bbr");
             r.timestamps.get_or_insert(d.timestamps);
             r.quickack.get_or_insert(d.quickack);
-            let pace = if cct.kind == "prague" { "linux" } else { "off" };
+            let pace = if kind == "prague" { "linux" } else { "off" };
             r.pacing.get_or_insert_with(|| pace.into());
             let sack = r.sack.unwrap_or(d.sack);
             r.loss_detection
@@ -888,5 +743,72 @@ impl TcpParams {
                 .get_or_insert_with(|| d.fast_retransmit_guard.into());
         }
         r
+    }
+}
+
+/// The key in the `cc` table of a deprecated flat key (`cubic_c` -> `c`).
+fn cc_key_of(flat: &str) -> &str {
+    TCP_CC_KEYS
+        .iter()
+        .find(|(old, _)| *old == flat)
+        .map_or(flat, |(_, new)| new)
+}
+
+/// An error about `cc.<key>` given through a flat key names the flat key (`cc.c` -> `cubic_c`).
+fn flat_key_error(e: &str) -> String {
+    for (old, new) in TCP_CC_KEYS {
+        if let Some(rest) = e.strip_prefix(&format!("cc.{new}:")) {
+            return format!("{old}:{rest}");
+        }
+    }
+    e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> TcpParams {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn flat_cubic_keys_resolve_as_flat_keys_and_build_the_cubic_of_the_table() {
+        let flat = params("cc = \"cubic\"\ncubic_beta = 0.8");
+        let table = params("cc = { kind = \"cubic\", beta = 0.8 }");
+        // The flat spelling resolves as it always did (the scenario hash stays the same) ...
+        let r = toml::Value::try_from(flat.resolved()).unwrap();
+        assert_eq!(r["cc"].as_str(), Some("cubic"));
+        assert_eq!(r["cubic_beta"].as_float(), Some(0.8));
+        assert_eq!(r["cubic_c"].as_float(), Some(0.4)); // RFC 9438's C
+                                                        // ... the table shows every option of CUBIC ...
+        let t = toml::Value::try_from(table.resolved()).unwrap();
+        assert_eq!(t["cc"]["beta"].as_float(), Some(0.8));
+        assert_eq!(t["cc"]["hystart"].as_bool(), Some(false));
+        assert!(t.get("cubic_beta").is_none());
+        // ... and both build the same control.
+        let (Cc::Cubic(a), Cc::Cubic(b)) =
+            (flat.validate().unwrap().cc, table.validate().unwrap().cc)
+        else {
+            panic!("not CUBIC")
+        };
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+
+    #[test]
+    fn an_error_given_through_a_flat_key_names_the_flat_key() {
+        let e = params("cc = \"cubic\"\ncubic_c = -1.0").validate();
+        assert_eq!(e.unwrap_err(), "cubic_c: must be in (0, 100], got -1");
+        let e = params("cc = \"reno\"\nreno_friendly = false").validate();
+        assert_eq!(
+            e.unwrap_err(),
+            "reno_friendly: only applies to cc = \"cubic\" (this flow has cc = \"reno\")"
+        );
+        let e = params("cc = { kind = 3 }").validate();
+        assert!(e
+            .unwrap_err()
+            .starts_with("cc.kind: must be a name such as \"cubic\", got integer"));
+        let e = params("cc = { beta = 0.7 }").validate();
+        assert!(e.unwrap_err().starts_with("cc.kind: missing; known: tahoe"));
     }
 }

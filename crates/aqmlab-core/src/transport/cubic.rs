@@ -5,12 +5,15 @@
 //! Windows are in segments, time in seconds. Loss recovery is NewReno's (or RFC 6675's with
 //! SACK). With `hystart = true` the initial slow start runs HyStart++ (RFC 9406, `hystart.rs`).
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Recovery, Window};
 use super::hystart::HyStartPP;
 use crate::time::{to_secs, SimTime};
+use serde::{Deserialize, Serialize};
 
-/// CUBIC's constants (RFC 9438 defaults: C = 0.4, β = 0.7, both options on).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// CUBIC's options, `cc = { kind = "cubic", ... }` (RFC 9438 defaults: C = 0.4, β = 0.7, both
+/// options on; HyStart++ off).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CubicParams {
     /// Scaling constant C (segments / s³).
     pub c: f64,
@@ -111,6 +114,19 @@ impl Cubic {
             self.w_max = cwnd;
         }
         self.w_est = cwnd;
+    }
+}
+
+impl Configure for Cubic {
+    type Params = CubicParams;
+    fn configure(p: &CubicParams, _: &CcEnv) -> Result<Self, String> {
+        if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
+            return Err(format!("cc.c: must be in (0, 100], got {}", p.c));
+        }
+        if !(p.beta.is_finite() && p.beta > 0.0 && p.beta < 1.0) {
+            return Err(format!("cc.beta: must be in (0, 1), got {}", p.beta));
+        }
+        Ok(Cubic::new(*p))
     }
 }
 

@@ -16,7 +16,9 @@
 //! the first reductions are halvings as the RFC advises; growth, loss reaction and timeouts are
 //! NewReno's (RFC 8257 section 3.4: DCTCP reacts to loss as standard TCP).
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 use super::reno::{aimd_increase, halve, restart};
 
 /// DCTCP's EWMA gain g (RFC 8257 section 4.2 suggests 1/16).
@@ -87,6 +89,13 @@ impl Dctcp {
 impl Default for Dctcp {
     fn default() -> Self {
         Dctcp::new(DEFAULT_G, 1.0)
+    }
+}
+
+impl Configure for Dctcp {
+    type Params = NoOptions;
+    fn configure(_: &NoOptions, _: &CcEnv) -> Result<Self, String> {
+        Ok(Self::default())
     }
 }
 

@@ -32,9 +32,11 @@
 //!   the ACK (`snd_max − (ack − acked)`). ssthresh follows cwnd on a loss so the sender's
 //!   NewReno recovery ends at the reduced window. Loss recovery is NewReno's.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Recovery, Window};
 use super::reno::reduce_ssthresh;
 use crate::time::{to_secs, SimTime};
+use crate::units::Duration;
+use serde::{Deserialize, Serialize};
 
 /// Default TARGET (RFC 6817: at most 100 ms).
 pub const DEFAULT_TARGET: SimTime = 100_000_000;
@@ -52,10 +54,11 @@ pub const ALLOWED_INCREASE: f64 = 1.0;
 const MINUTE: SimTime = 60_000_000_000;
 
 /// The options of `cc = { kind = "ledbat", ... }`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LedbatParams {
     /// TARGET queueing delay.
-    pub target: SimTime,
+    pub target: Duration,
     /// GAIN of the controller.
     pub gain: f64,
     /// BASE_HISTORY, in one-minute buckets.
@@ -69,7 +72,7 @@ pub struct LedbatParams {
 impl Default for LedbatParams {
     fn default() -> Self {
         LedbatParams {
-            target: DEFAULT_TARGET,
+            target: Duration(DEFAULT_TARGET),
             gain: DEFAULT_GAIN,
             base_history: DEFAULT_BASE_HISTORY,
             current_filter: DEFAULT_CURRENT_FILTER,
@@ -81,7 +84,7 @@ impl Default for LedbatParams {
 impl LedbatParams {
     /// Checks the ranges; the error names the `cc.<key>` and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
-        if self.target == 0 || self.target > 10 * MINUTE {
+        if self.target.0 == 0 || self.target.0 > 10 * MINUTE {
             return Err(
                 "cc.target: must be positive and at most 600s (RFC 6817: at most 100ms)".into(),
             );
@@ -178,8 +181,16 @@ impl Ledbat {
 
     /// (TARGET − queuing_delay) / TARGET, once a sample exists.
     pub fn off_target(&self) -> Option<f64> {
-        let t = to_secs(self.p.target);
+        let t = to_secs(self.p.target.0);
         self.queuing_delay().map(|q| (t - q) / t)
+    }
+}
+
+impl Configure for Ledbat {
+    type Params = LedbatParams;
+    fn configure(p: &LedbatParams, _: &CcEnv) -> Result<Self, String> {
+        p.validate()?;
+        Ok(Ledbat::new(*p))
     }
 }
 
@@ -374,7 +385,11 @@ mod tests {
     fn bad_parameters_name_the_key() {
         let bad = |p: LedbatParams| p.validate().unwrap_err();
         let d = LedbatParams::default();
-        assert!(bad(LedbatParams { target: 0, ..d }).starts_with("cc.target"));
+        assert!(bad(LedbatParams {
+            target: Duration(0),
+            ..d
+        })
+        .starts_with("cc.target"));
         assert!(bad(LedbatParams { gain: 1.5, ..d }).starts_with("cc.gain"));
         assert!(bad(LedbatParams {
             gain: f64::NAN,

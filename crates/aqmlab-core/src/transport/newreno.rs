@@ -4,7 +4,9 @@
 //! once and the window is deflated by the amount acknowledged; an ACK at or above it is
 //! *full* and ends recovery. The sender drives this using the helpers below.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 use super::reno::{aimd_increase, halve, restart};
 
 /// NewReno congestion control.
@@ -12,6 +14,13 @@ use super::reno::{aimd_increase, halve, restart};
 pub struct NewReno {
     /// RFC 3465 bytes_acked (byte counting only).
     pub bytes_acked: f64,
+}
+
+impl Configure for NewReno {
+    type Params = NoOptions;
+    fn configure(_: &NoOptions, _: &CcEnv) -> Result<Self, String> {
+        Ok(Self::default())
+    }
 }
 
 impl CongestionControl for NewReno {

@@ -12,12 +12,30 @@
 //! sender's pacing is on by default for `cc = "prague"` (`pacing = "linux"`), as Prague
 //! requests internal pacing from the Linux stack; an explicit `pacing` key wins.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Recovery, Window};
 use super::dctcp::{Dctcp, EcnFeedback};
 use crate::time::{to_secs, SimTime};
+use crate::units::Duration;
+use serde::{Deserialize, Serialize};
 
 /// Default target RTT of the RTT-independence scaling (Linux `prague_rtt_target`, 25 ms).
 pub const DEFAULT_RTT_TARGET: SimTime = 25_000_000;
+
+/// Prague's options, `cc = { kind = "prague", ... }`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PragueParams {
+    /// Target RTT of the RTT-independence scaling ("0s": off). Default 25ms.
+    pub rtt_target: Duration,
+}
+
+impl Default for PragueParams {
+    fn default() -> Self {
+        PragueParams {
+            rtt_target: Duration(DEFAULT_RTT_TARGET),
+        }
+    }
+}
 
 /// TCP Prague state.
 #[derive(Clone, Debug)]
@@ -46,6 +64,13 @@ impl Prague {
             }
             _ => 1.0,
         }
+    }
+}
+
+impl Configure for Prague {
+    type Params = PragueParams;
+    fn configure(p: &PragueParams, _: &CcEnv) -> Result<Self, String> {
+        Ok(Prague::new(p.rtt_target.0))
     }
 }
 

@@ -2,7 +2,9 @@
 //! detected by three duplicate ACKs, fast recovery that ends at the first new ACK.
 //! The AIMD arithmetic here is shared by Tahoe and NewReno.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 
 /// Slow start below ssthresh (+1 per ACK unit), congestion avoidance above (+1/cwnd per unit).
 /// With byte counting (`a.abc_bytes`, RFC 3465): slow start grows by min(bytes acked, L = 2·SMSS)
@@ -63,6 +65,13 @@ pub fn restart(w: &mut Window, l: &LossInfo) {
 pub struct Reno {
     /// RFC 3465 bytes_acked (byte counting only).
     pub bytes_acked: f64,
+}
+
+impl Configure for Reno {
+    type Params = NoOptions;
+    fn configure(_: &NoOptions, _: &CcEnv) -> Result<Self, String> {
+        Ok(Self::default())
+    }
 }
 
 impl CongestionControl for Reno {

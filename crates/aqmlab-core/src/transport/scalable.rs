@@ -7,7 +7,7 @@
 //! as NewReno (slow start, AIMD, halving); the reduction is applied to cwnd (the paper's rule),
 //! with ssthresh = cwnd after it and at least 2 segments. Loss recovery is NewReno's.
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Window};
+use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Window};
 use super::reno::{aimd_increase, halve, restart};
 
 /// Additive increase per ACK in congestion avoidance (segments).
@@ -21,6 +21,13 @@ pub const LWND: f64 = 16.0;
 #[derive(Clone, Debug, Default)]
 pub struct Scalable {
     bytes_acked: f64,
+}
+
+impl Configure for Scalable {
+    type Params = NoOptions;
+    fn configure(_: &NoOptions, _: &CcEnv) -> Result<Self, String> {
+        Ok(Self::default())
+    }
 }
 
 impl CongestionControl for Scalable {

@@ -2,7 +2,9 @@
 //! duplicate ACKs is handled like a timeout without waiting for it: fast retransmit, then
 //! slow start from one segment (no fast recovery).
 
-use super::cc::{AckInfo, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+};
 use super::reno::{aimd_increase, halve, restart};
 
 /// Tahoe congestion control.
@@ -10,6 +12,13 @@ use super::reno::{aimd_increase, halve, restart};
 pub struct Tahoe {
     /// RFC 3465 bytes_acked (byte counting only).
     pub bytes_acked: f64,
+}
+
+impl Configure for Tahoe {
+    type Params = NoOptions;
+    fn configure(_: &NoOptions, _: &CcEnv) -> Result<Self, String> {
+        Ok(Self::default())
+    }
 }
 
 impl CongestionControl for Tahoe {

@@ -361,7 +361,7 @@ impl TcpParams {
         let (cct, is_table) = self.cc_spec(&d)?;
         let recovery = self.recovery.clone().unwrap_or_else(|| d.recovery.into());
         let initial_window = self.initial_window.unwrap_or(d.initial_window);
-        let (growth, whole_bytes) = d.growth_for(&cct.kind);
+        let (growth, whole_bytes) = d.growth_for(cct.kind());
         let cwnd_growth = self.cwnd_growth.clone().unwrap_or_else(|| growth.into());
         let cwnd_whole_bytes = self.cwnd_whole_bytes.unwrap_or(whole_bytes);
         let min_rto = self.min_rto.map_or(d.min_rto, |x| x.0);
@@ -719,7 +719,7 @@ impl TcpParams {
         }
         r.recovery.get_or_insert_with(|| d.recovery.into());
         r.initial_window.get_or_insert(d.initial_window);
-        let (growth, whole_bytes) = d.growth_for(&cct.kind);
+        let (growth, whole_bytes) = d.growth_for(cct.kind());
         r.cwnd_growth.get_or_insert_with(|| growth.into());
         r.cwnd_whole_bytes.get_or_insert(whole_bytes);
         r.min_rto.get_or_insert(Duration(d.min_rto));

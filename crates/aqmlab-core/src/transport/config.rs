@@ -156,6 +156,34 @@ pub struct TcpParams {
     /// Reno only, without SACK).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub halving: Option<String>,
+    /// Closed-loop application: bytes of each transfer (the mean when drawn); setting it
+    /// turns the flow into repeated transfers separated by think times (`app.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_bytes: Option<Bytes>,
+    /// Transfer sizes: "fixed" (default), "exponential" or "pareto".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_dist: Option<String>,
+    /// Pareto shape α (> 1) of `transfer_dist = "pareto"`. Default 1.5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_shape: Option<f64>,
+    /// Think time between a transfer's last ACK and the next write (the mean when drawn).
+    /// Default 0s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<Duration>,
+    /// Think times: "fixed" (default) or "exponential".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_dist: Option<String>,
+    /// Stop after this many transfers. Default: until the flow stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_transfers: Option<u64>,
+    /// Linux `tcp_slow_start_after_idle`: after an idle period longer than the RTO the window
+    /// restarts (`tcp_cwnd_restart`). Default false (cwnd kept across think times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_start_after_idle: Option<bool>,
+    /// Nagle's algorithm (RFC 896): hold a partial segment while data is unacknowledged.
+    /// Default false (TCP_NODELAY).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nagle: Option<bool>,
 }
 
 /// The options of a `cc = { kind = ..., ... }` table.
@@ -306,6 +334,10 @@ pub struct TcpConfig {
     pub max_sack_blocks: usize,
     /// ns-2's window reduction at a fast retransmit (`halving = "ns2"`).
     pub ns2_halving: bool,
+    /// Closed-loop repeated transfers (None: bulk or one file).
+    pub app: Option<super::app::AppConfig>,
+    /// Nagle's algorithm.
+    pub nagle: bool,
 }
 
 impl TcpConfig {
@@ -682,7 +714,10 @@ impl TcpParams {
         };
         // A control that owns the window sets cwnd in recovery itself (Linux cong_control).
         let prr = prr && !cc.owns_window();
+        let app = super::app::validate(self)?;
         Ok(TcpConfig {
+            app,
+            nagle: self.nagle.unwrap_or(false),
             ns2_halving,
             cc,
             prr,

@@ -139,7 +139,12 @@ impl Capture {
                     .as_ref()
                     .and_then(|b| b.blocks().iter().map(|&(_, r)| r).max())
                     .unwrap_or(0);
-                l.ensure_seg(pkt.seq.max(pkt.ack).max(top));
+                // An ACK's `seq` is a SACK-log key, not a segment: only its `ack` counts.
+                let seg = match pkt.kind {
+                    PacketKind::Data => pkt.seq,
+                    PacketKind::Ack => pkt.ack,
+                };
+                l.ensure_seg(seg.max(top));
                 Some(&*l)
             }
             _ => None,

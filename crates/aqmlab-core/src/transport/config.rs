@@ -876,6 +876,18 @@ impl TcpParams {
                 r.reno_friendly.get_or_insert(cubic.reno_friendly);
             }
         }
+        if self.transfer_bytes.is_some() {
+            // Repeated transfers: their defaults written out (absent otherwise, so other
+            // scenarios resolve as before).
+            let dist = r.transfer_dist.get_or_insert_with(|| "fixed".into()).clone();
+            if dist == "pareto" {
+                r.transfer_shape.get_or_insert(1.5);
+            }
+            r.think_time.get_or_insert(Duration(0));
+            r.think_dist.get_or_insert_with(|| "fixed".into());
+            r.slow_start_after_idle.get_or_insert(false);
+            r.nagle.get_or_insert(false);
+        }
         r.recovery.get_or_insert_with(|| d.recovery.into());
         r.initial_window.get_or_insert(d.initial_window);
         r.cwnd_growth.get_or_insert_with(|| d.cwnd_growth.into());

@@ -29,7 +29,11 @@ to = "b"
 {keys}
 {}
 "#,
-        if pcap { "[pcap]\nlinks = [\"a->b\"]" } else { "" }
+        if pcap {
+            "[pcap]\nlinks = [\"a->b\"]"
+        } else {
+            ""
+        }
     )
 }
 
@@ -73,11 +77,17 @@ fn first_transfer_pays_slow_start_the_next_keeps_the_window() {
     assert!(t.len() >= 2, "{t:?}");
     // The handshake first: SYN and SYN-ACK, 2(τa + d).
     let fct0 = 2.0 * (TAU_A + D) + slow_start_time(20);
-    assert!((secs(t[0].end - t[0].start) - fct0).abs() < 1e-6, "{t:?} vs {fct0}");
+    assert!(
+        (secs(t[0].end - t[0].start) - fct0).abs() < 1e-6,
+        "{t:?} vs {fct0}"
+    );
     assert_eq!(t[0].start, 0);
     // The window (2 + 20 = 22 segments) is kept: all 20 go out back to back.
     let fct1 = 20.0 * TAU + R0;
-    assert!((secs(t[1].end - t[1].start) - fct1).abs() < 1e-6, "{t:?} vs {fct1}");
+    assert!(
+        (secs(t[1].end - t[1].start) - fct1).abs() < 1e-6,
+        "{t:?} vs {fct1}"
+    );
     // The next write starts exactly one think time after the previous completion.
     assert_eq!(t[1].start, t[0].end + 1_000_000_000);
     assert_eq!((t[0].bytes, t[1].bytes), (20_000, 20_000));
@@ -95,7 +105,10 @@ fn slow_start_after_idle_restarts_the_window() {
         false,
     ));
     let fct1 = slow_start_time(20);
-    assert!((secs(t[1].end - t[1].start) - fct1).abs() < 1e-6, "{t:?} vs {fct1}");
+    assert!(
+        (secs(t[1].end - t[1].start) - fct1).abs() < 1e-6,
+        "{t:?} vs {fct1}"
+    );
 }
 
 #[test]
@@ -119,10 +132,16 @@ fn transfer_count_follows_the_renewal_mean() {
     // Mean think gap: 0.5 s within 3 standard errors.
     let gaps: Vec<f64> = t.windows(2).map(|w| secs(w[1].start - w[0].end)).collect();
     let m = gaps.iter().sum::<f64>() / gaps.len() as f64;
-    assert!((m - 0.5).abs() < 3.0 * 0.5 / (gaps.len() as f64).sqrt(), "{m}");
+    assert!(
+        (m - 0.5).abs() < 3.0 * 0.5 / (gaps.len() as f64).sqrt(),
+        "{m}"
+    );
     // Every later transfer takes exactly 20τ + R0 (idle path, window kept).
     for r in &t[1..] {
-        assert!((secs(r.end - r.start) - (20.0 * TAU + R0)).abs() < 1e-6, "{r:?}");
+        assert!(
+            (secs(r.end - r.start) - (20.0 * TAU + R0)).abs() < 1e-6,
+            "{r:?}"
+        );
     }
 }
 
@@ -200,8 +219,14 @@ fn nagle_holds_the_partial_segment_for_a_round_trip() {
         false,
     ));
     let f = |r: &TransferRecord| secs(r.end - r.start);
-    assert!((f(&off[2]) - (2.0 * TAU + tau500 + R0)).abs() < 1e-6, "{off:?}");
-    assert!((f(&on[2]) - (2.0 * TAU + R0 + tau500 + R0)).abs() < 1e-6, "{on:?}");
+    assert!(
+        (f(&off[2]) - (2.0 * TAU + tau500 + R0)).abs() < 1e-6,
+        "{off:?}"
+    );
+    assert!(
+        (f(&on[2]) - (2.0 * TAU + R0 + tau500 + R0)).abs() < 1e-6,
+        "{on:?}"
+    );
 }
 
 #[test]
@@ -214,23 +239,50 @@ fn drawn_sizes_are_deterministic_per_seed_and_follow_the_bytes() {
     assert_eq!(a, b);
     assert_ne!(a, c);
     assert_eq!(a.len(), 12); // max_transfers
-    // Pareto(α = 1.2, mean 30 kB) never draws below its scale 30000·0.2/1.2 = 5000 B.
+                             // Pareto(α = 1.2, mean 30 kB) never draws below its scale 30000·0.2/1.2 = 5000 B.
     assert!(a.iter().all(|r| r.bytes >= 5000), "{a:?}");
-    assert!(a.iter().map(|r| r.bytes).collect::<std::collections::BTreeSet<_>>().len() > 1);
+    assert!(
+        a.iter()
+            .map(|r| r.bytes)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1
+    );
 }
 
 #[test]
 fn bad_application_keys_are_refused_by_name() {
     for (keys, field) in [
         ("transfer_bytes = \"0B\"", "transfer_bytes"),
-        ("transfer_bytes = \"10KB\"\nbytes = \"10KB\"", "transfer_bytes"),
+        (
+            "transfer_bytes = \"10KB\"\nbytes = \"10KB\"",
+            "transfer_bytes",
+        ),
         ("think_time = \"1s\"", "think_time"),
-        ("transfer_bytes = \"10KB\"\ntransfer_dist = \"lognormal\"", "transfer_dist"),
-        ("transfer_bytes = \"10KB\"\ntransfer_shape = 2.0", "transfer_shape"),
-        ("transfer_bytes = \"10KB\"\ntransfer_dist = \"pareto\"\ntransfer_shape = 1.0", "transfer_shape"),
-        ("transfer_bytes = \"10KB\"\nthink_dist = \"exponential\"", "think_dist"),
-        ("transfer_bytes = \"10KB\"\nthink_dist = \"weibull\"\nthink_time = \"1s\"", "think_dist"),
-        ("transfer_bytes = \"10KB\"\nmax_transfers = 0", "max_transfers"),
+        (
+            "transfer_bytes = \"10KB\"\ntransfer_dist = \"lognormal\"",
+            "transfer_dist",
+        ),
+        (
+            "transfer_bytes = \"10KB\"\ntransfer_shape = 2.0",
+            "transfer_shape",
+        ),
+        (
+            "transfer_bytes = \"10KB\"\ntransfer_dist = \"pareto\"\ntransfer_shape = 1.0",
+            "transfer_shape",
+        ),
+        (
+            "transfer_bytes = \"10KB\"\nthink_dist = \"exponential\"",
+            "think_dist",
+        ),
+        (
+            "transfer_bytes = \"10KB\"\nthink_dist = \"weibull\"\nthink_time = \"1s\"",
+            "think_dist",
+        ),
+        (
+            "transfer_bytes = \"10KB\"\nmax_transfers = 0",
+            "max_transfers",
+        ),
     ] {
         let err = aqmlab_core::run(&scenario("1s", 1, keys, false), None)
             .err()

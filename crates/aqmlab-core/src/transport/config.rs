@@ -879,7 +879,10 @@ impl TcpParams {
         if self.transfer_bytes.is_some() {
             // Repeated transfers: their defaults written out (absent otherwise, so other
             // scenarios resolve as before).
-            let dist = r.transfer_dist.get_or_insert_with(|| "fixed".into()).clone();
+            let dist = r
+                .transfer_dist
+                .get_or_insert_with(|| "fixed".into())
+                .clone();
             if dist == "pareto" {
                 r.transfer_shape.get_or_insert(1.5);
             }

@@ -342,54 +342,6 @@ impl AppState {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layout_partial_segment_is_the_write_size_modulo_mss() {
-        // Writes of 2500, 1000 and 10 bytes with MSS 1000: segments 1000, 1000, 500 | 1000 | 10.
-        let mut l = Layout::new(1000, Dist::Fixed(2500.0), Rng::stream(1, "x"));
-        l.ensure_write(0);
-        l.sizes = Dist::Fixed(1000.0);
-        l.ensure_write(1);
-        l.sizes = Dist::Fixed(10.0);
-        l.ensure_write(2);
-        let p: Vec<u32> = (0..5).map(|s| l.payload(s)).collect();
-        assert_eq!(p, vec![1000, 1000, 500, 1000, 10]);
-        let o: Vec<u64> = (0..6).map(|s| l.offset(s)).collect();
-        assert_eq!(o, vec![0, 1000, 2000, 2500, 3500, 3510]);
-        assert_eq!((l.end(0), l.end(1), l.end(2)), (3, 4, 5));
-        assert_eq!((l.bytes(0), l.bytes(1), l.bytes(2)), (2500, 1000, 10));
-    }
-
-    #[test]
-    fn pareto_and_exponential_draws_have_their_mean() {
-        // Sample means over 200k draws: within 2% of the mean (Pareto α = 2.5 has finite
-        // variance, so the sample mean converges).
-        for d in [
-            Dist::Exponential(1000.0),
-            Dist::Pareto {
-                mean: 1000.0,
-                shape: 2.5,
-            },
-        ] {
-            let mut r = Rng::stream(7, "d");
-            let n = 200_000;
-            let m = (0..n).map(|_| d.draw(&mut r)).sum::<f64>() / n as f64;
-            assert!((m / 1000.0 - 1.0).abs() < 0.02, "{d:?}: {m}");
-        }
-        // Pareto's minimum is its scale mean·(α−1)/α.
-        let mut r = Rng::stream(7, "d");
-        let d = Dist::Pareto {
-            mean: 1000.0,
-            shape: 1.5,
-        };
-        let min = (0..10_000).map(|_| d.draw(&mut r)).fold(f64::MAX, f64::min);
-        assert!(min >= 1000.0 / 3.0 && min < 1000.0 / 3.0 * 1.01, "{min}");
-    }
-}
-
 /// The q-quantile of sorted `xs` by linear interpolation between closest ranks (numpy's
 /// default, Hyndman and Fan type 7); NaN when empty.
 fn quantile(xs: &[f64], q: f64) -> f64 {
@@ -449,4 +401,52 @@ pub fn tables<'a>(
         sums.push(&s);
     }
     (rows, sums, json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_partial_segment_is_the_write_size_modulo_mss() {
+        // Writes of 2500, 1000 and 10 bytes with MSS 1000: segments 1000, 1000, 500 | 1000 | 10.
+        let mut l = Layout::new(1000, Dist::Fixed(2500.0), Rng::stream(1, "x"));
+        l.ensure_write(0);
+        l.sizes = Dist::Fixed(1000.0);
+        l.ensure_write(1);
+        l.sizes = Dist::Fixed(10.0);
+        l.ensure_write(2);
+        let p: Vec<u32> = (0..5).map(|s| l.payload(s)).collect();
+        assert_eq!(p, vec![1000, 1000, 500, 1000, 10]);
+        let o: Vec<u64> = (0..6).map(|s| l.offset(s)).collect();
+        assert_eq!(o, vec![0, 1000, 2000, 2500, 3500, 3510]);
+        assert_eq!((l.end(0), l.end(1), l.end(2)), (3, 4, 5));
+        assert_eq!((l.bytes(0), l.bytes(1), l.bytes(2)), (2500, 1000, 10));
+    }
+
+    #[test]
+    fn pareto_and_exponential_draws_have_their_mean() {
+        // Sample means over 200k draws: within 2% of the mean (Pareto α = 2.5 has finite
+        // variance, so the sample mean converges).
+        for d in [
+            Dist::Exponential(1000.0),
+            Dist::Pareto {
+                mean: 1000.0,
+                shape: 2.5,
+            },
+        ] {
+            let mut r = Rng::stream(7, "d");
+            let n = 200_000;
+            let m = (0..n).map(|_| d.draw(&mut r)).sum::<f64>() / n as f64;
+            assert!((m / 1000.0 - 1.0).abs() < 0.02, "{d:?}: {m}");
+        }
+        // Pareto's minimum is its scale mean·(α−1)/α.
+        let mut r = Rng::stream(7, "d");
+        let d = Dist::Pareto {
+            mean: 1000.0,
+            shape: 1.5,
+        };
+        let min = (0..10_000).map(|_| d.draw(&mut r)).fold(f64::MAX, f64::min);
+        assert!((1000.0 / 3.0..1000.0 / 3.0 * 1.01).contains(&min), "{min}");
+    }
 }

@@ -27,7 +27,7 @@ FQ = ["fq", "fq_codel"]
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("char") / "out"
-    ch.run([*FIFO_AQMS, *FQ], out, quick=True, sets=["tcp-friendly", "unresponsive", "rtt-fairness", "lbe", "varying-bandwidth"], workers=2)
+    ch.run([*FIFO_AQMS, *FQ], out, quick=True, sets=["tcp-friendly", "unresponsive", "rtt-fairness", "lbe", "varying-bandwidth", "scheduling"], workers=2)
     return out, mm.load(out)
 
 
@@ -104,6 +104,21 @@ def test_unresponsive_udp_takes_more_than_its_share_under_fifo_aqms_and_not_unde
     for q in FQ:
         assert share[q] < 0.4, share
         assert share[q] < 0.5 * min(share[x] for x in FIFO_AQMS), share
+
+
+def test_under_a_scheduler_the_classes_share_by_rate_and_the_aqm_sets_each_class_delay(quick):
+    _, df = quick
+    # RFC 7928 section 4.6: HTB gives each of its two classes an assured 5 of the 10 Mb/s, so the
+    # lone flow of one class gets about half of the goodput although four flows share the other
+    # class (one shared queue would give it a fifth). Each class is its own queue run by the
+    # discipline under test, so the delay-controlling AQMs keep their delay where the pfifo
+    # classes (300 packets each) stand far above it.
+    for q in [*FIFO_AQMS, *FQ]:
+        solo = _one(df, "scheduling", q)["share_solo"]
+        assert 0.35 < solo < 0.65, (q, solo)
+    pfifo = _one(df, "scheduling", "pfifo")["queue_delay_mean_s"]
+    for q in ["codel", "pie", "fq_codel"]:
+        assert _one(df, "scheduling", q)["queue_delay_mean_s"] < 0.5 * pfifo, q
 
 
 def test_ledbat_yields_under_pfifo_but_competes_under_delay_controlling_aqms(quick):
@@ -217,7 +232,7 @@ def test_cli_runs_every_set_for_one_discipline_and_reports(tmp_path):
 def test_bad_input_names_the_problem(tmp_path):
     r = CliRunner().invoke(main, ["characterize", "nosuch", "--quick", "-o", str(tmp_path / "x")])
     assert r.exit_code == 2 and "unknown discipline 'nosuch'" in r.output
-    r = CliRunner().invoke(main, ["characterize", "pfifo", "--sets", "4.6", "-o", str(tmp_path / "x")])
+    r = CliRunner().invoke(main, ["characterize", "pfifo", "--sets", "8.3", "-o", str(tmp_path / "x")])
     assert r.exit_code == 2 and "pending" in r.output
     r = CliRunner().invoke(main, ["characterize", "red:min_th=oops", "-o", str(tmp_path / "x")])
     assert r.exit_code == 2 and "min_th" in r.output

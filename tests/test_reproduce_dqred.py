@@ -46,8 +46,10 @@ def test_att_scenarios_are_the_generators_output_and_the_topology_has_166_nodes_
         assert len(re.findall(r'kind = "tcp"', text)) == dqred.MIX[n][0]
         assert len(re.findall(rf"priority = {dqred.AUDIO_PRIORITY}\b", text)) == dqred.MIX[n][1]
         assert len(re.findall(rf"priority = {dqred.VIDEO_PRIORITY}\b", text)) == dqred.MIX[n][2]
-    resolved = _core.validate((root / "scenarios" / "dqred" / "att_n60.toml").read_text())
-    ports = re.findall(r'resolved_qdiscs\."([^"]+)->([^"]+)"', resolved)
+    from aqmlab._toml import tomllib
+
+    resolved = tomllib.loads(_core.validate((root / "scenarios" / "dqred" / "att_n60.toml").read_text()))
+    ports = [tuple(p.split("->")) for g in resolved["topology"]["resolved_qdiscs"] for p in g["ports"]]
     assert len({a for a, _ in ports} | {b for _, b in ports}) == 166
     assert len(ports) == 2 * 189
 

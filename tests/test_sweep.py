@@ -56,3 +56,29 @@ def test_sweep_cli_writes_a_table(root, tmp_path):
 
     t = pd.read_parquet(tmp_path / "sweep.parquet")
     assert len(t) == 4 and set(t["seed"]) == {1, 2}
+    # summaries only by default: no per-run Parquet tables
+    run_dirs = sorted((tmp_path / "runs").iterdir())
+    assert len(run_dirs) == 4
+    for d in run_dirs:
+        assert sorted(p.name for p in d.iterdir()) == ["job.json", "scenario.resolved.toml", "summary.json"]
+
+
+def test_per_run_tables_on_request_and_summary_only_runs_are_redone_for_them(root, tmp_path):
+    jobs = grid(root / EXAMPLE, {}, seeds=[1], overrides=FIXED)
+    (d,) = run_jobs(jobs, tmp_path, workers=1, progress=False, per_run=False)
+    assert not (d / "flows.parquet").exists()
+    summary_only = (d / "summary.json").read_text()
+    (d2,) = run_jobs(jobs, tmp_path, workers=1, progress=False, per_run=True)
+    assert d2 == d
+    for name in ("flows", "queues", "links", "queue_series", "flow_series", "events"):
+        assert (d / f"{name}.parquet").exists(), name
+    # the same run: the summary does not depend on whether tables are written
+    assert (d / "summary.json").read_text() == summary_only
+    proc = subprocess.run(
+        [sys.executable, "-m", "aqmlab", "sweep", EXAMPLE, "--seeds", "1", "-j", "1", "--per-run",
+         "-o", str(tmp_path / "cli"), *[a for o in FIXED for a in ("--set", o)]],
+        cwd=root, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (cli_run,) = (tmp_path / "cli" / "runs").iterdir()
+    assert (cli_run / "queue_series.parquet").exists()

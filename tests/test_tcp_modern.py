@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 import aqmlab
+from aqmlab._toml import tomllib
 from aqmlab import ScenarioError
 
 from test_tcp import bottleneck, burst_loss_run, dumbbell, tcp  # noqa: F401
@@ -95,6 +96,26 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
     assert one_flow(profile="linux", sack=False).flows.iloc[0]["retransmissions"] >= 0
 
 
+def test_profile_ns3_grows_cubic_and_dctcp_per_segment_and_newreno_per_ack():
+    # ns-3.44's growth rules differ by class: TcpNewReno adds (uint32_t)(MSS*MSS/cwnd) bytes once
+    # per ACK, while TcpCubic (slow start: segmentsAcked*MSS; congestion avoidance: counts
+    # segmentsAcked towards cnt) and TcpDctcp (its parent TcpLinuxReno does the same) count
+    # acknowledged segments. With delayed ACKs that halves or doubles the growth, so the profile
+    # must pick per congestion control (side by side with ns-3: bench/peer/README.md).
+    def growth(cc, ecn=False):
+        extra = {"ecn": "dctcp"} if ecn else {}
+        text = aqmlab.validate(dumbbell(flows=[tcp(profile="ns3", cc=cc, **extra)], duration="1s", warmup="0s"))
+        doc = tomllib.loads(text)["flows"][0]
+        return doc["cwnd_growth"], doc["cwnd_whole_bytes"]
+    assert growth("newreno") == ("per_ack", True)
+    assert growth("cubic") == ("per_segment", False)
+    assert growth("dctcp", ecn=True) == ("per_segment", False)
+    # An explicit key still wins.
+    explicit = aqmlab.validate(dumbbell(flows=[tcp(profile="ns3", cc="cubic", cwnd_growth="per_ack")], duration="1s",
+                                        warmup="0s"))
+    assert tomllib.loads(explicit)["flows"][0]["cwnd_growth"] == "per_ack"
+
+
 def test_pacing_removes_access_link_bursts_and_fixed_pacing_caps_the_rate():
     # One flow in slow start: unpaced, each ACK releases back-to-back segments (two per ACK in
     # slow start) that queue at the 100 Mb/s access link behind each other; paced at
@@ -137,6 +158,7 @@ def test_rack_tlp_repairs_the_burst_losses_without_timeout():
         ({"cc": {"kind": "cubic"}, "cubic_beta": 0.7}, "flows[0].cubic_beta", "not both"),
         ({"cc": {"kind": "cubic", "beta": 1.5}}, "flows[0].cc.beta", "(0, 1)"),
         ({"quickack": 4}, "flows[0].quickack", "delayed_ack"),
+        ({"fast_retransmit_guard": "bsd"}, "flows[0].fast_retransmit_guard", "rfc6582"),
     ],
 )
 def test_bad_profile_pacing_and_cc_table_name_the_field(extra, path, fragment):
@@ -189,7 +211,7 @@ def test_modern_tcp_sweep_gives_identical_files_at_any_parallelism(root, tmp_pat
     import sys
     args = ["-m", "aqmlab", "sweep", "scenarios/examples/tcp_dumbbell.toml", "--vary", "flows[0].profile=linux,ns3",
             "--seeds", "2", "--set", "simulation.duration=8s", "--set", "simulation.warmup=2s",
-            "--set", "flows[0].trace=true", "--set", "flows[0].pacing=linux"]
+            "--set", "flows[0].trace=true", "--set", "flows[0].pacing=linux", "--per-run"]
     for jobs, out in (("1", tmp_path / "a"), ("2", tmp_path / "b")):
         subprocess.run([sys.executable, *args, "-j", jobs, "-o", str(out)], cwd=root, check=True, capture_output=True)
     runs = sorted(p.name for p in (tmp_path / "a" / "runs").iterdir())

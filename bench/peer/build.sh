@@ -2,16 +2,24 @@
 # Compiles dumbbell.cc against the headers and shared libraries of the `ns3` PyPI wheel
 # (ns3==3.44.post0) installed in a virtual environment, producing build/dumbbell.
 #
-#   NS3_VENV=/work/venv-ns3 bench/peer/build.sh      (NS3_VENV defaults to /work/venv-ns3)
+#   bench/peer/build.sh                                  (the venv at <repository>/venv-ns3)
+#   NS3_VENV=/path/to/venv bench/peer/build.sh           (any venv holding the ns3 wheel)
 #   NS3_ROOT=/path/to/site-packages/ns3 bench/peer/build.sh   (or point at the wheel directly)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-venv="${NS3_VENV:-/work/venv-ns3}"
+repo="$(cd "$here/../.." && pwd)"
+venv="${NS3_VENV:-$repo/venv-ns3}"
 root="${NS3_ROOT:-}"
 if [[ -z "$root" ]]; then
     if [[ ! -x "$venv/bin/python" ]]; then
-        echo "build.sh: no virtual environment at $venv; install ns-3 first:" >&2
+        if [[ -z "${NS3_VENV:-}" ]]; then
+            echo "build.sh: NS3_VENV is not set and the default venv $venv does not exist." >&2
+        else
+            echo "build.sh: NS3_VENV=$venv is not a virtual environment (no bin/python)." >&2
+        fi
+        echo "Install the ns-3 wheel into a venv and name it (bench/peer/README.md):" >&2
         echo "  python3 -m venv $venv && $venv/bin/pip install ns3==3.44.post0" >&2
+        echo "  NS3_VENV=$venv bash bench/peer/build.sh" >&2
         exit 2
     fi
     # The wheel installs a top-level `ns3` directory with include/ and lib64/ in site-packages.

@@ -56,6 +56,23 @@ struct RedAverage
 
 template struct ExposeMember<RedAverage, &RedQueueDisc::m_qAvg>;
 
+// The same for PRR's delivered and flight-size counters (--prrSackFix below).
+struct PrrDelivered
+{
+    using type = uint32_t TcpPrrRecovery::*;
+    friend type Get(PrrDelivered);
+};
+
+template struct ExposeMember<PrrDelivered, &TcpPrrRecovery::m_prrDelivered>;
+
+struct PrrFlightSize
+{
+    using type = uint32_t TcpPrrRecovery::*;
+    friend type Get(PrrFlightSize);
+};
+
+template struct ExposeMember<PrrFlightSize, &TcpPrrRecovery::m_recoveryFlightSize>;
+
 // ---------------------------------------------------------------------------------------------
 // Measurement state (one simulation per process).
 struct Window
@@ -133,8 +150,15 @@ std::vector<Ptr<PacketSink>> g_sinks;
 // cwnd = pipe_before_ack + sndcnt and the sender may send one segment per duplicate ACK even when
 // PRR's sndcnt is 0 (RFC 6937 section 3 uses the pipe after the ACK). Without the option the
 // behaviour is ns-3's own TcpPrrRecovery.
+//
+// --prrSackFix: with SACK, ns-3 3.44's DoRecovery still adds one segment to DeliveredData for
+// every duplicate ACK (RFC 6937's estimate for connections *without* SACK) on top of the newly
+// SACKed bytes the socket already passes, so prr_delivered grows twice as fast as the data
+// delivered and PRR sends about one segment per duplicate ACK instead of one per two. The option
+// leaves that segment out when SACK is on, as later ns-3 versions do (RFC 6937 section 3).
 FILE* g_prrTrace = nullptr;
 bool g_prrFreshPipe = false;
+bool g_prrSackFix = false;
 bool g_sackOn = false;
 
 class TracedPrr : public TcpPrrRecovery
@@ -160,6 +184,18 @@ class TracedPrr : public TcpPrrRecovery
             pipe >= tcb->m_segmentSize)
         {
             tcb->m_bytesInFlight = pipe - tcb->m_segmentSize; // the segment this dupack reports
+        }
+        TcpPrrRecovery* self = this;
+        if (g_prrSackFix && g_sackOn && isDupAck &&
+            self->*Get(PrrDelivered{}) < self->*Get(PrrFlightSize{}))
+        {
+            // The base class adds one segment for this duplicate ACK; the SACKed bytes in
+            // deliveredBytes already count it. Count it once.
+            if (deliveredBytes == 0)
+            {
+                return; // nothing newly SACKed: RFC 6937 has DeliveredData = 0
+            }
+            isDupAck = false;
         }
         TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
         double t = Simulator::Now().GetSeconds();
@@ -433,10 +469,14 @@ TraceSample()
 }
 
 void
-HookSender(uint32_t flow, Ptr<BulkSendApplication> app)
+HookSender(uint32_t flow, Ptr<BulkSendApplication> app, bool pace)
 {
     Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
     NS_ABORT_MSG_UNLESS(s, "flow " << flow << ": no TCP socket yet");
+    if (pace)
+    {
+        s->SetPacingStatus(true); // BBR paces (ns-3's tcp-bbr-example enables pacing)
+    }
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTcpTx, flow));
     s->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnTcpRx, flow));
     s->TraceConnectWithoutContext("RTO", MakeCallback(&OnRto));
@@ -530,8 +570,25 @@ Num(double x)
 }
 
 // The queue discipline under test, by name.
+// RED's settings (the reference dumbbell's by default; DCTCP's step marking sets
+// minTh = maxTh = K, qw = 1, ecn, no hard drop).
+struct RedSettings
+{
+    double minTh = 30;
+    double maxTh = 90;
+    double qw = 0.002;
+    double lInterm = 10;
+    bool ecn = false;
+    bool hardDrop = true;
+    uint32_t meanPktSize = 1040;
+};
+
 TrafficControlHelper
-BottleneckQdisc(const std::string& name, uint32_t limit, const std::string& rate, double delayS)
+BottleneckQdisc(const std::string& name,
+                uint32_t limit,
+                const std::string& rate,
+                double delayS,
+                const RedSettings& red)
 {
     TrafficControlHelper tch;
     std::string size = std::to_string(limit) + "p";
@@ -539,14 +596,15 @@ BottleneckQdisc(const std::string& name, uint32_t limit, const std::string& rate
     {
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
                              "MaxSize", QueueSizeValue(QueueSize(size)),
-                             "MinTh", DoubleValue(30),
-                             "MaxTh", DoubleValue(90),
-                             "LInterm", DoubleValue(10),
-                             "QW", DoubleValue(0.002),
+                             "MinTh", DoubleValue(red.minTh),
+                             "MaxTh", DoubleValue(red.maxTh),
+                             "LInterm", DoubleValue(red.lInterm),
+                             "QW", DoubleValue(red.qw),
                              "Gentle", BooleanValue(false),
                              "Wait", BooleanValue(true),
-                             "MeanPktSize", UintegerValue(1040),
-                             "UseEcn", BooleanValue(false),
+                             "MeanPktSize", UintegerValue(red.meanPktSize),
+                             "UseEcn", BooleanValue(red.ecn),
+                             "UseHardDrop", BooleanValue(red.hardDrop),
                              "LinkBandwidth", DataRateValue(DataRate(rate)),
                              "LinkDelay", TimeValue(Seconds(delayS)));
     }
@@ -566,9 +624,18 @@ BottleneckQdisc(const std::string& name, uint32_t limit, const std::string& rate
     {
         tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", QueueSizeValue(QueueSize(size)));
     }
+    else if (name == "FqPie")
+    {
+        tch.SetRootQueueDisc("ns3::FqPieQueueDisc", "MaxSize", QueueSizeValue(QueueSize(size)));
+    }
+    else if (name == "FqCobalt")
+    {
+        tch.SetRootQueueDisc("ns3::FqCobaltQueueDisc", "MaxSize", QueueSizeValue(QueueSize(size)));
+    }
     else
     {
-        NS_ABORT_MSG("unknown --qdisc " << name << "; use RED, DropTail, CoDel, PIE or FqCoDel");
+        NS_ABORT_MSG("unknown --qdisc " << name
+                                        << "; use RED, DropTail, CoDel, PIE, FqCoDel, FqPie or FqCobalt");
     }
     return tch;
 }
@@ -602,15 +669,37 @@ main(int argc, char* argv[])
     double accessDelay = 0.001;
     double startSpread = 1.0;
     uint32_t sendSize = 65536;
+    std::string cc = "NewReno";
+    std::string ccPerFlow;
+    bool hystart = false;
+    RedSettings red;
 
     CommandLine cmd(__FILE__);
     cmd.Usage("The aqmlab reference dumbbell in ns-3; prints one JSON line of metrics.");
-    cmd.AddValue("qdisc", "bottleneck discipline: RED, DropTail, CoDel, PIE, FqCoDel", qdisc);
+    cmd.AddValue("qdisc",
+                 "bottleneck discipline: RED, DropTail, CoDel, PIE, FqCoDel, FqPie, FqCobalt",
+                 qdisc);
     cmd.AddValue("flows", "number of bulk TCP flows N", flows);
     cmd.AddValue("duration", "simulated time [s]", duration);
     cmd.AddValue("warmup", "statistics start [s]", warmup);
     cmd.AddValue("run", "RNG run number", run);
     cmd.AddValue("seed", "RNG seed", seed);
+    cmd.AddValue("cc",
+                 "congestion control of every flow: NewReno, Cubic, Dctcp, Bbr (ns-3 Tcp<name>)",
+                 cc);
+    cmd.AddValue("ccPerFlow",
+                 "comma-separated congestion control per flow (cycled), e.g. Bbr,Cubic; "
+                 "receivers use --cc",
+                 ccPerFlow);
+    cmd.AddValue("hystart", "TcpCubic's HyStart (ns-3 default on; aqmlab has no 2008 HyStart)",
+                 hystart);
+    cmd.AddValue("redMinTh", "RED MinTh [packets]", red.minTh);
+    cmd.AddValue("redMaxTh", "RED MaxTh [packets]", red.maxTh);
+    cmd.AddValue("redQw", "RED QW (1: instantaneous queue)", red.qw);
+    cmd.AddValue("redLInterm", "RED LInterm (1/max_p)", red.lInterm);
+    cmd.AddValue("redEcn", "RED UseEcn: mark ECT packets instead of dropping", red.ecn);
+    cmd.AddValue("redHardDrop", "RED UseHardDrop: drop (not mark) when avg >= MaxTh", red.hardDrop);
+    cmd.AddValue("meanPktSize", "RED MeanPktSize [bytes] (idle-time decay)", red.meanPktSize);
     cmd.AddValue("sack", "TCP SACK", sack);
     cmd.AddValue("timestamps", "TCP timestamps option", timestamps);
     cmd.AddValue("iw", "initial congestion window [segments]", iw);
@@ -641,6 +730,10 @@ main(int argc, char* argv[])
                  "(RFC 6937; ns-3 3.44 uses the value before)",
                  g_prrFreshPipe);
     cmd.AddValue("traceEnd", "trace until this time [s]", g_traceEnd);
+    cmd.AddValue("prrSackFix",
+                 "PRR with SACK: count a duplicate ACK's delivered data once (the SACKed bytes), "
+                 "not SACKed bytes + 1 segment as ns-3 3.44 does",
+                 g_prrSackFix);
     cmd.Parse(argc, argv);
     if (!tracePath.empty())
     {
@@ -663,12 +756,40 @@ main(int argc, char* argv[])
 
     // TCP: NewReno, no SACK, no timestamps, 1000-B segments, IW 10, delayed ACK every 2
     // segments, min RTO 1 s, 2 MiB buffers (the reference setup; all overridable above).
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    auto ccType = [](const std::string& name) {
+        TypeId tid;
+        NS_ABORT_MSG_UNLESS(TypeId::LookupByNameFailSafe("ns3::Tcp" + name, &tid),
+                            "unknown congestion control " << name
+                                                          << "; use NewReno, Cubic, Dctcp, Bbr");
+        return tid;
+    };
+    std::vector<std::string> flowCc;
+    {
+        std::stringstream list(ccPerFlow);
+        std::string item;
+        while (std::getline(list, item, ','))
+        {
+            if (!item.empty())
+            {
+                flowCc.push_back(item);
+            }
+        }
+        if (flowCc.empty())
+        {
+            flowCc.push_back(cc);
+        }
+        for (const auto& c : flowCc)
+        {
+            ccType(c);
+        }
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccType(cc)));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(hystart));
     if (recovery == "prr")
     {
         Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                            TypeIdValue(TcpPrrRecovery::GetTypeId()));
-        if (g_prrFreshPipe || !tracePath.empty())
+        if (g_prrFreshPipe || g_prrSackFix || !tracePath.empty())
         {
             Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                                TypeIdValue(TracedPrr::GetTypeId()));
@@ -725,11 +846,17 @@ main(int argc, char* argv[])
 
     InternetStackHelper stack;
     stack.InstallAll();
+    for (uint32_t i = 0; i < flows; ++i)
+    {
+        senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute(
+            "SocketType",
+            TypeIdValue(ccType(flowCc[i % flowCc.size()])));
+    }
 
     // Disciplines before addresses (address assignment would install ns-3's default one).
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("10000p")));
-    TrafficControlHelper aqm = BottleneckQdisc(qdisc, limit, bnRate, bnDelay);
+    TrafficControlHelper aqm = BottleneckQdisc(qdisc, limit, bnRate, bnDelay, red);
     QueueDiscContainer bnQd = aqm.Install(bnDevs.Get(0));
     fifo.Install(bnDevs.Get(1));
     for (uint32_t i = 0; i < flows; ++i)
@@ -784,7 +911,8 @@ main(int argc, char* argv[])
         Simulator::Schedule(Seconds(start) + NanoSeconds(1),
                             &HookSender,
                             i,
-                            DynamicCast<BulkSendApplication>(srcApp.Get(0)));
+                            DynamicCast<BulkSendApplication>(srcApp.Get(0)),
+                            flowCc[i % flowCc.size()] == "Bbr");
     }
 
     Ptr<PointToPointNetDevice> bnDev = DynamicCast<PointToPointNetDevice>(bnDevs.Get(0));
@@ -813,6 +941,7 @@ main(int argc, char* argv[])
     const QueueDisc::Stats& beg = g_statsAtStart;
     uint64_t arrivals = end.nTotalReceivedPackets - beg.nTotalReceivedPackets;
     uint64_t drops = end.nTotalDroppedPackets - beg.nTotalDroppedPackets;
+    uint64_t marks = end.nTotalMarkedPackets - beg.nTotalMarkedPackets;
     uint64_t early = 0;
     uint64_t forced = 0;
     std::map<std::string, uint64_t> reasons;
@@ -867,7 +996,7 @@ main(int argc, char* argv[])
     double redAvg = (g_red && g_qSamples) ? g_avgSum / g_qSamples : NAN;
     // Mean waiting time of a packet by Little's law: the time-average queue over the arrival
     // rate, which (no drops beyond the window's few) is utilization x capacity in packets/s.
-    double txS = (segment + 40 + 2) * 8.0 / g_bnRate.GetBitRate();
+    double txS = (segment + 40 + (timestamps ? 12 : 0) + 2) * 8.0 / g_bnRate.GetBitRate();
     double queueDelayMs = util > 0 ? meanQ * txS / util * 1e3 : NAN;
 
     struct rusage ru;
@@ -883,10 +1012,16 @@ main(int argc, char* argv[])
       << ",\"mean_queue_pkts\":" << Num(meanQ)
       << ",\"mean_device_queue_pkts\":" << Num(g_qSamples ? g_devSum / g_qSamples : NAN) << ",\"red_avg_queue_pkts\":" << Num(redAvg)
       << ",\"arrivals\":" << arrivals << ",\"drops\":" << drops << ",\"early_drops\":" << early
-      << ",\"forced_drops\":" << forced
+      << ",\"forced_drops\":" << forced << ",\"marks\":" << marks
       << ",\"drop_fraction\":" << Num(arrivals ? double(drops) / arrivals : NAN)
       << ",\"goodput_mean_mbps\":" << Num(gMean) << ",\"goodput_min_mbps\":" << Num(gMin)
       << ",\"goodput_max_mbps\":" << Num(gMax) << ",\"jain_index\":" << Num(jain)
+      << ",\"goodput_per_flow_mbps\":[";
+    for (uint32_t i = 0; i < flows; ++i)
+    {
+        o << (i ? "," : "") << Num(goodput[i]);
+    }
+    o << "]"
       << ",\"mean_rtt_ms\":" << Num(g_rttCount ? g_rttSum / g_rttCount * 1e3 : NAN)
       << ",\"rtt_samples\":" << g_rttCount
       << ",\"mean_rtt_newest_ms\":" << Num(g_rttNewestCount ? g_rttNewestSum / g_rttNewestCount * 1e3 : NAN)
@@ -907,12 +1042,18 @@ main(int argc, char* argv[])
       << ",\"run_wall_s\":" << Num(secs(wall1, wall2))
       << ",\"wall_s\":" << Num(secs(wall0, wall3)) << ",\"cpu_s\":" << Num(ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6)
       << ",\"peak_rss_kb\":" << ru.ru_maxrss
-      << ",\"tcp\":{\"cc\":\"NewReno\",\"recovery\":" << JsonString(recovery)
+      << ",\"tcp\":{\"cc\":" << JsonString(cc) << ",\"cc_per_flow\":" << JsonString(ccPerFlow)
+      << ",\"hystart\":" << (hystart ? "true" : "false") << ",\"recovery\":" << JsonString(recovery)
       << ",\"sack\":" << (sack ? "true" : "false")
       << ",\"timestamps\":" << (timestamps ? "true" : "false") << ",\"iw\":" << iw
       << ",\"min_rto_s\":" << Num(minRto) << ",\"del_ack_count\":" << delAck
       << ",\"del_ack_timeout_s\":" << Num(delAckTimeout) << ",\"segment\":" << segment
-      << ",\"buffer_bytes\":" << bufBytes << ",\"send_size\":" << sendSize << "}}";
+      << ",\"buffer_bytes\":" << bufBytes << ",\"send_size\":" << sendSize << "}"
+      << ",\"red\":{\"min_th\":" << Num(red.minTh) << ",\"max_th\":" << Num(red.maxTh)
+      << ",\"qw\":" << Num(red.qw) << ",\"linterm\":" << Num(red.lInterm)
+      << ",\"ecn\":" << (red.ecn ? "true" : "false")
+      << ",\"hard_drop\":" << (red.hardDrop ? "true" : "false")
+      << ",\"mean_pkt_size\":" << red.meanPktSize << "}}";
     std::printf("%s\n", o.str().c_str());
     std::fflush(stdout);
 

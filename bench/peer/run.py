@@ -3,8 +3,11 @@
 build.sh) and in aqmlab (scenarios/*.toml), and prints one table per metric group with the
 agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
 
-    python bench/peer/run.py                      # every scenario, full length (hours of ns-3)
-    python bench/peer/run.py --quick              # every scenario, 20 s simulated (10 s at N=1000)
+    python bench/peer/run.py                      # the reference group, full length (hours of ns-3)
+    python bench/peer/run.py --quick              # the reference group, 20 s simulated (10 s at N=1000)
+    python bench/peer/run.py -s sack --cached     # SACK + timestamps group, ns-3 side from measured/
+    python bench/peer/run.py -s dctcp,next,prr --cached --markdown
+    python bench/peer/run.py -s sack --ns3-only --record   # run ns-3 and store its results in measured/
     python bench/peer/run.py -s red-10,pfifo-10   # a selection
     python bench/peer/run.py --ns3-only           # skip aqmlab
     python bench/peer/run.py --check-reference    # also compare ns-3 rows with the reference CSV
@@ -16,8 +19,14 @@ ns-3 is optional equipment (README.md says how to install and build it); without
 runs the aqmlab side alone. If aqmlab cannot run a scenario yet (no TCP, or a discipline that is
 not registered), the driver says so and prints the ns-3 side only.
 
+Scenario groups: reference (NewReno without SACK, the reference CSV's dumbbell), sack (issue 12:
+NewReno and CUBIC with SACK and timestamps over pfifo, RED, CoDel, FQ-CoDel, N = 1, 10, 100),
+prr (ns-3's PRR with SACK), dctcp (issue 13), next (BBR, FQ-PIE, FQ-COBALT: ns-3 only until
+those kinds are merged into aqmlab).
+
 ns-3 results are cached in results/ (one JSON file per scenario, run and length) because they
-take minutes each; --fresh ignores the cache. Only the standard library is needed here; the
+take minutes each; --fresh ignores the cache. --record copies fresh ns-3 runs into measured/
+(committed), which --cached reads. Only the standard library is needed here; the
 aqmlab side runs in a subprocess (so its peak RSS is its own) with --python (default: this
 interpreter).
 """
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -47,13 +57,72 @@ REFERENCE_FILES = [HERE.parent.parent / "tests" / "data" / f"ns3_dumbbell_{k}.cs
 
 @dataclass(frozen=True)
 class Scenario:
+    """One ns-3 dumbbell run and its aqmlab counterpart (a template in scenarios/ + overrides)."""
+
     name: str
     qdisc: str  # ns-3 name (dumbbell.cc --qdisc)
     template: str  # aqmlab template in scenarios/
     flows: int
     duration: float
     warmup: float
+    group: str = "reference"
+    ns3_args: tuple[str, ...] = ()  # extra dumbbell.cc arguments (part of the scenario: cached)
+    overrides: tuple[str, ...] = ()  # aqmlab --set overrides on the template
+    header: int = 40  # IP + TCP header bytes of a data segment, options included (queue delay)
+    set_count: bool = True  # set topology.pairs and flows[0].count to `flows` in the template
 
+
+# Issue 12: NewReno and CUBIC with SACK and timestamps (ns-3's defaults, aqmlab's profile = "ns3")
+# over pfifo, RED, CoDel and FQ-CoDel, N = 1, 10, 100. Lengths keep ns-3's CPU time near 40 min on
+# the shared machine: 60 s with statistics from 20 s; 40 s from 15 s at N = 100.
+SACK_QDISCS = {"pfifo": "DropTail", "red": "RED", "codel": "CoDel", "fq_codel": "FqCoDel"}
+SACK_CC = {"newreno": "NewReno", "cubic": "Cubic"}
+
+
+def _sack_scenarios() -> list[Scenario]:
+    out = []
+    for cc, ns3cc in SACK_CC.items():
+        for q, ns3q in SACK_QDISCS.items():
+            for n in (1, 10, 100):
+                dur, warm = (40, 15) if n >= 100 else (60, 20)
+                args = ["--sack=1", "--timestamps=1", "--recovery=classic", f"--cc={ns3cc}", "--hystart=0"]
+                if q == "red":
+                    args.append("--meanPktSize=1052")
+                out.append(Scenario(f"sack-{cc}-{q}-{n}", ns3q, f"sack_{q}.toml", n, dur, warm, "sack",
+                                    tuple(args), (f'flows[0].cc="{cc}"',), 52))
+    # ns-3's PRR (its default) with SACK beside aqmlab's PRR, and ns-3's PRR with the
+    # double-counting of SACKed duplicate ACKs taken out (--prrSackFix): the evidence for using
+    # classic recovery above (bench/peer/README.md, "SACK + timestamps").
+    for q in ("red", "pfifo"):
+        base = ["--sack=1", "--timestamps=1", "--cc=NewReno"] + (["--meanPktSize=1052"] if q == "red" else [])
+        prr = ('flows[0].cc="newreno"', 'flows[0].recovery="prr"')
+        out.append(Scenario(f"prr-newreno-{q}-10", SACK_QDISCS[q], f"sack_{q}.toml", 10, 60, 20, "prr",
+                            tuple(base + ["--recovery=prr"]), prr, 52))
+        out.append(Scenario(f"prrfix-newreno-{q}-10", SACK_QDISCS[q], f"sack_{q}.toml", 10, 60, 20, "prr",
+                            tuple(base + ["--recovery=prr", "--prrSackFix=1"]), prr, 52))
+    return out
+
+
+# Issue 13: DCTCP through RED configured as DCTCP's step-marking switch. ns-3 marks an ECT
+# packet arriving to a discipline queue of >= K = 20 (MinTh = MaxTh = 20, QW = 1, UseEcn, no hard
+# drop); aqmlab's queue also counts the packet in ns-3's 1-packet device queue, so its threshold is
+# K + 1 (scenarios/dctcp_red.toml). N = 2 and 10, SACK and timestamps on in both.
+DCTCP_ARGS = ("--cc=Dctcp", "--sack=1", "--timestamps=1", "--recovery=classic", "--redMinTh=20", "--redMaxTh=20", "--redQw=1",
+              "--redEcn=1", "--redHardDrop=0", "--meanPktSize=1052")
+DCTCP_SCENARIOS = [Scenario(f"dctcp-red-{n}", "RED", "dctcp_red.toml", n, 60, 20, "dctcp", DCTCP_ARGS, (), 52)
+                   for n in (2, 10)]
+
+# BBR v1 (docs/bbr.md), FQ-PIE and FQ-COBALT (docs/aqm/) against ns-3's TcpBbr, FqPieQueueDisc
+# and FqCobaltQueueDisc.
+_SACK_NS3 = ("--sack=1", "--timestamps=1", "--recovery=classic")
+NEXT_SCENARIOS = [
+    Scenario("bbr-1", "DropTail", "bbr_pfifo.toml", 1, 60, 20, "next", _SACK_NS3 + ("--cc=Bbr",), (), 52),
+    Scenario("bbr-cubic-2", "DropTail", "bbr_cubic_pfifo.toml", 2, 60, 20, "next",
+             _SACK_NS3 + ("--cc=Cubic", "--ccPerFlow=Bbr,Cubic", "--hystart=0", "--limit=1000"), (), 52,
+             set_count=False),
+    Scenario("fq_pie-10", "FqPie", "sack_fq_pie.toml", 10, 60, 20, "next", _SACK_NS3, (), 52),
+    Scenario("fq_cobalt-10", "FqCobalt", "sack_fq_cobalt.toml", 10, 60, 20, "next", _SACK_NS3, (), 52),
+]
 
 SCENARIOS = [
     Scenario("red-1", "RED", "red.toml", 1, 240, 60),
@@ -65,7 +134,12 @@ SCENARIOS = [
     Scenario("fq_codel-10", "FqCoDel", "fq_codel.toml", 10, 240, 60),
     Scenario("red-100", "RED", "red.toml", 100, 240, 60),
     Scenario("red-1000", "RED", "red.toml", 1000, 60, 20),
+    *_sack_scenarios(),
+    *DCTCP_SCENARIOS,
+    *NEXT_SCENARIOS,
 ]
+GROUPS = sorted({s.group for s in SCENARIOS})
+MEASURED = HERE / "measured"
 
 # Issue 7's agreement targets: (metric, kind, tolerance); "abs" in the metric's unit, "rel" as
 # a fraction of the ns-3 value.
@@ -89,8 +163,8 @@ def scaled(s: Scenario, quick: bool) -> Scenario:
     if not quick:
         return s
     if s.flows >= 1000:
-        return Scenario(s.name, s.qdisc, s.template, s.flows, 10, 5)
-    return Scenario(s.name, s.qdisc, s.template, s.flows, 20, 5)
+        return dataclasses.replace(s, duration=10, warmup=5)
+    return dataclasses.replace(s, duration=20, warmup=5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -116,7 +190,7 @@ def from_reference(s: Scenario, run: int) -> dict | None:
     device-queue column: the waiting count is estimated as discipline + utilization (the device
     queue holds one packet while the link is busy; measured 0.78 at RED N=10, utilization 0.92)."""
     r = reference_rows().get((s.qdisc, s.flows, run))
-    if r is None or (s.duration, s.warmup) != (240, 60):
+    if r is None or s.group != "reference" or (s.duration, s.warmup) != (240, 60):
         return None
     d = {c: (float(r[c]) if r.get(c) not in (None, "") else None) for c in REFERENCE_COLUMNS}
     d["source"] = "reference CSV"
@@ -126,10 +200,27 @@ def from_reference(s: Scenario, run: int) -> dict | None:
     return d
 
 
-def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference: bool = False) -> dict | None:
+def measured_path(s: Scenario, run: int) -> Path:
+    """Where `--record` keeps an ns-3 run and `--cached` reads it (committed to the repository)."""
+    return MEASURED / ns3_cache_path(s, run).name
+
+
+def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference: bool = False,
+            cached: bool = False) -> dict | None:
     path = ns3_cache_path(s, run)
+    recorded = measured_path(s, run)
+    if cached and not extra:
+        if recorded.exists():
+            res = json.loads(recorded.read_text())
+            res["source"] = "recorded"
+            return res
+        return json.loads(path.read_text()) if path.exists() else None  # a fresh, unrecorded run
     if path.exists() and not fresh and not extra:
         return json.loads(path.read_text())
+    if not NS3_BIN.exists() and recorded.exists() and not extra:
+        res = json.loads(recorded.read_text())
+        res["source"] = "recorded"
+        return res
     if use_reference and not extra:
         ref = from_reference(s, run)
         if ref is not None:
@@ -137,7 +228,7 @@ def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference:
     if not NS3_BIN.exists():
         return None
     cmd = [str(NS3_BIN), f"--qdisc={s.qdisc}", f"--flows={s.flows}", f"--duration={s.duration:g}",
-           f"--warmup={s.warmup:g}", f"--run={run}", *extra]
+           f"--warmup={s.warmup:g}", f"--run={run}", *s.ns3_args, *extra]
     print(f"  ns-3: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -148,6 +239,7 @@ def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference:
     # the discipline's queue plus the 1-packet device queue beneath it.
     res["mean_waiting_pkts"] = res["mean_queue_pkts"] + (res.get("mean_device_queue_pkts") or 0.0)
     res["bottleneck_pkts_per_wall_s"] = res["bottleneck_tx_pkts"] / res["run_wall_s"] if res["run_wall_s"] else None
+    res["ns3_args"] = cmd[1:]
     if not extra:
         RESULTS.mkdir(exist_ok=True)
         path.write_text(json.dumps(res, indent=1) + "\n")
@@ -159,7 +251,11 @@ def run_ns3(s: Scenario, run: int, fresh: bool, extra: list[str], use_reference:
 
 AQMLAB_CHILD = textwrap.dedent(
     r'''
-    import json, math, resource, sys, time, tomllib
+    import json, math, resource, sys, time
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the backport aqmlab itself depends on there
+        import tomli as tomllib
     spec = json.loads(sys.argv[1])
     try:
         import aqmlab
@@ -197,7 +293,7 @@ AQMLAB_CHILD = textwrap.dedent(
         if cols and len(rows):
             red_avg = float(rows[cols[0]].mean())
     util = link["utilization_frac"] * 100
-    mss, header = spec.get("mss", 1000), 40
+    mss, header = spec.get("mss", 1000), spec.get("header", 40)
     tx_s = (mss + header) * 8 / link["rate_bps"]
     mean_q = q["mean_len_pkts"]
     window = spec["duration"] - spec["warmup"]
@@ -215,6 +311,8 @@ AQMLAB_CHILD = textwrap.dedent(
         "goodput_min_mbps": min(good) if n else None,
         "goodput_max_mbps": max(good) if n else None,
         "jain_index": jain,
+        "goodput_per_flow_mbps": good,
+        "marks": q.get("marks_pkts"),
         "mean_rtt_ms": sum(rtts) / len(rtts) * 1e3 if rtts else None,
         "queue_delay_ms": mean_q * tx_s / (util / 100) * 1e3 if util else None,
         "sojourn_mean_ms": q["sojourn_mean_s"] * 1e3 if q.get("sojourn_mean_s") is not None else None,
@@ -231,11 +329,12 @@ AQMLAB_CHILD = textwrap.dedent(
 )
 
 
-def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None) -> dict:
+def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None, core: bool = True) -> dict:
     """aqmlab on `s` (template + N), or on an explicit `spec` (template, overrides: the ns-2 side)."""
     if spec is None:
         spec = {"template": str(SCENARIO_DIR / s.template), "duration": s.duration, "warmup": s.warmup,
-                "seed": run, "flows": s.flows}
+                "seed": run, "flows": s.flows if s.set_count else None, "overrides": list(s.overrides),
+                "header": s.header}
     print(f"  aqmlab: {Path(spec['template']).name} {spec.get('overrides') or ''} N={spec.get('flows')} "
           f"{spec['duration']:g}s seed={run}", file=sys.stderr, flush=True)
     p = subprocess.run([python, "-c", AQMLAB_CHILD, json.dumps(spec)], capture_output=True, text=True)
@@ -243,7 +342,9 @@ def run_aqmlab(s: Scenario, run: int, python: str, spec: dict | None = None) -> 
     if p.returncode != 0 or not lines:
         return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-500:]}"}
     out = json.loads(lines[-1])
-    out.update(run_core(out.pop("scenario_text", None), python))
+    text = out.pop("scenario_text", None)
+    if core:
+        out.update(run_core(text, python))
     return out
 
 
@@ -335,6 +436,7 @@ def _compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]])
         ("goodput_mean_mbps", "goodput [Mb/s]"),
         ("early_drops", "early"),
         ("forced_drops", "forced"),
+        ("marks", "ECN marks"),
         ("jain_index", "Jain"),
         ("mean_rtt_ms", "RTT [ms]"),
         ("tcp_retransmissions", "retx"),
@@ -372,10 +474,53 @@ def _compare_rows(results: list[tuple[Scenario, int, dict | None, dict | None]])
         r.append("pass" if all(v == "pass" for v in verdicts) else "FAIL")
         rows.append(r)
     out.append("Agreement targets of issue 7 (aqmlab - ns-3)\n" + table(head, rows))
+    shares = []
+    for s, run, n, a in results:
+        if s.flows > 3:
+            continue
+        for sim, d in (("ns-3", n), ("aqmlab", a)):
+            g = (d or {}).get("goodput_per_flow_mbps")
+            if g:
+                shares.append([s.name, str(run), sim, " / ".join(fmt(x) for x in g),
+                               " / ".join(fmt(x / sum(g)) if sum(g) else "-" for x in g)])
+    if shares:
+        out.append("Per-flow goodput (flows in order; ccPerFlow for mixed ones)\n" +
+                   table(["scenario", "run", "simulator", "goodput [Mb/s]", "share"], shares))
     notes = sorted({f"{s.name}: {a['unsupported']}" for s, _, _, a in results if a and "unsupported" in a})
     if notes:
         out.append("aqmlab side not run:\n" + "\n".join("  " + textwrap.shorten(x, 300) for x in notes))
     return "\n\n".join(out)
+
+
+def markdown_summary(results: list[tuple[Scenario, int, dict | None, dict | None]], peer: str = "ns-3") -> str:
+    """One markdown row per scenario: each target metric as peer / aqmlab, and the misses."""
+    def cell(v, kind):
+        if v is None:
+            return "-"
+        return fmt(v, 4) if kind != "drop" else f"{v:.3g}"
+    head = ("| scenario | util [%] | queue [pkts] | drop rate | goodput [Mb/s] | Jain | targets |\n"
+            "|---|---|---|---|---|---|---|")
+    rows = []
+    names = {"utilization_pct": "util", "mean_queue_pkts": "queue", "drop_fraction": "drop",
+             "goodput_mean_mbps": "goodput", "jain_index": "Jain"}
+    for s, run, n, a in results:
+        if not n:
+            continue
+        aa = a if a and "unsupported" not in a else {}
+        nq = n.get("mean_waiting_pkts", n.get("mean_queue_pkts"))
+        cells = []
+        misses = []
+        for key, kind, tol in TARGETS:
+            nv = nq if key == "mean_queue_pkts" else n.get(key)
+            av = aa.get(key)
+            k = "drop" if key == "drop_fraction" else ""
+            cells.append(f"{cell(nv, k)} / {cell(av, k)}")
+            v, d = verdict(kind, tol, av, nv)
+            if v == "FAIL":
+                misses.append(f"{names[key]} {d:+.3g}" if kind == "abs" else f"{names[key]} {d * 100:+.1f}%")
+        verdict_text = "aqmlab not run" if not aa else ("pass" if not misses else ", ".join(misses))
+        rows.append(f"| {s.name} | " + " | ".join(cells) + f" | {verdict_text} |")
+    return head + "\n" + "\n".join(rows) + f"\n\n(each cell: {peer} / aqmlab)"
 
 
 def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]]) -> str:
@@ -386,7 +531,7 @@ def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]
     rows = []
     for s, run, n, _ in results:
         r = ref.get((s.qdisc, s.flows, run))
-        if not n or n.get("source") or not r or (s.duration, s.warmup) != (240, 60):
+        if not n or n.get("source") or not r or s.group != "reference" or (s.duration, s.warmup) != (240, 60):
             continue
         for c in REFERENCE_COLUMNS:
             if r.get(c) in (None, ""):
@@ -402,7 +547,9 @@ def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-s", "--scenarios", default="all", help="comma-separated names, or all: " + ", ".join(s.name for s in SCENARIOS))
+    ap.add_argument("-s", "--scenarios", default="reference",
+                    help="comma-separated scenario names or groups (" + ", ".join(GROUPS) + "), or all; "
+                         "default: the reference group. Names: " + ", ".join(s.name for s in SCENARIOS))
     ap.add_argument("--runs", default="1", help="comma-separated RNG runs (ns-3 --run, aqmlab seed); default 1")
     ap.add_argument("--quick", action="store_true", help="20 s simulated (10 s at N = 1000), statistics from 5 s")
     ap.add_argument("--ns3-only", action="store_true")
@@ -415,21 +562,29 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter that imports aqmlab")
     ap.add_argument("--ns3-arg", action="append", default=[], help="extra dumbbell argument, e.g. --ns3-arg=--sack=1 (not cached)")
     ap.add_argument("--json", type=Path, help="also write every result to this JSON file")
+    ap.add_argument("--markdown", action="store_true", help="also print a markdown summary (the docs' tables)")
     ap.add_argument("--peer", choices=("ns3", "ns2"), default="ns3",
                     help="the other simulator: ns3 (build/dumbbell) or ns2 (ns-2.35's `ns` on ns2/dumbbell.tcl)")
     ap.add_argument("--cached", action="store_true",
-                    help="ns2: take the ns-2 side from the recorded runs in measured/ instead of running ns")
-    ap.add_argument("--record", action="store_true", help="ns2: store the fresh ns-2 results in measured/")
+                    help="take the peer's side from the recorded runs in measured/ instead of running it")
+    ap.add_argument("--record", action="store_true", help="store the fresh peer results in measured/")
     ap.add_argument("--peer-only", action="store_true", help="ns2: skip aqmlab")
     args = ap.parse_args()
     if args.peer == "ns2":
         return main_ns2(ap, args)
 
-    names = [s.name for s in SCENARIOS] if args.scenarios == "all" else args.scenarios.split(",")
     by_name = {s.name: s for s in SCENARIOS}
+    names = []
+    for item in args.scenarios.split(","):
+        if item == "all":
+            names += [s.name for s in SCENARIOS]
+        elif item in GROUPS:
+            names += [s.name for s in SCENARIOS if s.group == item]
+        else:
+            names.append(item)
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        ap.error(f"unknown scenario(s) {unknown}; known: {', '.join(by_name)}")
+        ap.error(f"unknown scenario(s) {unknown}; groups: {', '.join(GROUPS)}; names: {', '.join(by_name)}")
     runs = [int(x) for x in args.runs.split(",")]
 
     if not args.aqmlab_only and not NS3_BIN.exists():
@@ -440,13 +595,26 @@ def main() -> int:
     for name in names:
         s = scaled(by_name[name], args.quick)
         for run in runs:
-            n = None if args.aqmlab_only else run_ns3(s, run, args.fresh, args.ns3_arg, args.ns3_from_reference)
+            n = None if args.aqmlab_only else run_ns3(s, run, args.fresh, args.ns3_arg, args.ns3_from_reference,
+                                                      args.cached)
             a = None if args.ns3_only else run_aqmlab(s, run, args.python)
             results.append((s, run, n, a))
 
     print(compare_rows(results))
     if not args.aqmlab_only and not args.ns3_only and all(a is None or "unsupported" in a for _, _, _, a in results):
         print("\naqmlab could not run these scenarios yet: the table shows the ns-3 side only.")
+    if any(n and n.get("source") == "recorded" for _, _, n, _ in results):
+        print("\nns-3 rows from the recorded runs in bench/peer/measured/ (wall times as recorded).")
+    if args.markdown:
+        print()
+        print(markdown_summary(results))
+    if args.record and not args.ns3_arg:
+        MEASURED.mkdir(exist_ok=True)
+        for s, run, n, _ in results:
+            if n and n.get("source") is None:
+                p = measured_path(s, run)
+                p.write_text(json.dumps(n, indent=1) + "\n")
+                print(f"recorded {p.relative_to(HERE)}", file=sys.stderr)
     if args.check_reference:
         print()
         print(reference_check(results))

@@ -186,7 +186,7 @@ def run_cmd(scenario: Path, out: Path | None, force: bool, seed: int | None, ove
         _fail(f"{scenario}: {e}")
         return
     if not quiet:
-        flow_names = results.tables.arrow("flows").column("flow").to_pylist()
+        flow_names = results.tables.strings("flows", "flow")
         print_summary(results.summary, wall, flow_names or None)
     if out is not None:
         try:
@@ -223,11 +223,13 @@ def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool, allow_l
 @click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), help="Parallel processes (default: all cores).")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for runs/ and sweep.parquet / sweep.csv.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed override applied to every run (repeatable).")
+@click.option("--per-run", is_flag=True, help="Also write each run's Parquet tables (flows, queues, time series, ...) in its run directory.")
 @_allow_any_path
-def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...], allow_any_path: bool) -> None:
+def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...], per_run: bool, allow_any_path: bool) -> None:
     """Run SCENARIO over a grid of values and seeds, in parallel and resumably.
 
-    Each run is saved under OUT/runs/<hash of resolved scenario and seed>/; re-running skips
+    Each run is saved under OUT/runs/<hash of resolved scenario and seed>/ (summary.json, the
+    resolved scenario, job.json; its Parquet tables too with --per-run); re-running skips
     completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet.
     Ctrl-C stops dispatching, cancels pending runs and keeps the completed ones (exit status 130)."""
     from aqmlab.sweep import collect, grid, run_jobs
@@ -243,7 +245,7 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
         return
-    dirs = run_jobs(jobs, out, workers=workers, label=escape(clean(scenario.name)))
+    dirs = run_jobs(jobs, out, workers=workers, label=escape(clean(scenario.name)), per_run=per_run)
     table = collect(dirs)
     out.mkdir(parents=True, exist_ok=True)
     from aqmlab.results import write_atomic

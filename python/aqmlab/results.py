@@ -123,6 +123,22 @@ class Tables(Mapping):
                 raise KeyError(name)
         return self._arrow[name]
 
+    def strings(self, name: str, column: str) -> list[str]:
+        """A label column of table `name` as Python strings, read from the core's buffers without
+        importing pyarrow or pandas (what printing a summary needs)."""
+        if name in self._raw:
+            import array
+
+            kind, data, categories = self._raw[name][column][:3]
+            if kind != "cat":
+                raise TypeError(f"{name}.{column} is not a label column")
+            codes = array.array("I")  # u32 codes, little-endian
+            codes.frombytes(data)
+            if sys.byteorder != "little":
+                codes.byteswap()
+            return [categories[c] for c in codes]
+        return [str(v) for v in self[name][column]]
+
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._frames:
             if name not in self._raw:
@@ -203,9 +219,10 @@ class Results:
             return tables[name]
         raise AttributeError(name)
 
-    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None, *, overwrite: bool = False) -> Path:
-        """Writes summary.json, scenario.resolved.toml, one Parquet file per table, and any
-        `extra_files` (name → text).
+    def save(self, directory: str | os.PathLike, extra_files: dict[str, str] | None = None, *, overwrite: bool = False, tables: bool = True) -> Path:
+        """Writes summary.json, scenario.resolved.toml, one Parquet file per table (unless
+        `tables` is false: then no Parquet, and pyarrow is not imported), and any `extra_files`
+        (name → text).
 
         Atomic: files go to a temporary directory beside the target, renamed into place at the
         end, so an interrupted save never leaves a complete-looking result. The target must be
@@ -213,18 +230,14 @@ class Results:
         (`--force`), and a directory holding anything else never is (see `check_target`).
         Modes follow the umask.
         """
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         target = Path(directory)
         check_target(target, overwrite=overwrite)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
         os.chmod(tmp, 0o777 & ~umask())
         try:
-            for name in TABLES + tuple(n for n in OPTIONAL_TABLES if n in self.tables):
-                table = self.tables.arrow(name) if name in self.tables else pa.Table.from_arrays([], names=[])
-                pq.write_table(table, tmp / f"{name}.parquet")
+            if tables:
+                self._write_tables(tmp)
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
             for name, text in (extra_files or {}).items():
                 (tmp / name).write_text(text)
@@ -245,3 +258,12 @@ class Results:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return target
+
+    def _write_tables(self, directory: Path) -> None:
+        """One Parquet file per table in `directory` (an empty file for an absent table)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for name in TABLES + tuple(n for n in OPTIONAL_TABLES if n in self.tables):
+            table = self.tables.arrow(name) if name in self.tables else pa.Table.from_arrays([], names=[])
+            pq.write_table(table, directory / f"{name}.parquet")

@@ -57,34 +57,42 @@ def _worker_init() -> None:
     warnings.simplefilter("ignore", ScenarioDeprecationWarning)  # reported once by the parent
 
 
-def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str) -> str:
-    """Runs one job and saves it atomically (executed in a worker process)."""
+def _run_one(scenario: str, seed: int, labels: dict[str, Any], target: str, per_run: bool = True) -> str:
+    """Runs one job and saves it atomically (executed in a worker process); without `per_run`
+    only the summary, the resolved scenario and the job's labels are written (no Parquet)."""
     global _busy
     from aqmlab.scenario import run
 
     _busy = True
     try:
         res = run(scenario, seed=seed)
-        res.save(target, extra_files={META: json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"})
+        meta = json.dumps({"labels": labels, "seed": seed}, sort_keys=True, indent=2) + "\n"
+        # overwrite: a summary-only run is redone when its tables are asked for
+        res.save(target, extra_files={META: meta}, tables=per_run, overwrite=True)
     finally:
         _busy = False
     return target
 
 
-def is_complete(directory: Path) -> bool:
-    """A run directory is complete when its summary exists (written last, atomically)."""
-    return (directory / SUMMARY).exists()
+def is_complete(directory: Path, per_run: bool = False) -> bool:
+    """A run directory is complete when its summary exists (written last, atomically) and, if
+    `per_run` tables are wanted, its Parquet tables too (a summary-only run is then redone)."""
+    if not (directory / SUMMARY).exists():
+        return False
+    return not per_run or (directory / "flows.parquet").exists()
 
 
-def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None = None, progress: bool = True, label: str = "runs") -> list[Path]:
+def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None = None, progress: bool = True, label: str = "runs", per_run: bool = True) -> list[Path]:
     """Runs `jobs` (skipping those already complete in `out/runs/`), in up to `workers` local
-    processes (default: all cores). Returns each job's results directory, in job order.
+    processes (default: all cores). Returns each job's results directory, in job order. With
+    `per_run` (the default here; `aqmlab sweep` asks for it only with `--per-run`) each run also
+    writes its Parquet tables; without, only `summary.json`, the resolved scenario and `job.json`.
     KeyboardInterrupt (Ctrl-C) stops dispatching, cancels pending runs, interrupts running ones
     and propagates; completed runs are kept."""
     runs = Path(out) / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     dirs = [runs / j.key for j in jobs]
-    todo = [(j, d) for j, d in zip(jobs, dirs) if not is_complete(d)]
+    todo = [(j, d) for j, d in zip(jobs, dirs) if not is_complete(d, per_run)]
     seen: set[Path] = set()
     todo = [(j, d) for j, d in todo if not (d in seen or seen.add(d))]
     workers = workers or os.cpu_count() or 1
@@ -93,12 +101,12 @@ def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None
         task = bar.add_task(f"{label} ({len(jobs) - len(todo)} already done)", total=len(jobs), completed=len(jobs) - len(todo))
         if workers == 1 or len(todo) <= 1:
             for j, d in todo:
-                _run_one(j.scenario, j.seed, j.labels, str(d))
+                _run_one(j.scenario, j.seed, j.labels, str(d), per_run)
                 bar.advance(task)
         else:
             pool = ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_init)
             try:
-                futures = [pool.submit(_run_one, j.scenario, j.seed, j.labels, str(d)) for j, d in todo]
+                futures = [pool.submit(_run_one, j.scenario, j.seed, j.labels, str(d), per_run) for j, d in todo]
                 for f in as_completed(futures):
                     f.result()
                     bar.advance(task)

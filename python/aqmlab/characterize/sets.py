@@ -208,6 +208,20 @@ def _varying_bandwidth(quick: bool, t: Timing):
     return base, {}, []
 
 
+# --- section 4.6: interaction with scheduling ------------------------------------------------
+
+#: The two HTB classes of the scheduling set: equal assured rates, each may borrow up to the link.
+SCHED_CLASS_RATE = "5Mbps"
+
+
+def _scheduling(quick: bool, t: Timing):
+    flows = [tcp("solo", "s1", "d1"), tcp("crowd{i}", "s2", "d2", count=4)]
+    cls = lambda match: {"rate": SCHED_CLASS_RATE, "ceil": RATE, "match": match,  # noqa: E731
+                         "qdisc": {"kind": "pfifo", "limit": LIMIT}}
+    htb = {"kind": "htb", "rate": RATE, "classify": "flow", "classes": [cls([0]), cls([1, 2, 3, 4])]}
+    return dumbbell(2, t, flows, bottleneck_extra={"qdisc": htb}, name="rfc7928-4.6"), {}, []
+
+
 # --- section 9: traffic mix ---------------------------------------------------------------
 
 def _bidirectional(quick: bool, t: Timing):
@@ -310,6 +324,13 @@ SETS: list[ScenarioSet] = [
                 "Two 10 Mb/s bottlenecks in series (r1->r2, r2->r3, 24 ms each), both running the discipline; one NewReno flow "
                 "crosses both, one cross flow uses each (RFC 7928 §10: interaction of AQMs along a path).",
                 _multi_aqm, ("delay_goodput", "share"), qdisc_paths=("topology.links[2].qdisc", "topology.links[3].qdisc")),
+    ScenarioSet("scheduling", "4.6", "Interaction with scheduling",
+                "One NewReno flow in one HTB class and four in another, each class assured 5 Mb/s and allowed to borrow up to "
+                "the 10 Mb/s link, each running the discipline under test as its own queue (`htb` with a child per class). "
+                "RFC 7928 §4.6 asks how the AQM behaves under a scheduler: the classes' shares should follow the scheduler "
+                "(the lone flow near half, not the fifth one shared queue gives it) while the AQM sets each class's delay.",
+                _scheduling, ("delay_goodput", "share"),
+                qdisc_paths=("topology.bottleneck.qdisc.classes[0].qdisc", "topology.bottleneck.qdisc.classes[1].qdisc")),
     ScenarioSet("ecn", "4.5", "Interaction with ECN",
                 "Four NewReno flows without and with ECN (RFC 3168); disciplines that can mark are configured with ecn = true "
                 "(the others only drop). RFC 7928 §4.5 asks for the difference ECN makes.",
@@ -317,10 +338,6 @@ SETS: list[ScenarioSet] = [
 ]
 
 PENDING: list[Pending] = [
-    Pending("4.6", "Interaction with scheduling",
-            "needs a scheduler whose classes each run an AQM (e.g. DRR or HTB with a CoDel/PIE child per class); aqmlab's "
-            "class-based disciplines (fq, sfq, drr, dqred) hold plain FIFOs and have no child disciplines yet. The fair-queueing "
-            "AQMs that combine both (fq_codel) can be named as disciplines and run in every other set."),
     Pending("8.3", "Parameter sensitivity and configuration",
             "a sweep of each discipline's own parameters; every discipline has different keys, so this is a campaign file per "
             "discipline (docs/campaigns.md: a table axis of parameter sets), not a common scenario set."),

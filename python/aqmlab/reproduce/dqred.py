@@ -114,10 +114,13 @@ def _stub_nodes(text: str) -> tuple[list[str], list[str]]:
     """Stub node names of transit domain 1 and domain 2 of the generated topology."""
     from aqmlab import _core
 
-    resolved = _core.validate(text)
+    from aqmlab._toml import tomllib
+
+    resolved = tomllib.loads(_core.validate(text))
     names = set()
-    for a, b in re.findall(r'resolved_qdiscs\."([^"]+)->([^"]+)"', resolved):
-        names.update((a, b))
+    for group in resolved["topology"]["resolved_qdiscs"]:
+        for port in group["ports"]:
+            names.update(port.split("->"))
     stubs = sorted((x for x in names if x.startswith("s")), key=lambda s: tuple(int(v) for v in s[1:].split(".")))
     # stub k hangs off transit node ceil(k / stubs_per_transit); 4 transit nodes x 3 stubs per domain
     per_domain = 4 * 3

@@ -358,11 +358,10 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             tx: TxState::default(),
         });
     }
-    let qtable: toml::Table = resolved_qdiscs
-        .into_iter()
-        .map(|(n, t)| (n, toml::Value::Table(t)))
-        .collect();
-    topo_resolved.insert("resolved_qdiscs".into(), toml::Value::Table(qtable));
+    topo_resolved.insert(
+        "resolved_qdiscs".into(),
+        toml::Value::Array(group_resolved_qdiscs(resolved_qdiscs)),
+    );
     resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
 
     let pairs: Vec<(NodeId, NodeId)> = plan.ports.iter().map(|p| (p.from, p.to)).collect();
@@ -604,4 +603,89 @@ fn reachable(routing: &mut Routing, pairs: &[(NodeId, NodeId)], src: NodeId, dst
         }
     }
     false
+}
+
+/// The ports' resolved disciplines, each distinct table printed once: one entry per group of
+/// ports with identical parameters (in order of the group's first port), its `ports` listing
+/// them in port order. A 10,000-pair dumbbell prints 2 tables instead of 40,000.
+fn group_resolved_qdiscs(per_port: Vec<(String, toml::Table)>) -> toml::value::Array {
+    let mut groups: Vec<(toml::Table, Vec<toml::Value>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut last: Option<usize> = None;
+    for (name, table) in per_port {
+        // Neighbouring ports usually share a table: compare with the last group first.
+        let found = match last {
+            Some(g) if groups[g].0 == table => Some(g),
+            _ => index.get(&format!("{table:?}")).copied(),
+        };
+        let g = match found {
+            Some(g) => g,
+            None => {
+                index.insert(format!("{table:?}"), groups.len());
+                groups.push((table, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[g].1.push(name.into());
+        last = Some(g);
+    }
+    groups
+        .into_iter()
+        .map(|(mut table, ports)| {
+            table.insert("ports".into(), toml::Value::Array(ports));
+            toml::Value::Table(table)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn resolved_disciplines_are_printed_once_per_distinct_table_covering_every_port_once() {
+        let text = r#"
+[simulation]
+duration = "1s"
+[topology]
+kind = "dumbbell"
+pairs = 3
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms", qdisc = { kind = "red", min_th = 5, max_th = 15 } }
+default_qdisc = { kind = "pfifo", limit = 100 }
+[[flows]]
+kind = "cbr"
+from = "s1"
+to = "d1"
+rate = "1Mbps"
+"#;
+        let built = super::build(text, None).unwrap();
+        let doc: toml::Table = built.resolved.parse().unwrap();
+        let groups = doc["topology"]["resolved_qdiscs"].as_array().unwrap();
+        // 3 pairs: 2 access links per side per pair and 1 bottleneck link, both directions:
+        // r1->r2 is RED, the other 13 ports share one pfifo table.
+        assert_eq!(groups.len(), 2);
+        let ports = |g: &toml::Value| -> Vec<String> {
+            g["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap().to_string())
+                .collect()
+        };
+        let mut all: Vec<String> = groups.iter().flat_map(ports).collect();
+        assert_eq!(all.len(), built.world.ports.len());
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), built.world.ports.len(), "a port listed twice");
+        let red = groups
+            .iter()
+            .find(|g| g["kind"].as_str() == Some("red"))
+            .unwrap();
+        assert_eq!(ports(red), vec!["r1->r2".to_string()]);
+        let fifo = groups
+            .iter()
+            .find(|g| g["kind"].as_str() == Some("pfifo"))
+            .unwrap();
+        assert_eq!(fifo["limit"].as_integer(), Some(100));
+        assert_eq!(ports(fifo).len(), 13);
+    }
 }

@@ -65,6 +65,12 @@ pub struct TcpParams {
     /// (RFC 3042; ns-2 `singledup_`). Default true.
     #[serde(default = "d_true")]
     pub limited_transmit: bool,
+    /// When a new fast retransmit may follow a recovery: "ns2" (the cumulative ACK must pass
+    /// one past the recovery point: ns-2's `bugFix_`, `highest_ack_ > recover_`) or "rfc6582"
+    /// (it must cover the recovery point: RFC 6582 section 3.2 step 1, ns-3 and Linux).
+    /// Default by profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_retransmit_guard: Option<String>,
     /// Window growth per ACK ("per_ack": ns-2 / RFC 5681) or per acknowledged segment
     /// ("per_segment": byte counting as in Linux and ns-3). Default "per_ack".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -285,6 +291,9 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// RFC 3042.
     pub limited_transmit: bool,
+    /// ns-2's stricter fast-retransmit guard (`fast_retransmit_guard = "ns2"`): a new fast
+    /// retransmit needs `snd_una > recover` rather than RFC 6582's `snd_una >= recover`.
+    pub ns2_recover_guard: bool,
     /// Grow per acknowledged segment.
     pub per_segment: bool,
     /// Congestion avoidance in whole bytes.
@@ -480,11 +489,9 @@ impl TcpParams {
         };
         let recovery = self.recovery.clone().unwrap_or_else(|| d.recovery.into());
         let initial_window = self.initial_window.unwrap_or(d.initial_window);
-        let cwnd_growth = self
-            .cwnd_growth
-            .clone()
-            .unwrap_or_else(|| d.cwnd_growth.into());
-        let cwnd_whole_bytes = self.cwnd_whole_bytes.unwrap_or(d.cwnd_whole_bytes);
+        let (growth, whole_bytes) = d.growth_for(&cct.kind);
+        let cwnd_growth = self.cwnd_growth.clone().unwrap_or_else(|| growth.into());
+        let cwnd_whole_bytes = self.cwnd_whole_bytes.unwrap_or(whole_bytes);
         let min_rto = self.min_rto.map_or(d.min_rto, |x| x.0);
         let initial_rto = self.initial_rto.map_or(d.initial_rto, |x| x.0);
         let max_rto = self.max_rto.map_or(d.max_rto, |x| x.0);
@@ -651,6 +658,19 @@ impl TcpParams {
             pacing.mode = PacingMode::Cc;
         }
         // The profile's RACK default yields to sack = false; an explicit "rack" does not.
+        let ns2_recover_guard = match self
+            .fast_retransmit_guard
+            .as_deref()
+            .unwrap_or(d.fast_retransmit_guard)
+        {
+            "ns2" => true,
+            "rfc6582" => false,
+            other => {
+                return Err(format!(
+                    "fast_retransmit_guard: unknown {other:?}; use \"ns2\" or \"rfc6582\""
+                ))
+            }
+        };
         let default_ld = if sack { d.loss_detection } else { "dupack" };
         let rack = match self.loss_detection.as_deref().unwrap_or(default_ld) {
             "dupack" => false,
@@ -730,6 +750,7 @@ impl TcpParams {
             initial_ssthresh,
             dupack_threshold: self.dupack_threshold,
             limited_transmit: self.limited_transmit,
+            ns2_recover_guard,
             per_segment,
             abc,
             cwnd_whole_bytes,
@@ -893,8 +914,9 @@ impl TcpParams {
         }
         r.recovery.get_or_insert_with(|| d.recovery.into());
         r.initial_window.get_or_insert(d.initial_window);
-        r.cwnd_growth.get_or_insert_with(|| d.cwnd_growth.into());
-        r.cwnd_whole_bytes.get_or_insert(d.cwnd_whole_bytes);
+        let (growth, whole_bytes) = d.growth_for(&cct.kind);
+        r.cwnd_growth.get_or_insert_with(|| growth.into());
+        r.cwnd_whole_bytes.get_or_insert(whole_bytes);
         r.min_rto.get_or_insert(Duration(d.min_rto));
         r.initial_rto.get_or_insert(Duration(d.initial_rto));
         r.max_rto.get_or_insert(Duration(d.max_rto));
@@ -912,6 +934,8 @@ impl TcpParams {
             let sack = r.sack.unwrap_or(d.sack);
             r.loss_detection
                 .get_or_insert_with(|| if sack { d.loss_detection } else { "dupack" }.into());
+            r.fast_retransmit_guard
+                .get_or_insert_with(|| d.fast_retransmit_guard.into());
         }
         r
     }

@@ -10,7 +10,10 @@
 //!   (`tcp_cwnd_reduction`), growth per acknowledged segment.
 //! - ns3: ns-3.44 `TcpSocket` / `TcpSocketBase` attribute defaults (InitialCwnd 10,
 //!   DelAckCount 2, DelAckTimeout 200 ms, MinRto 1 s, ClockGranularity 1 ms, Sack true,
-//!   Timestamp true, RecoveryType TcpPrrRecovery; TcpNewReno's whole-byte, per-ACK growth).
+//!   Timestamp true, RecoveryType TcpPrrRecovery; TcpNewReno's whole-byte, per-ACK growth, but
+//!   per acknowledged segment for TcpCubic and TcpDctcp: `TcpCubic::IncreaseWindow` adds
+//!   segmentsAcked in slow start and counts them in congestion avoidance, and TcpDctcp grows as
+//!   its parent TcpLinuxReno, which does the same).
 
 /// Names accepted by `profile`.
 pub const PROFILE_NAMES: &[&str] = &["ns2", "linux", "ns3"];
@@ -48,6 +51,22 @@ pub struct ProfileDefaults {
     pub timestamps: bool,
     /// Loss detection with SACK: "dupack" or "rack".
     pub loss_detection: &'static str,
+    /// When a new fast retransmit may follow a recovery: "ns2" or "rfc6582".
+    pub fast_retransmit_guard: &'static str,
+    /// Congestion controls that this stack grows per acknowledged segment, without whole-byte
+    /// increments, whatever `cwnd_growth` / `cwnd_whole_bytes` say for the others.
+    pub per_segment_ccs: &'static [&'static str],
+}
+
+impl ProfileDefaults {
+    /// The `cwnd_growth` and `cwnd_whole_bytes` defaults for congestion control `cc`.
+    pub fn growth_for(&self, cc: &str) -> (&'static str, bool) {
+        if self.per_segment_ccs.contains(&cc) {
+            ("per_segment", false)
+        } else {
+            (self.cwnd_growth, self.cwnd_whole_bytes)
+        }
+    }
 }
 
 const MS: u64 = 1_000_000;
@@ -70,6 +89,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         sack: false,
         timestamps: false,
         loss_detection: "dupack",
+        fast_retransmit_guard: "ns2",
+        per_segment_ccs: &[],
     };
     match name {
         "ns2" => Ok(ns2),
@@ -89,6 +110,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack: true,
             timestamps: true,
             loss_detection: "rack",
+            fast_retransmit_guard: "rfc6582",
+            per_segment_ccs: &[],
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -106,6 +129,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack: true,
             timestamps: true,
             loss_detection: "dupack",
+            fast_retransmit_guard: "rfc6582",
+            per_segment_ccs: &["cubic", "dctcp"],
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",
@@ -128,5 +153,24 @@ mod tests {
         assert!(!p.sack && !p.timestamps && !p.delayed_ack);
         let e = profile("bsd").unwrap_err();
         assert!(e.starts_with("profile: ") && e.contains("linux"), "{e}");
+    }
+
+    #[test]
+    fn ns3_profile_grows_cubic_and_dctcp_per_segment_as_ns3_does() {
+        // ns-3.44: TcpNewReno::CongestionAvoidance adds (uint32_t)(MSS*MSS/cwnd) bytes once per
+        // ACK; TcpCubic::IncreaseWindow adds segmentsAcked*MSS in slow start and counts
+        // segmentsAcked towards its cnt in congestion avoidance; TcpDctcp inherits
+        // TcpLinuxReno, which counts segmentsAcked too (and whole segments, not bytes).
+        let p = profile("ns3").unwrap();
+        assert_eq!(p.growth_for("newreno"), ("per_ack", true));
+        assert_eq!(p.growth_for("cubic"), ("per_segment", false));
+        assert_eq!(p.growth_for("dctcp"), ("per_segment", false));
+        // The other profiles apply one rule to every congestion control.
+        for name in ["ns2", "linux"] {
+            let q = profile(name).unwrap();
+            for cc in ["newreno", "cubic", "dctcp"] {
+                assert_eq!(q.growth_for(cc), (q.cwnd_growth, q.cwnd_whole_bytes));
+            }
+        }
     }
 }

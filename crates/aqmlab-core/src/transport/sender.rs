@@ -328,6 +328,16 @@ impl TcpSender {
         }
     }
 
+    /// Whether the cumulative ACK has passed the last recovery point, so that a new loss may
+    /// start a new recovery (RFC 6582 section 3.2 step 1; ns-2's `bugFix_` asks one segment more).
+    fn past_recover(&self) -> bool {
+        match self.recover {
+            None => true,
+            Some(r) if self.cfg.ns2_recover_guard => self.snd_una > r,
+            Some(r) => self.snd_una >= r,
+        }
+    }
+
     /// True during fast recovery.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
@@ -568,10 +578,8 @@ impl TcpSender {
         if self.dupacks != self.cfg.dupack_threshold {
             return;
         }
-        if let Some(r) = self.recover {
-            if self.snd_una <= r {
-                return; // still acknowledging data from before the last reduction
-            }
+        if !self.past_recover() {
+            return; // still acknowledging data from before the last reduction
         }
         stats.total.fast_retransmits += 1;
         let l = LossInfo {
@@ -978,9 +986,7 @@ impl TcpSender {
                 };
                 self.cc.on_ack(&mut self.w, &info);
             }
-            let may_enter = !self.loss_state
-                && self.snd_max > self.snd_una
-                && self.recover.is_none_or(|r| self.snd_una > r);
+            let may_enter = !self.loss_state && self.snd_max > self.snd_una && self.past_recover();
             let detected = if self.cfg.rack {
                 sb.lost > 0
             } else {
@@ -1186,7 +1192,7 @@ impl TcpSender {
                 let may_enter = !self.in_recovery
                     && !self.loss_state
                     && self.snd_max > self.snd_una
-                    && self.recover.is_none_or(|r| self.snd_una > r);
+                    && self.past_recover();
                 if may_enter && sb.lost > 0 {
                     self.enter_sack_recovery(&mut sb, 0, now, out, stats);
                 }
@@ -1474,6 +1480,46 @@ mod tests {
         assert_eq!(d.stats.total.retransmits, 3);
         assert_eq!(d.stats.total.fast_retransmits, 1);
         assert_eq!(d.stats.total.timeouts, 0);
+    }
+
+    #[test]
+    fn a_loss_at_the_recovery_point_is_fast_retransmitted_under_rfc6582_not_ns2() {
+        // The recovery of sack_recovery_resends_every_hole_in_the_first_rtt ends at ACK 12 =
+        // recover (one past the highest segment sent when it began). Segment 12 itself is
+        // lost: the receiver then SACKs 13, 14, 15 on duplicate ACKs of 12. RFC 6582 section
+        // 3.2 step 1 allows a new fast retransmit once the cumulative ACK covers the recovery
+        // point (ACK 12 covers segments up to 11 = "recover" in RFC terms); ns-2's bugFix_
+        // (`highest_ack_ > recover_`) waits for one segment more, so only the RTO repairs 12.
+        for (guard, resent) in [("rfc6582", vec![12]), ("ns2", vec![])] {
+            let mut d = Drive::new(&format!(
+                "initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true\n\
+                 fast_retransmit_guard = \"{guard}\""
+            ));
+            d.sent();
+            d.ack_sack(1, &[]);
+            d.ack_sack(2, &[]);
+            d.ack_sack(2, &[(3, 4)]);
+            d.ack_sack(2, &[(3, 5)]);
+            d.ack_sack(2, &[(6, 7), (3, 5)]);
+            d.ack_sack(2, &[(8, 9), (6, 7), (3, 5)]);
+            d.ack_sack(2, &[(8, 10), (6, 7), (3, 5)]);
+            d.ack_sack(2, &[(8, 11), (6, 7), (3, 5)]);
+            d.ack_sack(2, &[(8, 12), (6, 7), (3, 5)]);
+            d.ack_sack(5, &[(6, 7), (8, 12)]);
+            d.ack_sack(7, &[(8, 12)]);
+            d.ack_sack(12, &[]);
+            assert!(!d.s.in_recovery());
+            assert_eq!(d.s.snd_una, 12);
+            assert!(d.s.snd_max >= 16, "{}", d.s.snd_max);
+            d.sent();
+            // 13, 14, 15 arrive; 12 was lost.
+            d.ack_sack(12, &[(13, 14)]);
+            d.ack_sack(12, &[(13, 15)]);
+            let third = d.ack_sack(12, &[(13, 16)]);
+            let got: Vec<u64> = third.into_iter().filter(|&x| x == 12).collect();
+            assert_eq!(got, resent, "guard {guard}");
+            assert_eq!(d.s.in_recovery(), guard == "rfc6582", "guard {guard}");
+        }
     }
 
     #[test]

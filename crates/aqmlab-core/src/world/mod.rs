@@ -115,9 +115,18 @@ pub struct World {
     tcp_out: Outbox,
     /// Packet capture (`[pcap]`); None when off, so the hook costs one check per transmission.
     pub capture: Option<Box<crate::capture::Capture>>,
+    /// For each port, the one port that feeds it packets if it takes hand-offs from it
+    /// (`NO_FEEDER` otherwise); see `hand_off`.
+    feeder: Vec<PortId>,
+    /// For each port that takes hand-offs, how many packets bound for it wait in its feeder's
+    /// pipe (it takes hand-offs only when none do, so it sees its packets in order).
+    in_feeder_pipe: Vec<u32>,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
+    /// Test-only: no hand-offs (every packet through pipe events), for comparisons.
+    #[cfg(test)]
+    no_handoff: bool,
 }
 
 impl World {
@@ -144,8 +153,12 @@ impl World {
             packets_created: 0,
             tcp_out: Outbox::default(),
             capture: None,
+            feeder: Vec::new(),
+            in_feeder_pipe: Vec::new(),
             #[cfg(test)]
             test_marker: None,
+            #[cfg(test)]
+            no_handoff: false,
         }
     }
 
@@ -211,9 +224,11 @@ impl World {
                 window,
                 capture: None,
                 flows: &self.flows,
+                handoff: None,
             };
             port.start(i as PortId, &mut io);
         }
+        self.plan_handoffs();
         for (i, f) in self.flows.iter().enumerate() {
             self.events
                 .schedule(f.start, Event::SourceFire(i as FlowId));
@@ -228,6 +243,11 @@ impl World {
                 let port = &mut self.ports[p as usize];
                 let pkt = port.pipe_arrival(p, now, &mut self.events);
                 let to = port.to;
+                if port.hands_off() {
+                    if let Some(q) = self.handoff_target(p, pkt) {
+                        self.in_feeder_pipe[q as usize] -= 1;
+                    }
+                }
                 self.forward(to, pkt, now);
             }
             Event::QdiscTimer(p) => self.port_op(p, |port, io| port.timer(p, now, io)),
@@ -374,9 +394,24 @@ impl World {
     }
 
     /// Runs `op` on port `p`, then charges to their flows the packet the loss model took (if
-    /// any) and the packets the discipline dropped.
+    /// any) and the packets the discipline dropped, then follows the packet `p` handed off (if
+    /// any) across as many hops as take it, in a loop (a long chain of idle hops must not
+    /// deepen the stack).
     #[inline]
     fn port_op(&mut self, p: PortId, op: impl FnOnce(&mut Port, &mut PortIo) -> Option<PacketId>) {
+        let mut next = self.port_op_once(p, op).map(|(pkt, at)| (p, pkt, at));
+        while let Some((from, pkt, at)) = next {
+            next = self.hand_off(from, pkt, at);
+        }
+    }
+
+    /// `port_op` without following a hand-off: returns it.
+    #[inline]
+    fn port_op_once(
+        &mut self,
+        p: PortId,
+        op: impl FnOnce(&mut Port, &mut PortIo) -> Option<PacketId>,
+    ) -> Option<(PacketId, SimTime)> {
         let port = &mut self.ports[p as usize];
         let mut io = PortIo {
             events: &mut self.events,
@@ -385,8 +420,11 @@ impl World {
             window: (self.config.warmup, self.config.duration),
             capture: self.capture.as_deref_mut(),
             flows: &self.flows,
+            handoff: None,
         };
-        if let Some(lost) = op(port, &mut io) {
+        let lost = op(port, &mut io);
+        let handoff = io.handoff;
+        if let Some(lost) = lost {
             let pk = self.pool.get(lost);
             let stats = &mut self.flows[pk.flow as usize].stats.total;
             match pk.kind {
@@ -396,6 +434,131 @@ impl World {
             self.pool.free(lost);
         }
         self.settle_drops();
+        handoff
+    }
+
+    /// Finds, from the flows' paths, the ports fed by exactly one other port (no source at their
+    /// node sends on them, no other incoming link leads to them) that can take hand-offs, and
+    /// lets their feeders hand off. Off while packets are captured (capture files are written
+    /// in processing order).
+    fn plan_handoffs(&mut self) {
+        const MANY: PortId = PortId::MAX - 1;
+        let mut feeder = vec![NO_FEEDER; self.ports.len()];
+        self.in_feeder_pipe = vec![0; self.ports.len()];
+        #[cfg(test)]
+        let off = self.capture.is_some() || self.no_handoff;
+        #[cfg(not(test))]
+        let off = self.capture.is_some();
+        if off {
+            self.feeder = feeder;
+            return;
+        }
+        let mut note = |q: PortId, from: PortId| {
+            let f = &mut feeder[q as usize];
+            *f = if *f == NO_FEEDER || *f == from {
+                from
+            } else {
+                MANY
+            };
+        };
+        for f in &self.flows {
+            let two_way = matches!(f.app, App::Tcp(_));
+            for (src, dst) in [(f.src, f.dst), (f.dst, f.src)]
+                .into_iter()
+                .take(1 + two_way as usize)
+            {
+                // A packet born at the source node comes from no port: MANY marks "not one port".
+                let (mut node, mut from) = (src, MANY);
+                while node != dst {
+                    let Some(q) = self.routing.route(node, dst) else {
+                        break;
+                    };
+                    note(q, from);
+                    from = q;
+                    node = self.ports[q as usize].to;
+                }
+            }
+        }
+        for (q, f) in feeder.iter_mut().enumerate() {
+            if *f == MANY
+                || (*f != NO_FEEDER
+                    && !(self.ports[q].takes_handoffs() && self.ports[*f as usize].delay > 0))
+            {
+                *f = NO_FEEDER;
+            }
+            if *f != NO_FEEDER {
+                self.ports[*f as usize].allow_handoff();
+            }
+        }
+        self.feeder = feeder;
+    }
+
+    /// Port `p` transmitted `pkt`, which reaches `p`'s far node at `arrival`, and left it out of
+    /// its pipe. If the next port is fed by `p` alone and the packet will pass straight through
+    /// it, it is offered there now, stamped `arrival` (every statistic it touches is taken at
+    /// that time), and whatever that port hands off in turn is returned; otherwise the packet
+    /// enters `p`'s pipe as usual. Results are those of the
+    /// event at `arrival` because nothing else can reach that port between now and then (one
+    /// feeder, whose packets arrive in order), it is not sampled in between, and the
+    /// arrival is processed only if the run would have processed it: at or before the end, and
+    /// on the same side of the warm-up's end (where counters are snapshotted) as now. What can
+    /// change is the order of events at exactly equal times scheduled further on: they are
+    /// scheduled earlier than they would have been (docs/performance.md lists the cases).
+    fn hand_off(
+        &mut self,
+        p: PortId,
+        pkt: PacketId,
+        arrival: SimTime,
+    ) -> Option<(PortId, PacketId, SimTime)> {
+        let now = self.events.now();
+        let (w0, end) = (self.config.warmup, self.config.duration);
+        let Some(q) = self.handoff_target(p, pkt) else {
+            self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
+            return None;
+        };
+        let next = &self.ports[q as usize];
+        if self.in_feeder_pipe[q as usize] == 0
+            && arrival <= end
+            && !(now < w0 && arrival >= w0)
+            && (!next.monitor || self.no_sample_until(now, arrival))
+            && next.passes_through_at(arrival)
+        {
+            self.port_op_once(q, |port, io| port.offer(q, pkt, arrival, io))
+                .map(|(pk, at)| (q, pk, at))
+        } else {
+            self.in_feeder_pipe[q as usize] += 1;
+            self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
+            None
+        }
+    }
+
+    /// True if no time-series sample can run from `now` (inclusive: one may still be pending
+    /// at `now`) to `arrival` (inclusive): samples run at multiples of the interval (or once, at
+    /// the end, when the interval is longer than the run), never at time zero.
+    #[inline]
+    fn no_sample_until(&self, now: SimTime, arrival: SimTime) -> bool {
+        let iv = self.config.sample_interval;
+        if iv == 0 {
+            return true;
+        }
+        if iv > self.config.duration {
+            return arrival < self.config.duration || now > self.config.duration;
+        }
+        let first_at_or_after_now = now.div_ceil(iv).saturating_mul(iv).max(iv);
+        arrival < first_at_or_after_now
+    }
+
+    /// The port `pkt`, leaving port `p`, goes to next if that port takes hand-offs from `p`.
+    #[inline]
+    fn handoff_target(&self, p: PortId, pkt: PacketId) -> Option<PortId> {
+        let node = self.ports[p as usize].to;
+        let dst = self.pool.get(pkt).dst;
+        if dst == node {
+            return None;
+        }
+        self.routing
+            .route(node, dst)
+            .filter(|&q| self.feeder[q as usize] == p)
     }
 
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {
@@ -466,6 +629,9 @@ impl World {
     }
 }
 
+/// No port hands off to this one.
+const NO_FEEDER: PortId = PortId::MAX;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,6 +701,146 @@ ecn = {ecn}
             .as_f64()
             .unwrap();
         assert!(u > 0.6, "{u}");
+    }
+
+    /// Runs `text` with and without hand-offs; returns (events with, events without) after
+    /// checking that the summary (event count aside) and every table are the same.
+    fn same_with_and_without_handoffs(text: &str) -> (u64, u64) {
+        let run = |handoff: bool| {
+            let mut world = crate::scenario::build(text, None).unwrap().world;
+            world.no_handoff = !handoff;
+            let mut res = world.run().unwrap();
+            let events = res.summary["simulation"]["events"].as_u64().unwrap();
+            res.summary["simulation"]["events"] = serde_json::Value::Null;
+            (res, events)
+        };
+        let ((a, ea), (b, eb)) = (run(true), run(false));
+        eprintln!("hand-offs: {ea} events with, {eb} without");
+        assert_eq!(a.summary, b.summary);
+        assert_eq!(a.tables.len(), b.tables.len());
+        for (name, t) in &a.tables {
+            // Debug text: NaN cells compare equal.
+            assert_eq!(
+                format!("{t:?}"),
+                format!("{:?}", b.tables[name]),
+                "table {name}"
+            );
+        }
+        (ea, eb)
+    }
+
+    #[test]
+    fn handoffs_change_nothing_but_the_event_count_in_a_tcp_dumbbell() {
+        // Two TCP flows, warm-up and sampling: data cross r2->d1/d2 and ACKs r1->s1/s2 by
+        // hand-off; packets in flight at the warm-up's end take the pipe.
+        let text = r#"
+[simulation]
+duration = "20s"
+warmup = "5s"
+sample_interval = "100ms"
+[topology]
+kind = "dumbbell"
+pairs = 2
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "20ms", qdisc = { kind = "red", min_th = 5, max_th = 15 } }
+[[flows]]
+kind = "tcp"
+from = "s{i}"
+to = "d{i}"
+count = 2
+"#;
+        let (with, without) = same_with_and_without_handoffs(text);
+        // Without: about 7 events per data packet; with: 2 of the 6 hop arrivals are handed off.
+        assert!(
+            (with as f64) < 0.8 * without as f64,
+            "{with} events with hand-offs, {without} without"
+        );
+    }
+
+    #[test]
+    fn handoffs_fall_back_to_the_pipe_when_the_next_hop_is_busy() {
+        // A chain a -> b -> c whose second hop is slower: packets queue at b->c (not idle at
+        // arrival: no hand-off) and the ones behind them wait in a->b's pipe, in order.
+        let text = r#"
+[simulation]
+duration = "30s"
+warmup = "2s"
+[topology]
+nodes = ["a", "b", "c"]
+links = [
+  { from = "a", to = "b", rate = "10Mbps", delay = "5ms", monitor = false },
+  { from = "b", to = "c", rate = "4Mbps", delay = "5ms", monitor = false, qdisc = { kind = "pfifo", limit = 20 } },
+]
+[[flows]]
+kind = "poisson"
+from = "a"
+to = "c"
+rate = "3.6Mbps"
+size = "1000B"
+"#;
+        let (with, without) = same_with_and_without_handoffs(text);
+        assert!(
+            with < without,
+            "{with} events with hand-offs, {without} without"
+        );
+    }
+
+    #[test]
+    fn handoffs_to_monitored_queues_stop_short_of_every_sample() {
+        // Graph links are monitored: b->c is sampled every 50 ms (its mean sojourn per interval
+        // is in the series, and the slower second hop makes it non-zero), so hand-offs happen
+        // only between samples; the series must match.
+        let text = r#"
+[simulation]
+duration = "20s"
+warmup = "1s"
+sample_interval = "50ms"
+[topology]
+nodes = ["a", "b", "c"]
+links = [
+  { from = "a", to = "b", rate = "10Mbps", delay = "3ms" },
+  { from = "b", to = "c", rate = "7Mbps", delay = "2ms" },
+]
+[[flows]]
+kind = "poisson"
+from = "a"
+to = "c"
+rate = "6Mbps"
+size = "1000B"
+"#;
+        let (with, without) = same_with_and_without_handoffs(text);
+        assert!(
+            with < without,
+            "{with} events with hand-offs, {without} without"
+        );
+    }
+
+    #[test]
+    fn a_long_chain_of_idle_hops_is_crossed_in_a_loop_not_by_recursion() {
+        // 5000 hops, each fed by the previous one alone: a packet crosses them all by hand-offs
+        // within one event (a recursive hand-off would overflow the test thread's 2 MiB stack).
+        let n = 5000;
+        let nodes: Vec<String> = (0..=n).map(|i| format!("\"n{i}\"")).collect();
+        let links: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    "{{ from = \"n{i}\", to = \"n{}\", rate = \"1Gbps\", delay = \"1us\", monitor = false }}",
+                    i + 1
+                )
+            })
+            .collect();
+        let text = format!(
+            "[simulation]\nduration = \"1s\"\n[limits]\nsetup = 1000000000000\n[topology]\nnodes = [{}]\nlinks = [{}]\n\
+             [[flows]]\nkind = \"cbr\"\nfrom = \"n0\"\nto = \"n{n}\"\nrate = \"80kbps\"\nsize = \"1000B\"\n",
+            nodes.join(", "),
+            links.join(", ")
+        );
+        let (with, without) = same_with_and_without_handoffs(&text);
+        // Per packet: its source firing and its delivery, instead of one event per hop.
+        assert!(
+            with * 100 < without,
+            "{with} events with hand-offs, {without} without"
+        );
     }
 
     #[test]

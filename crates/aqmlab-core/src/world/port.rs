@@ -10,6 +10,14 @@
 //! have found the queue empty at the transmission's end, and pays it, at that time, before the
 //! discipline is next used — so an idle period (RED's average decay) starts exactly where it
 //! would with a `TxDone` per packet.
+//!
+//! Hand-off (no event for a packet crossing an idle single-feeder FIFO hop): when a port that
+//! feeds such a hop puts a packet on the wire, it leaves the packet in `PortIo::handoff` instead
+//! of its pipe; the world then offers it at once — stamped with its arrival time — to the next
+//! port if that port is fed by this one alone, is transparent when empty (`pfifo`) and will be
+//! idle and empty at the arrival (the Lindley recursion `dep = max(arr, last_dep) + tx` with
+//! `last_dep <= arr`), or puts it in this port's pipe as before (`Port::enter_pipe`). The world's
+//! `World::hand_off` holds the conditions under which this gives the same results.
 
 use super::Event;
 use crate::packet::{NodeId, PacketId, PacketPool};
@@ -35,6 +43,9 @@ pub struct PortIo<'a> {
     pub capture: Option<&'a mut crate::capture::Capture>,
     /// The flows (read by the capture, for an ACK's SACK blocks).
     pub flows: &'a [super::Flow],
+    /// A packet put on the wire but left out of the pipe (see "Hand-off" above), with its
+    /// arrival time at the far node: the world offers it onward or calls `enter_pipe`.
+    pub handoff: Option<(PacketId, SimTime)>,
 }
 
 /// The sending side of one link direction.
@@ -88,6 +99,8 @@ pub struct TxState {
     /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`), set by
     /// `Port::start`.
     transparent: bool,
+    /// Packets may be handed off instead of entering the pipe (`Port::allow_handoff`).
+    handoff_ok: bool,
 }
 
 impl Port {
@@ -129,6 +142,48 @@ impl Port {
             io.events.schedule(self.tx.tx_end, Event::TxDone(id));
         }
         None
+    }
+
+    /// Lets this port hand packets off (some port downstream is fed by this one alone); only
+    /// a port with a propagation delay does (see `transmit`).
+    pub fn allow_handoff(&mut self) {
+        self.tx.handoff_ok = self.delay > 0;
+    }
+
+    /// Whether this port hands its transmitted packets to the world (`PortIo::handoff`).
+    #[inline]
+    pub fn hands_off(&self) -> bool {
+        self.tx.handoff_ok
+    }
+
+    /// Whether this port may take packets handed off by its single feeder at all: a transparent
+    /// discipline, a constant rate and no loss model. (A monitored one is sampled at fixed
+    /// times; the world checks that no sample falls before a handed-off packet's arrival.)
+    pub fn takes_handoffs(&self) -> bool {
+        self.tx.transparent && self.rate_model.is_none() && self.loss == 0.0
+    }
+
+    /// Whether a packet arriving at `at` finds the transmitter idle and the discipline empty
+    /// (so it passes straight through), judged from the state after the last packet offered.
+    #[inline]
+    pub fn passes_through_at(&self, at: SimTime) -> bool {
+        self.tx.transparent && self.idle(at) && self.queue.disc.len_packets() == 0
+    }
+
+    /// Puts `pkt` (transmitted, arriving at `arrival`) in the pipe, scheduling the pipe's event
+    /// if it is the only packet there.
+    #[inline]
+    pub fn enter_pipe(
+        &mut self,
+        id: PortId,
+        pkt: PacketId,
+        arrival: SimTime,
+        events: &mut EventQueue<Event>,
+    ) {
+        if self.tx.pipe.is_empty() {
+            events.schedule(arrival, Event::PipeArrival(id));
+        }
+        self.tx.pipe.push_back((arrival, pkt));
     }
 
     /// The transmission in progress ends (a `TxDone` event).
@@ -242,10 +297,14 @@ impl Port {
             Some(pkt)
         } else {
             let arrival = now + d + self.delay;
-            if self.tx.pipe.is_empty() {
-                io.events.schedule(arrival, Event::PipeArrival(id));
+            // The world may still put a handed-off packet in the pipe, after the `TxDone`
+            // scheduled below: only ports with a propagation delay hand off, so the two events
+            // can never be at the same time.
+            if self.tx.handoff_ok {
+                io.handoff = Some((pkt, arrival));
+            } else {
+                self.enter_pipe(id, pkt, arrival, io.events);
             }
-            self.tx.pipe.push_back((arrival, pkt));
             None
         };
         if self.queue.disc.len_packets() > 0 {

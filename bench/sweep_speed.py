@@ -1,0 +1,44 @@
+"""Runs per second of a sweep on one core (issue 14's target: >= 150 one-second M/M/1/K runs per
+second per core): 200 one-second M/M/1/K runs through `aqmlab.sweep.run_jobs` with one worker,
+summaries only (the `aqmlab sweep` default) and with per-run Parquet tables (`--per-run`),
+alternating. The time covers running and saving the runs (in this process: one worker), not
+building the grid or Python's start-up; CPU time is this process's (steadier than wall time on a
+shared machine).
+
+    python bench/sweep_speed.py [--runs 200] [--pairs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from aqmlab.sweep import grid, run_jobs
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--pairs", type=int, default=2)
+    args = ap.parse_args()
+    jobs = grid(ROOT / "scenarios/examples/mm1k.toml", {}, list(range(1, args.runs + 1)),
+                ["simulation.duration=1s", "simulation.warmup=0s"])
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(args.pairs):
+            for per_run in (False, True):
+                out = Path(tmp) / "sweep"
+                shutil.rmtree(out, ignore_errors=True)
+                t0, c0 = time.perf_counter(), time.process_time()
+                run_jobs(jobs, out, workers=1, progress=False, per_run=per_run)
+                dt, dc = time.perf_counter() - t0, time.process_time() - c0
+                print(f"{'per-run Parquet' if per_run else 'summaries only'}: {args.runs} runs in {dt:.3f} s wall "
+                      f"({args.runs / dt:.0f} runs/s), {dc:.3f} s CPU ({args.runs / dc:.0f} runs per CPU-second)")
+
+
+if __name__ == "__main__":
+    main()

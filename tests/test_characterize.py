@@ -149,6 +149,22 @@ def test_delay_controlling_aqms_stay_stable_when_the_capacity_changes(quick):
         assert mean[q] < min(0.05, mean["pfifo"] / 5), mean
 
 
+def test_web_users_finish_sooner_and_more_often_under_delay_controlling_aqms(tmp_path):
+    # Closed-loop web users beside two bulk flows (RFC 7928 §7.2). Every object's data crosses
+    # the bottleneck queue at least once after it is written, so under pfifo each completion
+    # time carries at least the standing queue's extra delay over CoDel's / FQ-CoDel's; and
+    # with think times that start at completion, shorter completions mean more objects per
+    # user in the same time (a closed loop).
+    ch.run(["pfifo", "codel", "fq_codel"], tmp_path / "w", quick=True, sets=["web-users"], workers=2, report=False)
+    df = mm.load(tmp_path / "w")
+    r = {q: _one(df, "web-users", q) for q in ("pfifo", "codel", "fq_codel")}
+    for q in ("codel", "fq_codel"):
+        extra = r["pfifo"]["queue_delay_mean_s"] - r[q]["queue_delay_mean_s"]
+        assert extra > 0.05, (q, extra)
+        assert r["pfifo"]["fct_user_mean_s"] > r[q]["fct_user_mean_s"] + extra, (q, r["pfifo"], r[q])
+        assert r[q]["transfers_user"] > r["pfifo"]["transfers_user"], q
+
+
 def test_metrics_table_has_the_rfc7928_metrics(quick):
     out, df = quick
     for col in ("goodput_total_bps", "queue_delay_mean_s", "queue_delay_p95_s", "queue_delay_sd_s", "queue_drop_frac",

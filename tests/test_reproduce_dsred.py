@@ -133,3 +133,23 @@ def test_count_spreading_readings_run_for_both_schemes(summary):
         red = summary.loc[(label, "CBR", "RED")]
         ds = summary.loc[(label, "CBR", "DSRED")]
         assert ds["drop rate [pkt/s]"] >= 0.95 * red["drop rate [pkt/s]"], label
+
+
+def test_closed_loop_ftp_reading_is_an_option_with_the_stated_think_time():
+    # 20 users (5 per server) each sending one 50-kB file (411 200 wire bits) per think time T
+    # offer 110% of 0.3 Mb/s when T = 20 x 411 200 / 330 000 = 24.92 s. The closed loop offers
+    # less (each cycle also holds the file's completion time, at least its 1.37 s of
+    # serialization at 0.3 Mb/s), so the egress is not saturated: utilization below the
+    # think-limited 110%. The pack's default configurations do not include the reading.
+    from aqmlab.reproduce import dsred
+
+    assert dsred.closed_loop_think_s(1.1) == pytest.approx(20 * 411_200 / 330_000)
+    assert not any("closed" in c.labels["egress"] for c in dsred.configurations(quick=True))
+    r = dsred.closed_loop_reading(loads=(1.1,), seeds=1)
+    for aqm in ("RED", "DSRED"):
+        row = r.loc[(1.1, aqm)]
+        assert row["utilization"] < 1.0 and row["files"] > 0
+        # Each file's completion time is at least its serialization at the contract rate.
+        assert row["file FCT mean [s]"] > 411_200 / 300_000
+    # DSRED keeps the shorter queue under this reading too.
+    assert r.loc[(1.1, "DSRED"), "queueing delay [s]"] < r.loc[(1.1, "RED"), "queueing delay [s]"]

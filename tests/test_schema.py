@@ -30,6 +30,12 @@ kind = "poisson"
 from = "s2"
 to = "d2"
 rate = "3Mbps"
+[[flows]]
+kind = "tcp"
+from = "s2"
+to = "d2"
+transfer_bytes = "20KB"
+think_time = "100ms"
 """
 
 DTYPE = {"f64": "float64", "u64": "int64", "str": "category"}
@@ -56,7 +62,7 @@ def test_every_table_and_summary_section_matches_the_schema():
         assert all(str(df[e].dtype) == "float64" for e in extra), name
     for section in ("simulation", "aggregate"):
         assert sorted(res.summary[section]) == sorted(columns(section).names())
-    for section in ("queues", "links", "flows"):
+    for section in ("queues", "links", "flows", "tcp_transfer_summary"):
         for row in res.summary[section].values():
             assert sorted(row) == sorted(columns(section).names())
 

@@ -21,6 +21,7 @@
 use crate::packet::{Ecn, Packet, PacketKind};
 use crate::time::SimTime;
 use crate::topology::PortId;
+use crate::transport::app::Layout;
 use crate::transport::flags;
 use crate::transport::sack::SackBlocks;
 
@@ -59,6 +60,9 @@ pub struct Capture {
     flows: Vec<Option<TcpShape>>,
     /// The files.
     pub files: Vec<PcapFile>,
+    /// Per flow with repeated transfers: its own copy of the write layout (drawn from the
+    /// same stream as the sender's), for byte sequence numbers.
+    pub layouts: Vec<Option<Layout>>,
     max_packets: u64,
     ip_id: u16,
 }
@@ -101,6 +105,7 @@ impl Capture {
             by_port,
             flows,
             files: out,
+            layouts: Vec::new(),
             max_packets,
             ip_id: 0,
         }
@@ -128,17 +133,41 @@ impl Capture {
         }
         self.ip_id = self.ip_id.wrapping_add(1);
         let shape = self.flows.get(pkt.flow as usize).copied().flatten();
+        let layout = match self.layouts.get_mut(pkt.flow as usize) {
+            Some(Some(l)) => {
+                let top = sack
+                    .as_ref()
+                    .and_then(|b| b.blocks().iter().map(|&(_, r)| r).max())
+                    .unwrap_or(0);
+                // An ACK's `seq` is a SACK-log key, not a segment: only its `ack` counts.
+                let seg = match pkt.kind {
+                    PacketKind::Data => pkt.seq,
+                    PacketKind::Ack => pkt.ack,
+                };
+                l.ensure_seg(seg.max(top));
+                Some(&*l)
+            }
+            _ => None,
+        };
         let mut hdr = [0u8; 80];
         let (caplen, total_len) = match shape {
             Some(s) => {
-                let opts = tcp_options(&mut hdr[40..80], pkt, &s, sack, now);
+                // Byte offset of a segment boundary in the flow's stream.
+                let off = |seg: u64| match layout {
+                    Some(l) => l.offset(seg),
+                    None => {
+                        let x = seg.saturating_mul(u64::from(s.mss));
+                        s.total_bytes.map_or(x, |t| x.min(t))
+                    }
+                };
+                let opts = tcp_options(&mut hdr[40..80], pkt, &s, sack, now, &off);
                 let payload = match pkt.kind {
                     PacketKind::Data if pkt.flags & flags::SYN == 0 => {
                         pkt.size.saturating_sub(s.header + opts)
                     }
                     _ => 0,
                 };
-                tcp_header(&mut hdr[20..40], pkt, &s, opts);
+                tcp_header(&mut hdr[20..40], pkt, opts, &off);
                 (40 + opts, 40 + opts + payload)
             }
             None => {
@@ -224,6 +253,7 @@ fn tcp_options(
     s: &TcpShape,
     sack: Option<SackBlocks>,
     now: SimTime,
+    off: &dyn Fn(u64) -> u64,
 ) -> u32 {
     const NOP: u8 = 1;
     let mut n = 0;
@@ -239,11 +269,7 @@ fn tcp_options(
         n = 12;
     }
     if let Some(b) = sack.filter(|b| b.n > 0) {
-        let edge = |seg: u64| {
-            let x = seg.saturating_mul(u64::from(s.mss));
-            let x = s.total_bytes.map_or(x, |t| x.min(t));
-            (x.wrapping_add(1) & 0xffff_ffff) as u32
-        };
+        let edge = |seg: u64| (off(seg).wrapping_add(1) & 0xffff_ffff) as u32;
         let blocks = &b.blocks()[..b.blocks().len().min((40 - n - 4) / 8)];
         h[n..n + 4].copy_from_slice(&[NOP, NOP, 5, 2 + 8 * blocks.len() as u8]);
         n += 4;
@@ -256,17 +282,13 @@ fn tcp_options(
     n as u32
 }
 
-fn tcp_header(h: &mut [u8], pkt: &Packet, s: &TcpShape, opts: u32) {
+fn tcp_header(h: &mut [u8], pkt: &Packet, opts: u32, off: &dyn Fn(u64) -> u64) {
     const SYN: u8 = 0x02;
     const ACK: u8 = 0x10;
     const ECE: u8 = 0x40;
     const CWR: u8 = 0x80;
     let (sport, dport) = ports(pkt);
-    let offset = |seg: u64| {
-        let b = seg.saturating_mul(u64::from(s.mss));
-        let b = s.total_bytes.map_or(b, |t| b.min(t));
-        (b.wrapping_add(1) & 0xffff_ffff) as u32
-    };
+    let offset = |seg: u64| (off(seg).wrapping_add(1) & 0xffff_ffff) as u32;
     let syn = pkt.flags & flags::SYN != 0;
     let (seq, ack, mut fl) = match (pkt.kind, syn) {
         (PacketKind::Data, true) => (0, 0, SYN),

@@ -243,6 +243,25 @@ schema! {
         delay_mean_s: F64 ["s"] "mean one-way delay in the interval",
         ipdv_mean_s: F64 ["s"] "mean delay variation in the interval",
     }
+    /// One completed transfer of a TCP flow with repeated transfers (`transfer_bytes`).
+    "tcp_transfers" => TransferRow (Table, extra: None) {
+        flow: Str [""] "flow name",
+        index: U64 [""] "transfer number on the flow, from 0",
+        size_bytes: U64 ["bytes"] "payload bytes of the transfer",
+        start_s: F64 ["s"] "when the application wrote it",
+        end_s: F64 ["s"] "when its last byte was acknowledged",
+        fct_s: F64 ["s"] "flow completion time: end_s - start_s",
+    }
+    /// Per TCP flow with repeated transfers: completion times of the transfers that completed
+    /// over the whole run (RFC 7928 section 2.1).
+    "tcp_transfer_summary" => TransferSummary (TableAndSummary, extra: None) {
+        flow: Str [""] "flow name",
+        transfers: U64 [""] "transfers completed",
+        transfer_bytes: U64 ["bytes"] "payload bytes of the completed transfers",
+        fct_mean_s: F64 ["s"] "mean flow completion time (NaN if none completed)",
+        fct_p50_s: F64 ["s"] "median flow completion time",
+        fct_p95_s: F64 ["s"] "95th percentile flow completion time",
+    }
     /// One congestion event or retransmission of a traced TCP flow (`trace = true`).
     "tcp_trace" => TraceSample (Table, extra: None) {
         time_s: F64 ["s"] "when",
@@ -373,6 +392,12 @@ mod tests {
         from = "s2"
         to = "d2"
         rate = "3Mbps"
+        [[flows]]
+        kind = "tcp"
+        from = "s2"
+        to = "d2"
+        transfer_bytes = "20KB"
+        think_time = "100ms"
     "#;
 
     #[test]
@@ -389,7 +414,7 @@ mod tests {
         }
         check_summary("simulation", &r.summary["simulation"]);
         check_summary("aggregate", &r.summary["aggregate"]);
-        for section in ["queues", "links", "flows"] {
+        for section in ["queues", "links", "flows", "tcp_transfer_summary"] {
             let rows = r.summary[section].as_object().unwrap();
             assert!(!rows.is_empty(), "{section}");
             for row in rows.values() {

@@ -13,6 +13,8 @@ Columns: `set`, `section`, `run`, `seed`, the set's axes (as in the campaign dat
   share of total goodput), `goodput_<g>_bps`, `loss_<g>_frac`, `delay_<g>_p95_s`,
   `jitter_<g>_s` (mean |D(i) − D(i−1)|, the RFC 3550 / RFC 5481 IPDV), `fct_<g>_mean_s`,
   `fct_<g>_p95_s`, `done_<g>_frac` (finite transfers: completion time and fraction completed);
+  for flows with repeated transfers (`transfer_bytes`) `fct_<g>_mean_s`, `fct_<g>_p95_s` and
+  `transfers_<g>` come from the `tcp_transfers` table: the transfers written in the window;
 - `rtt_ratio` (RTT-fairness set: goodput of the varied-RTT flow / the 100-ms flow) and
   `var_rtt_s` (the varied flow's base RTT).
 """
@@ -115,6 +117,17 @@ def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.Da
             out[f"fct_{g}_mean_s"] = float(fct.mean()) if len(fct) else math.nan
             out[f"fct_{g}_p95_s"] = float(fct.quantile(0.95)) if len(fct) else math.nan
             out[f"done_{g}_frac"] = len(fct) / len(part)
+    transfers_path = directory / "tcp_transfers.parquet"
+    if transfers_path.exists():
+        # Repeated transfers (`transfer_bytes`): the completion times of the transfers written in
+        # the statistics window, per flow group.
+        tt = pd.read_parquet(transfers_path)
+        tt = tt[tt["start_s"] >= flows.attrs.get("warmup_s", 0.0)]
+        for g, part in tt.groupby(tt["flow"].astype(str).map(group_of), sort=True):
+            fct = part["fct_s"].to_numpy()
+            out[f"fct_{g}_mean_s"] = float(fct.mean()) if len(fct) else math.nan
+            out[f"fct_{g}_p95_s"] = float(np.quantile(fct, 0.95)) if len(fct) else math.nan
+            out[f"transfers_{g}"] = float(len(fct))
     if s.name == "rtt-fairness":
         ref = flows[flows["flow"] == "ref"]["goodput_bps"].sum()
         var = flows[flows["flow"] == "var"]["goodput_bps"].sum()

@@ -28,6 +28,8 @@ EXTRA: dict[str, list[tuple[str, str, float]]] = {
     "rtt-fairness": [("rtt_ratio", "goodput ratio var/ref", 1.0)],
     "bursts": [("loss_burst_frac", "burst loss", 1.0), ("delay_burst_p95_s", "burst delay p95 [ms]", 1e3),
                ("fct_web_mean_s", "web FCT mean [s]", 1.0)],
+    "web-users": [("fct_user_mean_s", "object FCT mean [s]", 1.0), ("fct_user_p95_s", "object FCT p95 [s]", 1.0),
+                  ("transfers_user", "objects completed", 1.0)],
     "varying-congestion": [("queue_delay_sd_s", "queue delay sd [ms]", 1e3)],
     "varying-bandwidth": [("queue_delay_sd_s", "queue delay sd [ms]", 1e3), ("utilization_frac", "utilization", 1.0)],
     "traffic-mix": [("delay_voice_p95_s", "voice delay p95 [ms]", 1e3), ("jitter_voice_s", "voice IPDV [ms]", 1e3),
@@ -37,7 +39,8 @@ EXTRA: dict[str, list[tuple[str, str, float]]] = {
 }
 #: The metric of each set's bar figure.
 BARS = {"tcp-friendly-iw": "share_iwlarge", "unresponsive": "share_udp", "lbe": "share_ledbat", "rtt-fairness": "rtt_ratio",
-        "bursts": "loss_burst_frac", "traffic-mix": "fct_web_mean_s", "multi-aqm": "share_long", "ecn": "queue_delay_mean_s"}
+        "bursts": "loss_burst_frac", "traffic-mix": "fct_web_mean_s",
+        "web-users": "fct_user_mean_s", "multi-aqm": "share_long", "ecn": "queue_delay_mean_s"}
 
 
 def bars(df, metric: str, heading: str, hue: str | None):

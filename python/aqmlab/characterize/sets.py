@@ -167,6 +167,20 @@ def _bursts(quick: bool, t: Timing):
     return base, {"burst_bytes": {"path": "flows[1].frame_size", "values": [f"{n * 1000}B" for n in sizes]}}, []
 
 
+#: Web users of the `web-users` set: Pareto object sizes (mean, shape) and exponential think times.
+WEB_OBJECT_BYTES = "50kB"
+WEB_OBJECT_SHAPE = 1.2
+WEB_THINK = "1s"
+
+
+def _web_users(quick: bool, t: Timing):
+    users = tcp("user{i}", "s3", "d3", count=10 if quick else 20, initial_window=10,
+                transfer_bytes=WEB_OBJECT_BYTES, transfer_dist="pareto", transfer_shape=WEB_OBJECT_SHAPE,
+                think_time=WEB_THINK, think_dist="exponential")
+    base = dumbbell(3, t, [tcp("bulk{i}", "s{i}", "d{i}", count=2), users], name="rfc7928-7.2-web")
+    return base, {}, []
+
+
 # --- section 8: stability -------------------------------------------------------------------
 
 def _congestion_levels(quick: bool, t: Timing):
@@ -280,6 +294,12 @@ SETS: list[ScenarioSet] = [
                 "5 times a second, and short web-like transfers (100 kB, initial window 10) arriving over the run "
                 "(RFC 7928 §7.2: bursty video frames, IW10 web, bursts of N packets).",
                 _bursts, ("delay_goodput", "burst")),
+    ScenarioSet("web-users", "7.2", "Burst absorption: closed-loop web users",
+                "Two bulk NewReno flows and 10 (full: 20) web users, each one TCP connection (initial window 10) that downloads "
+                "objects of Pareto-distributed size (mean 50 kB, shape 1.2) one after another, with exponential think times "
+                "(mean 1 s) starting when the previous object is fully acknowledged (RFC 7928 §7.2's web traffic as a "
+                "closed-loop ON/OFF user; docs/tcp.md, Application model). The metric is the objects' completion time.",
+                _web_users, ("delay_goodput", "fct")),
     ScenarioSet("congestion-levels", "8.2.2-8.2.4", "Stability: mild, medium and heavy congestion",
                 "2, 8 or 32 long-lived NewReno flows starting within the first second (quick: 2 and 32): the drop rate grows with "
                 "the number of flows (RFC 7928 §8.2.1 defines the levels by drop rate).",

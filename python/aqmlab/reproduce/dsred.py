@@ -144,6 +144,56 @@ def _ftp(doc: dict[str, Any], load: float) -> None:
     doc["flows"] = flows
 
 
+#: Closed-loop FTP users (issue 10; an option, not in the pack's default runs): USERS_PER_SERVER
+#: users per server, each one TCP connection fetching 50-kB files one after another with
+#: exponential think times that start when the previous file is acknowledged. The mean think
+#: time is fixed before any run so that the users' think-limited offered load (every user
+#: sending one file per think time) is `load` x the contract in wire bytes; the closed loop
+#: then offers less, since each cycle also holds the file's own completion time.
+USERS_PER_SERVER = 5
+
+
+def closed_loop_think_s(load: float, servers: int = 4) -> float:
+    """Mean think time that makes the think-limited offered load `load` x the contract."""
+    segs = -(-FILE_BYTES // FTP_MSS)
+    wire_bits = (FILE_BYTES + 40 * segs) * 8
+    return servers * USERS_PER_SERVER * wire_bits / (load * SCR)
+
+
+def closed_loop_ftp(doc: dict[str, Any], load: float) -> None:
+    """Replaces the bulk transfers by closed-loop FTP users (`transfer_bytes`, `think_time`)."""
+    think = closed_loop_think_s(load, len(doc["flows"]))
+    for fl in doc["flows"]:
+        fl.update({"name": fl["name"] + "_{i}", "count": USERS_PER_SERVER, "mss": f"{FTP_MSS}B",
+                   "transfer_bytes": f"{FILE_BYTES}B", "think_time": f"{think:.6f}s", "think_dist": "exponential"})
+
+
+def closed_loop_reading(loads: tuple[float, ...] = (0.9, 1.1), seeds: int = 3) -> pd.DataFrame:
+    """The closed-loop FTP reading at the contract rate for RED and DSRED (means over seeds):
+    normalized throughput at the gateway ((arrivals - drops) / arrivals), drop rate, queueing
+    delay, utilization and the files' completion times."""
+    import aqmlab
+
+    rows = []
+    for load in loads:
+        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
+            for seed in range(1, seeds + 1):
+                doc = scenario_doc(aqm, SCR, False, False)
+                closed_loop_ftp(doc, load)
+                doc["simulation"]["seed"] = seed
+                res = aqmlab.run(doc)
+                q = res.summary["queues"][QUEUE]
+                tt = res.tables["tcp_transfers"]
+                tt = tt[tt["start_s"] >= 20.0]
+                rows.append({"load": load, "aqm": name, "seed": seed,
+                             "normalized throughput": 1 - q["drop_frac"], "drop rate [pkt/s]": q["drop_rate_per_s"],
+                             "queueing delay [s]": q["sojourn_mean_s"],
+                             "utilization": res.summary["links"][QUEUE]["throughput_bps"] / SCR,
+                             "files": len(tt), "file FCT mean [s]": float(tt["fct_s"].mean()),
+                             "file FCT p95 [s]": float(np.quantile(tt["fct_s"], 0.95))})
+    return pd.DataFrame(rows).groupby(["load", "aqm"], sort=False).mean(numeric_only=True).drop(columns="seed")
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
     for label, (rate, traffic) in VARIANTS.items():

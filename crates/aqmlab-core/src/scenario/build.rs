@@ -473,6 +473,7 @@ fn build_flow(
                     &mut flow.sender.cc,
                     Rng::stream(config.seed, &format!("cc:{name}")),
                 );
+                flow.sender.seed_app(config.seed, &name);
                 App::Tcp(Box::new(flow))
             }
             FlowKind::Udp(p) => App::Udp(p.build(path, start, stop)?),
@@ -576,12 +577,16 @@ fn build_capture(
     if pc.max_packets == 0 {
         return Err(ScenarioError::new("pcap.max_packets", "must be at least 1"));
     }
-    Ok(Capture::new(
-        world.ports.len(),
-        files,
-        shapes,
-        pc.max_packets,
-    ))
+    let mut c = Capture::new(world.ports.len(), files, shapes, pc.max_packets);
+    c.layouts = world
+        .flows
+        .iter()
+        .map(|f| match &f.app {
+            App::Tcp(t) => t.sender.app.as_ref().map(|a| a.layout.clone()),
+            _ => None,
+        })
+        .collect();
+    Ok(c)
 }
 
 /// True if following the routes from `src` reaches `dst` (within as many hops as there are nodes).

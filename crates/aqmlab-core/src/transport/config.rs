@@ -158,6 +158,34 @@ pub struct TcpParams {
     /// Reno only, without SACK).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub halving: Option<String>,
+    /// Closed-loop application: bytes of each transfer (the mean when drawn); setting it
+    /// turns the flow into repeated transfers separated by think times (`app.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_bytes: Option<Bytes>,
+    /// Transfer sizes: "fixed" (default), "exponential" or "pareto".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_dist: Option<String>,
+    /// Pareto shape α (> 1) of `transfer_dist = "pareto"`. Default 1.5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_shape: Option<f64>,
+    /// Think time between a transfer's last ACK and the next write (the mean when drawn).
+    /// Default 0s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<Duration>,
+    /// Think times: "fixed" (default) or "exponential".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_dist: Option<String>,
+    /// Stop after this many transfers. Default: until the flow stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_transfers: Option<u64>,
+    /// Linux `tcp_slow_start_after_idle`: after an idle period longer than the RTO the window
+    /// restarts (`tcp_cwnd_restart`). Default false (cwnd kept across think times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_start_after_idle: Option<bool>,
+    /// Nagle's algorithm (RFC 896): hold a partial segment while data is unacknowledged.
+    /// Default false (TCP_NODELAY).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nagle: Option<bool>,
 }
 
 fn d_ecn() -> toml::Value {
@@ -256,6 +284,10 @@ pub struct TcpConfig {
     pub max_sack_blocks: usize,
     /// ns-2's window reduction at a fast retransmit (`halving = "ns2"`).
     pub ns2_halving: bool,
+    /// Closed-loop repeated transfers (None: bulk or one file).
+    pub app: Option<super::app::AppConfig>,
+    /// Nagle's algorithm.
+    pub nagle: bool,
 }
 
 impl TcpConfig {
@@ -572,7 +604,10 @@ impl TcpParams {
         };
         // A control that owns the window sets cwnd in recovery itself (Linux cong_control).
         let prr = prr && !cc.owns_window();
+        let app = super::app::validate(self)?;
         Ok(TcpConfig {
+            app,
+            nagle: self.nagle.unwrap_or(false),
             ns2_halving,
             cc,
             prr,
@@ -716,6 +751,21 @@ impl TcpParams {
                 r.fast_convergence.get_or_insert(p.fast_convergence);
                 r.reno_friendly.get_or_insert(p.reno_friendly);
             }
+        }
+        if self.transfer_bytes.is_some() {
+            // Repeated transfers: their defaults written out (absent otherwise, so other
+            // scenarios resolve as before).
+            let dist = r
+                .transfer_dist
+                .get_or_insert_with(|| "fixed".into())
+                .clone();
+            if dist == "pareto" {
+                r.transfer_shape.get_or_insert(1.5);
+            }
+            r.think_time.get_or_insert(Duration(0));
+            r.think_dist.get_or_insert_with(|| "fixed".into());
+            r.slow_start_after_idle.get_or_insert(false);
+            r.nagle.get_or_insert(false);
         }
         r.recovery.get_or_insert_with(|| d.recovery.into());
         r.initial_window.get_or_insert(d.initial_window);

@@ -77,6 +77,7 @@ impl Loopback {
                 TimerKind::Pace => 2,
                 TimerKind::Reo => 3,
                 TimerKind::Pto => 4,
+                TimerKind::App => 5,
             };
             self.push(at, Ev::Timer(k, gen));
         }
@@ -139,6 +140,10 @@ impl Loopback {
                 }
                 Ev::Timer(2, g) => {
                     f.sender.on_pace_timer(g, t, &mut out, &mut self.stats);
+                    false
+                }
+                Ev::Timer(5, g) => {
+                    f.sender.on_app_timer(g, t, &mut out, &mut self.stats);
                     false
                 }
                 Ev::Timer(k, g) => {

@@ -6,6 +6,7 @@
 //! The transport never touches the event list or the packet pool: it writes the packets and
 //! timers it wants into an [`Outbox`], which the world drains. Time is always passed in.
 
+pub mod app;
 pub mod bbr;
 pub mod cc;
 pub mod config;
@@ -85,6 +86,8 @@ pub enum TimerKind {
     Reo,
     /// The Tail Loss Probe timer (RFC 8985 section 7).
     Pto,
+    /// The application's think timer (`app.rs`).
+    App,
 }
 
 /// What the transport asks the world to do.

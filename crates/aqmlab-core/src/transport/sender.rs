@@ -15,6 +15,7 @@
 //! sequence number transmitted", as in ns-2 and FreeBSD): a new fast retransmit needs the
 //! cumulative ACK to pass it; recovery ends at an ACK at or above it.
 
+use super::app::AppState;
 use super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Recovery, Window};
 use super::config::TcpConfig;
 use super::dctcp::EcnFeedback;
@@ -27,6 +28,7 @@ use super::sack::{SackBlocks, Scoreboard};
 use super::trace::TraceRow;
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
+use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
 
@@ -117,6 +119,10 @@ pub struct TcpSender {
     lost_seen: u64,
     /// The control's state last traced (`cc_state` rows).
     cc_state: &'static str,
+    /// The closed-loop application (None: bulk or one file).
+    pub app: Option<AppState>,
+    /// When data was last sent (Linux `lsndtime`, for the restart after idle).
+    lsnd: SimTime,
 }
 
 impl TcpSender {
@@ -184,6 +190,16 @@ impl TcpSender {
             rate: cfg.cc.owns_window().then(RateSampler::new),
             lost_seen: 0,
             cc_state: "",
+            app: cfg.app.as_ref().map(|a| {
+                AppState::new(
+                    a,
+                    cfg.mss,
+                    Rng::stream(0, "app_size"),
+                    Rng::stream(0, "app_think"),
+                    start,
+                )
+            }),
+            lsnd: start,
             cfg: cfg.clone(),
         }
     }
@@ -191,6 +207,125 @@ impl TcpSender {
     /// The connection's settings.
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
+    }
+
+    /// Draws the application's transfer sizes and think times from the streams of flow
+    /// `name` under `seed` (`app_size:<name>`, `app_think:<name>`).
+    pub fn seed_app(&mut self, seed: u64, name: &str) {
+        if let Some(a) = self.cfg.app.as_ref() {
+            self.app = Some(AppState::new(
+                a,
+                self.cfg.mss,
+                Rng::stream(seed, &format!("app_size:{name}")),
+                Rng::stream(seed, &format!("app_think:{name}")),
+                self.start,
+            ));
+        }
+    }
+
+    /// One past the last segment the application has written (None: unlimited).
+    #[inline]
+    fn data_end(&self) -> Option<u64> {
+        match &self.app {
+            Some(a) => Some(a.end),
+            None => self.cfg.total_segs,
+        }
+    }
+
+    /// Payload bytes of segment `seq` (short at the end of a write).
+    #[inline]
+    pub fn payload(&self, seq: u64) -> u32 {
+        match &self.app {
+            Some(a) => a.layout.payload(seq),
+            None => self.cfg.payload(seq),
+        }
+    }
+
+    /// Payload bytes of the segments in `[from, to)`.
+    fn bytes_between(&self, from: u64, to: u64) -> u64 {
+        match &self.app {
+            Some(a) => a.layout.offset(to) - a.layout.offset(from),
+            None => self.cfg.bytes_between(from, to),
+        }
+    }
+
+    /// Nagle (RFC 896, RFC 1122 section 4.2.3.4): new segment `seq` must wait because it is
+    /// partial and data is unacknowledged.
+    #[inline]
+    fn nagle_holds(&self, seq: u64) -> bool {
+        self.cfg.nagle && self.snd_max > self.snd_una && self.payload(seq) < self.cfg.mss
+    }
+
+    /// Ends the current transfer if all of it is acknowledged, and schedules the next.
+    fn check_transfer(&mut self, now: SimTime, out: &mut Outbox) {
+        let Some(a) = self.app.as_mut() else {
+            return;
+        };
+        if !a.active || self.snd_una < a.end {
+            return;
+        }
+        match a.complete(now) {
+            Some(0) => self.next_transfer(now),
+            Some(think) => a.timer.set(now + think, TimerKind::App, out),
+            None => {}
+        }
+    }
+
+    /// The application writes its next transfer at `now` (nothing after the flow's stop).
+    fn next_transfer(&mut self, now: SimTime) {
+        if now >= self.stop {
+            return;
+        }
+        let Some(a) = self.app.as_mut() else {
+            return;
+        };
+        let restart = a.cfg.restart_after_idle;
+        a.next(now);
+        if restart && !self.cc.owns_window() && self.snd_una == self.snd_max {
+            self.restart_after_idle(now);
+        }
+    }
+
+    /// Linux `tcp_cwnd_restart` (`tcp_slow_start_after_idle`): after an idle period longer
+    /// than the RTO, ssthresh = max(ssthresh, 3/4·cwnd) and cwnd halves once per RTO of
+    /// idleness beyond the first, down to min(initial window, cwnd).
+    fn restart_after_idle(&mut self, now: SimTime) {
+        let idle = now.saturating_sub(self.lsnd);
+        let rto = self.rtt.rto().max(1);
+        if idle <= rto {
+            return;
+        }
+        let mut cwnd = self.w.cwnd.max(1.0).floor() as u64;
+        let restart = (self.cfg.initial_window as u64).min(cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) as f64);
+        // Linux: `while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1`, delta = idle.
+        let mut delta = idle as i128;
+        while {
+            delta -= rto as i128;
+            delta > 0
+        } && cwnd > restart
+        {
+            cwnd >>= 1;
+        }
+        self.w.cwnd = cwnd.max(restart) as f64;
+    }
+
+    /// Handles the application's think timer of generation `gen`.
+    pub fn on_app_timer(
+        &mut self,
+        gen: u32,
+        now: SimTime,
+        out: &mut Outbox,
+        stats: &mut FlowStats,
+    ) {
+        let fired = self
+            .app
+            .as_mut()
+            .is_some_and(|a| a.timer.fire(gen, now, TimerKind::App, out));
+        if fired && self.phase == Phase::Open {
+            self.next_transfer(now);
+            self.try_send(now, out, stats);
+        }
     }
 
     /// Whether the cumulative ACK has passed the last recovery point, so that a new loss may
@@ -398,7 +533,7 @@ impl TcpSender {
                 abc_bytes: self
                     .cfg
                     .abc
-                    .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
+                    .then(|| (self.bytes_between(ack - acked, ack), self.cfg.mss)),
                 rtt: self.ack_sample,
                 ack,
                 snd_max: self.snd_max,
@@ -413,6 +548,7 @@ impl TcpSender {
                 return;
             }
         }
+        self.check_transfer(now, out);
         if self.snd_una == self.snd_max {
             self.timer.cancel();
         } else if restart_timer {
@@ -613,7 +749,7 @@ impl TcpSender {
     /// segment waiting: what is sent now is application-limited.
     fn check_app_limited(&mut self, now: SimTime) {
         let no_data = self.snd_nxt >= self.snd_max
-            && (now >= self.stop || self.cfg.total_segs.is_some_and(|t| self.snd_nxt >= t));
+            && (now >= self.stop || self.data_end().is_some_and(|t| self.snd_nxt >= t));
         if !no_data {
             return;
         }
@@ -653,10 +789,13 @@ impl TcpSender {
                 if now >= self.stop {
                     break;
                 }
-                if let Some(t) = self.cfg.total_segs {
+                if let Some(t) = self.data_end() {
                     if self.snd_nxt >= t {
                         break;
                     }
+                }
+                if self.nagle_holds(self.snd_nxt) {
+                    break;
                 }
             }
             self.send_seg(self.snd_nxt, now, out, stats);
@@ -682,7 +821,8 @@ impl TcpSender {
         } else {
             Ecn::NotEct
         };
-        let size = self.cfg.payload(seq) + self.cfg.header + self.cfg.ts_opt;
+        let size = self.payload(seq) + self.cfg.header + self.cfg.ts_opt;
+        self.lsnd = now;
         out.segs.push(OutSeg {
             kind: PacketKind::Data,
             seq,
@@ -805,6 +945,9 @@ impl TcpSender {
                 return;
             }
         }
+        if advanced {
+            self.check_transfer(now, out);
+        }
         let recover = self.recover.unwrap_or(0);
         if self.in_recovery {
             if ack >= recover {
@@ -836,7 +979,7 @@ impl TcpSender {
                     abc_bytes: self
                         .cfg
                         .abc
-                        .then(|| (self.cfg.bytes_between(ack - acked, ack), self.cfg.mss)),
+                        .then(|| (self.bytes_between(ack - acked, ack), self.cfg.mss)),
                     rtt: self.ack_sample,
                     ack,
                     snd_max: self.snd_max,
@@ -969,7 +1112,8 @@ impl TcpSender {
             let s = self.snd_nxt;
             let blocked = s >= self.snd_una + self.cfg.rwnd
                 || now >= self.stop
-                || self.cfg.total_segs.is_some_and(|t| s >= t);
+                || self.data_end().is_some_and(|t| s >= t)
+                || self.nagle_holds(s);
             if blocked {
                 break;
             }
@@ -1069,7 +1213,7 @@ impl TcpSender {
                 let s = self.snd_nxt;
                 let new_ok = s < self.snd_una + self.cfg.rwnd
                     && now < self.stop
-                    && self.cfg.total_segs.is_none_or(|t| s < t);
+                    && self.data_end().is_none_or(|t| s < t);
                 if new_ok {
                     self.send_seg(s, now, out, stats);
                     self.snd_nxt += 1;

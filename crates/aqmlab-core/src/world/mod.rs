@@ -293,6 +293,10 @@ impl World {
                     t.sender
                         .on_rack_timer(kind, gen, now, &mut self.tcp_out, &mut flow.stats)
                 }
+                TimerKind::App => {
+                    t.sender
+                        .on_app_timer(gen, now, &mut self.tcp_out, &mut flow.stats)
+                }
             }
             self.flush_tcp(f, now);
         }
@@ -574,9 +578,8 @@ impl World {
                         flow.stats.total.marked_pkts += 1;
                     }
                     let fresh = t.sink.on_data(seq, fl, ecn, ts, now, out);
-                    let cfg = t.sender.config();
                     for s in fresh {
-                        flow.stats.total.goodput_bytes += cfg.payload(s) as u64;
+                        flow.stats.total.goodput_bytes += t.sender.payload(s) as u64;
                     }
                 }
                 PacketKind::Ack => {

@@ -296,6 +296,26 @@ impl World {
         if trace.rows() > 0 {
             results.tables.insert("tcp_trace".into(), trace);
         }
+        let mut with_app = self
+            .flows
+            .iter()
+            .filter_map(|f| match &f.app {
+                App::Tcp(t) => t
+                    .sender
+                    .app
+                    .as_ref()
+                    .map(|a| (f.name.as_str(), &a.done[..])),
+                _ => None,
+            })
+            .peekable();
+        if with_app.peek().is_some() {
+            let (rows, sums, json) = crate::transport::app::tables(with_app);
+            if rows.rows() > 0 {
+                results.tables.insert("tcp_transfers".into(), rows);
+            }
+            results.tables.insert("tcp_transfer_summary".into(), sums);
+            results.summary["tcp_transfer_summary"] = serde_json::Value::Object(json);
+        }
         results.tables.insert(
             "queue_series".into(),
             std::mem::take(&mut self.queue_series),

@@ -221,9 +221,14 @@ fn set_in(
         Step::Key(key) => {
             let type_str = node.type_str();
             let toml::Value::Table(t) = node else {
+                let hint = if matches!(node, toml::Value::Array(_)) {
+                    " (index a list with brackets: `flows[0].cc`)"
+                } else {
+                    ""
+                };
                 return Err(ScenarioError::new(
                     path,
-                    format!("cannot set key {key:?} inside a {type_str}"),
+                    format!("cannot set key {key:?} inside a value of type {type_str}{hint}"),
                 ));
             };
             if rest.is_empty() {
@@ -743,7 +748,13 @@ mod tests {
         let e = load_with(&["[0]=1"]).unwrap_err();
         assert!(e.message.contains("not a key path"), "{e}");
         let e = load_with(&["simulation.duration.x=1"]).unwrap_err();
-        assert!(e.message.contains("inside a string"), "{e}");
+        assert!(e.message.contains("inside a value of type string"), "{e}");
+        // A list indexed with a dot gets the bracket spelling as a hint.
+        let e = load_with(&["flows.0.rate=1"]).unwrap_err();
+        assert!(
+            e.message.contains("type array (index a list with brackets"),
+            "{e}"
+        );
     }
 
     #[test]

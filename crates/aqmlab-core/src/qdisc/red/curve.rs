@@ -314,6 +314,11 @@ impl Curve {
         };
         match *self {
             Curve::Red { min, max, max_p } => {
+                // min_th = max_th is a step at that threshold (no linear region), as ns-2 and
+                // ns-3 accept and as DCTCP's marking at K is written (RFC 8257 section 3.1).
+                if min == max && min > 0.0 && min.is_finite() {
+                    return prob("max_p", max_p);
+                }
                 thresholds(min, max, ("min_th", "max_th"))?;
                 prob("max_p", max_p)
             }
@@ -416,6 +421,29 @@ impl Curve {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+
+    #[test]
+    fn red_with_equal_thresholds_is_a_step_at_the_threshold() {
+        // DCTCP's marking at K (RFC 8257 section 3.1): nothing below K, every arrival at K or
+        // above; a RED curve with min_th = max_th = K is exactly that (ns-2 and ns-3 accept it).
+        let c = Curve::Red {
+            min: 20.0,
+            max: 20.0,
+            max_p: 0.1,
+        };
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(c.p(19.999), 0.0);
+        assert_eq!(c.p(20.0), 1.0);
+        let bad = Curve::Red {
+            min: 21.0,
+            max: 20.0,
+            max_p: 0.1,
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .starts_with("max_th: must exceed min_th"));
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

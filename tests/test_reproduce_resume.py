@@ -18,7 +18,15 @@ def _done(out: Path) -> dict[str, float]:
     runs = out / "runs"
     if not runs.exists():
         return {}
-    return {d.name: (d / "summary.json").stat().st_mtime_ns for d in runs.iterdir() if (d / "summary.json").exists()}
+    done = {}
+    for d in runs.iterdir():
+        # A run directory appears by renaming a temporary one, which may happen between listing
+        # and reading it while the killed process is still running: skip what has just moved.
+        try:
+            done[d.name] = (d / "summary.json").stat().st_mtime_ns
+        except FileNotFoundError:
+            continue
+    return done
 
 
 def test_killed_reproduce_resumes_without_redoing_runs(tmp_path):

@@ -20,8 +20,11 @@ def _done(out: Path) -> dict[str, float]:
         return {}
     done = {}
     for d in runs.iterdir():
-        # A run directory appears by renaming a temporary one, which may happen between listing
-        # and reading it while the killed process is still running: skip what has just moved.
+        # A run directory appears by renaming a temporary one (".<name>.tmp-..."), which may
+        # happen between listing and reading it while the process still runs: count only
+        # completed directories, and skip what has just moved.
+        if d.name.startswith("."):
+            continue
         try:
             done[d.name] = (d / "summary.json").stat().st_mtime_ns
         except FileNotFoundError:

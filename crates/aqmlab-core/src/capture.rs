@@ -172,7 +172,7 @@ impl Capture {
             }
             None => {
                 let (sport, dport) = ports(pkt);
-                let udp_len = pkt.size.saturating_sub(20).max(8).min(65_515);
+                let udp_len = pkt.size.saturating_sub(20).clamp(8, 65_515);
                 hdr[20..22].copy_from_slice(&sport.to_be_bytes());
                 hdr[22..24].copy_from_slice(&dport.to_be_bytes());
                 hdr[24..26].copy_from_slice(&(udp_len as u16).to_be_bytes());

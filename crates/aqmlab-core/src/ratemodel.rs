@@ -221,7 +221,7 @@ impl VbrModel {
         }
         match self.dist {
             RateDistribution::Alternate => {
-                if piece % 2 == 0 {
+                if piece.is_multiple_of(2) {
                     self.peak
                 } else {
                     self.low

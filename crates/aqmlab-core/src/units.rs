@@ -31,7 +31,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
                 .filter(|v| v.is_finite())
                 .map(|v| (e, v))
         })
-        .last()?;
+        .next_back()?;
     Some((value, s[end..].trim()))
 }
 
@@ -135,7 +135,7 @@ impl Bytes {
 /// Prints `value` (an integer count of base units) with the largest unit that divides it exactly.
 fn canonical(value: u64, units: &[(&str, u64)]) -> String {
     for (name, factor) in units.iter().rev() {
-        if value != 0 && value % factor == 0 {
+        if value != 0 && value.is_multiple_of(*factor) {
             return format!("{}{}", value / factor, name);
         }
     }

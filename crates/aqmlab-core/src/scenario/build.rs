@@ -293,10 +293,10 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             setup: 0,
         });
     }
-    if config.sample_interval > 0 {
+    if let Some(samples) = config.duration.checked_div(config.sample_interval) {
         let monitored = plan.ports.iter().filter(|p| p.monitor).count() as u64;
         parts.push(limits::series_part(
-            config.duration / config.sample_interval,
+            samples,
             monitored.saturating_add(n_flows),
         ));
     }
@@ -382,7 +382,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         let path = &entry.path;
         let (copies, res, shape) =
             build_flow(entry, &plan, &mut routing, &pairs, &config, flows.len())?;
-        shapes.extend(std::iter::repeat(shape).take(copies.len()));
+        shapes.extend(std::iter::repeat_n(shape, copies.len()));
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(

@@ -62,7 +62,7 @@ impl LogHistogram {
             self.base = b;
         } else if b < self.base {
             let grow = self.base - b;
-            self.counts.splice(0..0, std::iter::repeat(0).take(grow));
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.base = b;
         }
         let i = b - self.base;

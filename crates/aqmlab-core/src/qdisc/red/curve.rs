@@ -102,6 +102,7 @@ pub fn nlgred1_params(k: f64, min_th: f64, max_th: f64, max_p0: f64) -> (f64, f6
 
 /// NLGRED_2(m) (AL-Allaf & Jabbar 2020, read as in `docs/aqm/nlgred.md`): solves k so that region 2 reaches `target` (0.2 in the paper) at
 /// `max_th' = m·max_th`; returns (k, j) with `j = ln(target)/ln(max_p0)`.
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(a > b)` rejects NaN too, on purpose
 pub fn nlgred2_params(
     m: f64,
     min_th: f64,
@@ -286,6 +287,7 @@ impl Curve {
     }
 
     /// Checks the constants; errors name the parameter ("key: message").
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(a > b)` rejects NaN too, on purpose
     pub fn validate(&self) -> Result<(), String> {
         let finite = |k: &str, v: f64| {
             if v.is_finite() {

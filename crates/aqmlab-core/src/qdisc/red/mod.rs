@@ -577,6 +577,7 @@ fn check_pos(key: &str, v: f64) -> Result<(), String> {
     }
 }
 
+#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(a > b)` rejects NaN too, on purpose
 fn nlgred_curve(
     min: f64,
     max: f64,

@@ -9,9 +9,11 @@ import sys
 
 import pandas as pd
 import pytest
+from click.testing import CliRunner
 
 import aqmlab
 from aqmlab import results as results_mod
+from aqmlab.cli import main
 
 EXAMPLE = "scenarios/examples/mm1k.toml"
 
@@ -111,6 +113,34 @@ def test_save_replaces_a_previous_result_only_when_asked_and_never_other_data(sh
 def test_qdisc_registry_lists_the_fifos():
     names = [n for n, _ in aqmlab.qdiscs()]
     assert "pfifo" in names and "bfifo" in names
+
+
+def test_every_listed_congestion_control_and_source_is_accepted_by_a_scenario(root):
+    # The lists the CLI prints (`aqmlab ccs`, `aqmlab sources`) are the names a scenario takes:
+    # each congestion control validates as a flow's `cc` (with the ECN setting the L4S controls
+    # need, docs/tcp.md), each source as a flow's `kind`; the documented controls are all there
+    # and the test-only worked example (Scalable TCP) is not.
+    ccs = [n for n, _ in aqmlab.congestion_controls()]
+    assert {"reno", "newreno", "cubic", "dctcp", "prague", "bbr", "ledbat"} <= set(ccs)
+    assert "scalable" not in ccs
+    base = (root / "scenarios/examples/tcp_dumbbell.toml").read_text()
+    for cc in ccs:
+        ecn = {"dctcp": "dctcp", "prague": "l4s"}.get(cc)
+        text = base.replace('cc = "newreno"', f'cc = "{cc}"' + (f'\necn = "{ecn}"' if ecn else ""))
+        aqmlab.validate(text)
+    mm1k = (root / "scenarios/examples/mm1k.toml").read_text()
+    for kind, _ in aqmlab.sources():
+        flow = f'\n[[flows]]\nkind = "{kind}"\nfrom = "src"\nto = "dst"\n'
+        try:
+            aqmlab.validate(mm1k + flow)
+        except aqmlab.ScenarioError as e:  # a known kind may still ask for its own parameters
+            assert "unknown flow kind" not in str(e) and "missing field" in str(e), (kind, str(e))
+    with pytest.raises(aqmlab.ScenarioError, match="unknown flow kind"):
+        aqmlab.validate(mm1k + '\n[[flows]]\nkind = "nosuch"\nfrom = "src"\nto = "dst"\n')
+    r = CliRunner().invoke(main, ["ccs"], terminal_width=200)
+    assert r.exit_code == 0 and all(n in r.output for n in ccs), r.output
+    r = CliRunner().invoke(main, ["sources"], terminal_width=200)
+    assert r.exit_code == 0 and "poisson" in r.output, r.output
 
 
 def test_cli_run_prints_without_importing_pyarrow_pandas_or_numpy(root):

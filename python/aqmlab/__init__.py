@@ -10,6 +10,8 @@ The public API:
 
 from aqmlab._core import ScenarioError, __version__
 from aqmlab.results import Results
-from aqmlab.scenario import ScenarioDeprecationWarning, load_scenario, qdiscs, resolve, run, validate
+from aqmlab.scenario import (ScenarioDeprecationWarning, congestion_controls, load_scenario, qdiscs, resolve, run, sources,
+                              validate)
 
-__all__ = ["Results", "ScenarioDeprecationWarning", "ScenarioError", "__version__", "load_scenario", "qdiscs", "resolve", "run", "validate"]
+__all__ = ["Results", "ScenarioDeprecationWarning", "ScenarioError", "__version__", "congestion_controls", "load_scenario", "qdiscs", "resolve", "run",
+           "sources", "validate"]

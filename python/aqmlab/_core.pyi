@@ -55,6 +55,9 @@ def sources() -> list[tuple[str, str]]:
 def qdiscs() -> list[tuple[str, str]]:
     """Registered queue disciplines as (name, description)."""
 
+def congestion_controls() -> list[tuple[str, str]]:
+    """Registered TCP congestion controls as (name, description)."""
+
 def red_curve(kind: str, params: str, avgs: list[float], rate_bps: int = 10_000_000) -> dict[str, Any]:
     """Drop curve of a RED-family discipline: {"p": [...], "min": float, "forced_at": float,
     "resolved": TOML text}. `params` is TOML text with the scenario's parameter names."""

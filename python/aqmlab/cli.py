@@ -1,4 +1,5 @@
-"""The `aqmlab` command line: run, validate, qdiscs, sweep, reproduce, curve, campaign, plot."""
+"""The `aqmlab` command line: run, validate, qdiscs, ccs, sources, sweep, reproduce, curve, campaign, plot,
+characterize."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
-from aqmlab.scenario import ScenarioDeprecationWarning, load_scenario, qdiscs, run, validate
+from aqmlab.scenario import ScenarioDeprecationWarning, congestion_controls, load_scenario, qdiscs, run, sources, validate
 from aqmlab.schema import columns
 from aqmlab.termsafe import clean, plain
 
@@ -290,15 +291,31 @@ def reproduce_cmd(pack: str | None, list_packs: bool, out: Path | None, workers:
     _say(f"report: {report}")
 
 
-@main.command("qdiscs")
-def qdiscs_cmd() -> None:
-    """List the queue disciplines."""
+def _registry_table(rows: list[tuple[str, str]]) -> None:
     t = Table()
     t.add_column("name")
     t.add_column("description")
-    for name, doc in qdiscs():
+    for name, doc in rows:
         t.add_row(name, doc)
     console.print(t)
+
+
+@main.command("qdiscs")
+def qdiscs_cmd() -> None:
+    """List the queue disciplines."""
+    _registry_table(qdiscs())
+
+
+@main.command("ccs")
+def ccs_cmd() -> None:
+    """List the TCP congestion controls (`cc = "..."` in a TCP flow)."""
+    _registry_table(congestion_controls())
+
+
+@main.command("sources")
+def sources_cmd() -> None:
+    """List the open-loop traffic sources (`kind = "..."` of a non-TCP flow)."""
+    _registry_table(sources())
 
 
 @main.command("curve", context_settings={"ignore_unknown_options": True})

@@ -141,3 +141,13 @@ def validate(source: ScenarioSource, overrides: Sequence[str] = (), *, allow_lar
 def qdiscs() -> list[tuple[str, str]]:
     """Registered queue disciplines as (name, description)."""
     return _core.qdiscs()
+
+
+def congestion_controls() -> list[tuple[str, str]]:
+    """Registered TCP congestion controls (`cc = "..."`) as (name, description)."""
+    return _core.congestion_controls()
+
+
+def sources() -> list[tuple[str, str]]:
+    """Registered open-loop traffic sources (`[[flows]] kind = "..."`) as (name, description)."""
+    return _core.sources()

@@ -278,6 +278,12 @@ fn sources() -> Vec<(&'static str, &'static str)> {
     aqmlab_core::app::REGISTRY.to_vec()
 }
 
+/// Registered congestion controls as (name, description) pairs.
+#[pyfunction]
+fn congestion_controls() -> Vec<(&'static str, &'static str)> {
+    aqmlab_core::transport::cc::REGISTRY.to_vec()
+}
+
 /// Registered queue disciplines as (name, description) pairs.
 #[pyfunction]
 fn qdiscs() -> Vec<(&'static str, &'static str)> {
@@ -440,6 +446,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(sources, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(red_curve, m)?)?;
     m.add_function(wrap_pyfunction!(nlgred1_params, m)?)?;

@@ -308,4 +308,21 @@ mod size_tests {
     fn discipline_slot_is_two_words() {
         assert_eq!(std::mem::size_of::<crate::qdisc::AnyQdisc>(), 16);
     }
+
+    /// A port's rarely used parts are boxed: the rate model is one pointer, and the queue's
+    /// statistics hold one set of counters inline (the window-start snapshot is boxed), so
+    /// the statistics are smaller than two sets of counters.
+    #[test]
+    fn rare_port_parts_are_one_word() {
+        use std::mem::size_of;
+        assert_eq!(
+            size_of::<Option<Box<crate::ratemodel::RateSchedule>>>(),
+            size_of::<usize>()
+        );
+        assert!(
+            size_of::<crate::stats::queue::QueueStats>()
+                < 2 * size_of::<crate::stats::queue::QueueCounters>()
+                    + size_of::<crate::stats::histogram::LogHistogram>()
+        );
+    }
 }

@@ -304,7 +304,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
 
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
-    let mut resolved_qdiscs = Vec::with_capacity(plan.ports.len());
+    let mut resolved_qdiscs = QdiscGroups::default();
     let mut port_names = std::collections::BTreeSet::new();
     for pp in &plan.ports {
         let name = format!(
@@ -328,13 +328,13 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         let disc = q.params.build(&link, &q.path)?;
         let mut res = q.params.to_table();
         res.insert("kind".into(), q.params.kind().into());
-        resolved_qdiscs.push((name.clone(), res));
+        resolved_qdiscs.add(name.clone(), res);
         let window = config.warmup;
         let rate_model = pp.rate_model.clone().map(|m| {
-            crate::ratemodel::RateSchedule::new(
+            Box::new(crate::ratemodel::RateSchedule::new(
                 m,
                 Rng::stream(config.seed, &format!("rate:{name}")),
-            )
+            ))
         });
         ports.push(Port {
             queue: Queue::new(
@@ -360,7 +360,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     }
     topo_resolved.insert(
         "resolved_qdiscs".into(),
-        toml::Value::Array(group_resolved_qdiscs(resolved_qdiscs)),
+        toml::Value::Array(resolved_qdiscs.finish()),
     );
     resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
 
@@ -607,35 +607,46 @@ fn reachable(routing: &mut Routing, pairs: &[(NodeId, NodeId)], src: NodeId, dst
 
 /// The ports' resolved disciplines, each distinct table printed once: one entry per group of
 /// ports with identical parameters (in order of the group's first port), its `ports` listing
-/// them in port order. A 10,000-pair dumbbell prints 2 tables instead of 40,000.
-fn group_resolved_qdiscs(per_port: Vec<(String, toml::Table)>) -> toml::value::Array {
-    let mut groups: Vec<(toml::Table, Vec<toml::Value>)> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut last: Option<usize> = None;
-    for (name, table) in per_port {
+/// them in port order. A 10,000-pair dumbbell prints 2 tables instead of 40,000. Ports are
+/// added one at a time, so a table equal to one already seen is dropped at once (a 10,000-node
+/// graph no longer holds 24,000 tables while its ports are built).
+#[derive(Default)]
+struct QdiscGroups {
+    groups: Vec<(toml::Table, Vec<toml::Value>)>,
+    index: std::collections::HashMap<String, usize>,
+    last: Option<usize>,
+}
+
+impl QdiscGroups {
+    /// Adds the next port (in port order) with its resolved discipline table.
+    fn add(&mut self, name: String, table: toml::Table) {
         // Neighbouring ports usually share a table: compare with the last group first.
-        let found = match last {
-            Some(g) if groups[g].0 == table => Some(g),
-            _ => index.get(&format!("{table:?}")).copied(),
+        let found = match self.last {
+            Some(g) if self.groups[g].0 == table => Some(g),
+            _ => self.index.get(&format!("{table:?}")).copied(),
         };
         let g = match found {
             Some(g) => g,
             None => {
-                index.insert(format!("{table:?}"), groups.len());
-                groups.push((table, Vec::new()));
-                groups.len() - 1
+                self.index.insert(format!("{table:?}"), self.groups.len());
+                self.groups.push((table, Vec::new()));
+                self.groups.len() - 1
             }
         };
-        groups[g].1.push(name.into());
-        last = Some(g);
+        self.groups[g].1.push(name.into());
+        self.last = Some(g);
     }
-    groups
-        .into_iter()
-        .map(|(mut table, ports)| {
-            table.insert("ports".into(), toml::Value::Array(ports));
-            toml::Value::Table(table)
-        })
-        .collect()
+
+    /// The `resolved_qdiscs` array.
+    fn finish(self) -> toml::value::Array {
+        self.groups
+            .into_iter()
+            .map(|(mut table, ports)| {
+                table.insert("ports".into(), toml::Value::Array(ports));
+                toml::Value::Table(table)
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

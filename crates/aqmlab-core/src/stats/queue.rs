@@ -88,7 +88,9 @@ impl QueueCounters {
 pub struct QueueStats {
     /// Counts since time zero.
     pub total: QueueCounters,
-    at_window_start: QueueCounters,
+    /// `total` when the window opened; None: all zero (boxed, and only when a packet came
+    /// before the window, so ports that carry nothing during the warm-up stay small).
+    at_window_start: Option<Box<QueueCounters>>,
     /// Time-weighted length in packets and bytes (window only).
     pub len: LengthIntegral,
     /// Largest length in packets seen in the window.
@@ -106,7 +108,7 @@ impl QueueStats {
     pub fn new(window_start: SimTime) -> Self {
         QueueStats {
             total: QueueCounters::default(),
-            at_window_start: QueueCounters::default(),
+            at_window_start: None,
             len: LengthIntegral::new(window_start),
             max_len_pkts: 0,
             sojourn: LogHistogram::new(),
@@ -117,14 +119,18 @@ impl QueueStats {
     }
     /// Opens the measurement window (called once, at the end of the warm-up).
     pub fn open_window(&mut self, current_len: usize) {
-        self.at_window_start = self.total;
+        self.at_window_start =
+            (self.total != QueueCounters::default()).then(|| Box::new(self.total));
         self.sojourn.clear();
         self.max_len_pkts = current_len as u64;
         self.in_window = true;
     }
     /// Counts since the window opened.
     pub fn window(&self) -> QueueCounters {
-        self.total.since(&self.at_window_start)
+        match &self.at_window_start {
+            Some(start) => self.total.since(start),
+            None => self.total,
+        }
     }
     /// Records the new length after a change.
     #[inline]

@@ -59,7 +59,8 @@ pub struct Port {
     /// Rate in bit/s (the mean rate when `rate_model` is set).
     pub rate_bps: u64,
     /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
-    pub rate_model: Option<crate::ratemodel::RateSchedule>,
+    /// Boxed: rare, and 144 bytes inline on every port.
+    pub rate_model: Option<Box<crate::ratemodel::RateSchedule>>,
     /// Propagation delay.
     pub delay: SimTime,
     /// The queue discipline and its accounting.

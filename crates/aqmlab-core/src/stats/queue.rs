@@ -221,7 +221,28 @@ impl LengthIntegral {
 
 #[cfg(test)]
 mod tests {
-    use super::LengthIntegral;
+    use super::{LengthIntegral, QueueStats};
+
+    #[test]
+    fn window_counts_exclude_the_warm_up_with_or_without_a_snapshot() {
+        // a queue idle during the warm-up keeps no snapshot; its window counts are its totals
+        let mut idle = QueueStats::new(10);
+        idle.open_window(0);
+        idle.total.arrivals += 3;
+        idle.total.marked[1] += 2;
+        assert_eq!(idle.window().arrivals, 3);
+        assert_eq!(idle.window().marked, [0, 2, 0, 0]);
+        // a busy one counts only what came after the window opened
+        let mut busy = QueueStats::new(10);
+        busy.total.arrivals = 5;
+        busy.total.dropped_bytes = 1500;
+        busy.open_window(1);
+        busy.total.arrivals += 4;
+        busy.total.dropped_bytes += 100;
+        assert_eq!(busy.window().arrivals, 4);
+        assert_eq!(busy.window().dropped_bytes, 100);
+        assert_eq!(busy.total.arrivals, 9);
+    }
 
     #[test]
     fn integrates_only_inside_the_window_and_survives_repeated_values() {

@@ -1303,12 +1303,6 @@ mod tests {
 
     const MS: SimTime = 1_000_000;
 
-    fn config(extra: &str) -> TcpConfig {
-        let text = format!("syn = false\nlimited_transmit = false\n{extra}");
-        let p: TcpParams = toml::from_str(&text).unwrap();
-        p.validate().unwrap()
-    }
-
     /// A sender driven by hand: `ack(a)` delivers a cumulative ACK and returns the data
     /// segments sent in response.
     struct Drive {
@@ -1320,16 +1314,7 @@ mod tests {
 
     impl Drive {
         fn new(extra: &str) -> Self {
-            let cfg = config(extra);
-            let mut d = Drive {
-                s: TcpSender::new(&cfg, 0, SimTime::MAX),
-                out: Outbox::default(),
-                stats: FlowStats::new(0),
-                now: 0,
-            };
-            d.s.start(0, &mut d.out, &mut d.stats);
-            d.now = 1000 * MS;
-            d
+            drive_text(&format!("syn = false\nlimited_transmit = false\n{extra}"))
         }
         fn sent(&mut self) -> Vec<u64> {
             let v = self.out.segs.iter().map(|s| s.seq).collect();
@@ -1527,18 +1512,7 @@ mod tests {
         // RFC 5681 section 3.2 step 2 with RFC 6675 entry: window 0..9, segment 0 lost. The
         // first two duplicate ACKs (SACKing 1, then 1-2) each release one new segment by
         // limited transmit (10, 11); at the third FlightSize is 10, not 12: ssthresh 5.
-        let p: TcpParams = toml::from_str(
-            "syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true",
-        )
-        .unwrap();
-        let cfg = p.validate().unwrap();
-        let mut d = Drive {
-            s: TcpSender::new(&cfg, 0, SimTime::MAX),
-            out: Outbox::default(),
-            stats: FlowStats::new(0),
-            now: 1000 * MS,
-        };
-        d.s.start(0, &mut d.out, &mut d.stats);
+        let mut d = drive_text("syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true");
         assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
         assert_eq!(d.ack_sack(0, &[(1, 2)]), vec![10]);
         assert_eq!(d.ack_sack(0, &[(1, 3)]), vec![11]);
@@ -1595,18 +1569,7 @@ mod tests {
         // RFC 3042 section 2 and RFC 5681 section 3.2 step 2: the segments sent by limited
         // transmit on the first two duplicate ACKs are left out of FlightSize when ssthresh is
         // set at the third (ns-2 uses cwnd/2 = 5 here as well).
-        let p: TcpParams = toml::from_str(
-            "syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"",
-        )
-        .unwrap();
-        let cfg = p.validate().unwrap();
-        let mut d = Drive {
-            s: TcpSender::new(&cfg, 0, SimTime::MAX),
-            out: Outbox::default(),
-            stats: FlowStats::new(0),
-            now: 1000 * MS,
-        };
-        d.s.start(0, &mut d.out, &mut d.stats);
+        let mut d = drive_text("syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"");
         assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
         // Segment 0 lost: the first two duplicate ACKs each release one new segment.
         assert_eq!(d.ack(0), vec![10]);

@@ -241,6 +241,26 @@ impl TcpSender {
         }
     }
 
+    /// Tells the congestion control that `acked` segments up to `ack` were acknowledged.
+    #[inline]
+    fn cc_on_ack(&mut self, now: SimTime, ack: u64, acked: u64) {
+        let info = AckInfo {
+            now,
+            acked,
+            srtt: self.rtt.srtt(),
+            per_segment: self.cfg.per_segment,
+            whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
+            abc_bytes: self
+                .cfg
+                .abc
+                .then(|| (self.bytes_between(ack - acked, ack), self.cfg.mss)),
+            rtt: self.ack_sample,
+            ack,
+            snd_max: self.snd_max,
+        };
+        self.cc.on_ack(&mut self.w, &info);
+    }
+
     /// Payload bytes of the segments in `[from, to)`.
     fn bytes_between(&self, from: u64, to: u64) -> u64 {
         match &self.app {
@@ -524,21 +544,7 @@ impl TcpSender {
                 self.record(now, "recovery_exit", "", ack);
             }
         } else {
-            let info = AckInfo {
-                now,
-                acked,
-                srtt: self.rtt.srtt(),
-                per_segment: self.cfg.per_segment,
-                whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
-                abc_bytes: self
-                    .cfg
-                    .abc
-                    .then(|| (self.bytes_between(ack - acked, ack), self.cfg.mss)),
-                rtt: self.ack_sample,
-                ack,
-                snd_max: self.snd_max,
-            };
-            self.cc.on_ack(&mut self.w, &info);
+            self.cc_on_ack(now, ack, acked);
         }
         if let Some(total) = self.cfg.total_segs {
             if self.snd_una >= total {
@@ -970,21 +976,7 @@ impl TcpSender {
                 self.loss_state = false;
             }
             if advanced {
-                let info = AckInfo {
-                    now,
-                    acked,
-                    srtt: self.rtt.srtt(),
-                    per_segment: self.cfg.per_segment,
-                    whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
-                    abc_bytes: self
-                        .cfg
-                        .abc
-                        .then(|| (self.bytes_between(ack - acked, ack), self.cfg.mss)),
-                    rtt: self.ack_sample,
-                    ack,
-                    snd_max: self.snd_max,
-                };
-                self.cc.on_ack(&mut self.w, &info);
+                self.cc_on_ack(now, ack, acked);
             }
             let may_enter = !self.loss_state && self.snd_max > self.snd_una && self.past_recover();
             let detected = if self.cfg.rack {

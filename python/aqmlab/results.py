@@ -24,8 +24,9 @@ if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed: `
 #: Tables every run produces, in the order they are saved.
 TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
 # Tables a run produces only on request (written only when present): per-flow TCP event traces,
-# and the transfers of TCP flows with repeated transfers (`transfer_bytes`).
-OPTIONAL_TABLES = ("tcp_trace", "tcp_transfers", "tcp_transfer_summary")
+# per-round-trip TCP RTT logs (`rtt_log`), and the transfers of TCP flows with repeated
+# transfers (`transfer_bytes`).
+OPTIONAL_TABLES = ("tcp_trace", "tcp_rtt", "tcp_transfers", "tcp_transfer_summary")
 
 #: Marker file: a results directory is complete only if it has this file.
 SUMMARY = "summary.json"

@@ -277,6 +277,12 @@ schema! {
         retrans_out_pkts: U64 ["pkts"] "retransmissions outstanding",
         sack_ranges: U64 [""] "SACKed ranges",
     }
+    /// One RTT sample per round trip of a TCP flow with `rtt_log = true` (the whole run).
+    "tcp_rtt" => RttLogSample (Table, extra: None) {
+        time_s: F64 ["s"] "when the ACK giving the sample arrived",
+        flow: Str [""] "flow name",
+        rtt_s: F64 ["s"] "the sample: the ACK's arrival minus the send time of the segment it acknowledges",
+    }
     /// The run itself (summary section `simulation`).
     "simulation" => SimulationRow (Summary, extra: None) {
         seed: U64 [""] "master seed",

@@ -30,6 +30,12 @@ TCP = "reno"
 #: Variants of the sensitivity sweep (utilization vs N at gamma = 0), full pack only.
 OTHER_TCPS = ("tahoe", "newreno")
 
+#: ns-2's default TCP clock tick (`Agent/TCP set tcpTick_ 0.01`), the unit of its `rtt_`.
+NS2_TICK = 0.01
+#: The paper's window (statistics over 60-240 s; the quick pack's 10-40 s).
+WINDOW = (60.0, 240.0)
+QUICK_WINDOW = (10.0, 40.0)
+
 GAMMAS = (0, 3, 6, 9, 12, 15)
 NS = (1, 3, 10)
 QUEUE = "r1->r2"
@@ -58,8 +64,54 @@ METRICS = [
 ]
 
 
+def ns2_rtt_ticks(time_s, rtt_s, tick: float = NS2_TICK):
+    """ns-2's `t_rtt_` for each sample (numpy arrays): `int((tao + tickoff) / tick)`, at least 1,
+    where tao is the sample and tickoff the timed segment's send time modulo the tick
+    (`TcpAgent::rtt_update` without timestamps, boot offset 0)."""
+    import numpy as np
+
+    t = np.asarray(time_s, dtype=float)
+    r = np.asarray(rtt_s, dtype=float)
+    tickoff = np.fmod(t - r, tick)
+    return np.maximum(np.floor((r + tickoff) / tick + 1e-9).astype(np.int64), 1)
+
+
+def ns2_trace_records(time_s, ticks, start: float, end: float):
+    """The records ns-2 writes when `rtt_` is traced (`$tcp trace rtt_`): a traced integer is
+    written only when its value changes (from 0 before the first sample). Returns the values
+    (ticks) of the records whose time lies in [start, end]."""
+    import numpy as np
+
+    t = np.asarray(time_s, dtype=float)
+    v = np.asarray(ticks, dtype=np.int64)
+    prev = np.concatenate(([0], v[:-1]))
+    changed = v != prev
+    keep = changed & (t >= start) & (t <= end)
+    return v[keep]
+
+
+def ns2_traced_rtt_ms(log: pd.DataFrame, start: float, end: float, tick: float = NS2_TICK, per_flow: bool = False) -> float:
+    """Mean RTT [ms] as a reader of ns-2's `rtt_` trace file computes it: every record of every
+    flow in [start, end], times the tick (`per_flow`: each flow's mean, then their mean).
+    `log` is a `tcp_rtt` table (time_s, flow, rtt_s): one sample per round trip per flow."""
+    import numpy as np
+
+    means, values = [], []
+    for _, f in log.sort_values(["flow", "time_s"], kind="stable").groupby("flow", sort=True):
+        ticks = ns2_rtt_ticks(f["time_s"].to_numpy(), f["rtt_s"].to_numpy(), tick)
+        rec = ns2_trace_records(f["time_s"].to_numpy(), ticks, start, end)
+        if len(rec):
+            values.append(rec)
+            means.append(rec.mean())
+    if not values:
+        return math.nan
+    m = float(np.mean(means)) if per_flow else float(np.concatenate(values).mean())
+    return 1e3 * tick * m
+
+
 def _overrides(n: int, gamma: float, cc: str, quick: bool) -> list[str]:
-    o = [f"topology.pairs={n}", f"flows[0].count={n}", f"topology.bottleneck.qdisc.gamma={gamma}", f'flows[0].cc="{cc}"']
+    o = [f"topology.pairs={n}", f"flows[0].count={n}", f"topology.bottleneck.qdisc.gamma={gamma}", f'flows[0].cc="{cc}"',
+         "flows[0].rtt_log=true"]
     if quick:
         o += ['simulation.duration="40s"', 'simulation.warmup="10s"']
     return o
@@ -98,10 +150,28 @@ def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
+def run_rtt_log(run) -> pd.DataFrame | None:
+    """The `tcp_rtt` table of a saved run directory (None if the run has none)."""
+    from pathlib import Path
+
+    p = Path(run) / "tcp_rtt.parquet"
+    return pd.read_parquet(p) if p.exists() else None
+
+
 def measured(results: PackResults) -> pd.DataFrame:
-    """Mean over seeds per (tcp, gamma, N) of the pack's metrics."""
+    """Mean over seeds per (tcp, gamma, N) of the pack's metrics. `rtt_ns2_ms` is the paper's
+    RTT statistic as we read it (ns-2's traced `rtt_`, `ns2_traced_rtt_ms`), where the runs'
+    directories are at hand."""
     t = _with_metrics(results.table)
     cols = {m: m for m in ("util_pct", "fi", "thr_MBps", "queue_pkts", "rtt_ms", "drops_early", "drops_forced")}
+    if results.runs and "run" in t.columns:
+        start, end = QUICK_WINDOW if results.quick else WINDOW
+        vals = []
+        for run in t["run"]:
+            log = run_rtt_log(results.runs[run]) if run in results.runs else None
+            vals.append(ns2_traced_rtt_ms(log, start, end) if log is not None else math.nan)
+        t["rtt_ns2_ms"] = vals
+        cols["rtt_ns2_ms"] = "rtt_ns2_ms"
     return summarize(t, ["tcp", "gamma", "N"], cols)
 
 

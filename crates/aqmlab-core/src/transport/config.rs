@@ -152,6 +152,11 @@ pub struct TcpParams {
     /// Record congestion events and retransmissions in the `tcp_trace` table. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<bool>,
+    /// Record one RTT sample per round trip in the `tcp_rtt` table, as ns-2's senders time one
+    /// segment at a time (the first sample whose segment left after the previous recorded
+    /// sample's ACK arrived). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_log: Option<bool>,
     /// Window reduction at a fast retransmit: "rfc5681" (default: ssthresh = cwnd =
     /// max(FlightSize/2, 2)) or "ns2" (ns-2.35 Reno's `slowdown`: w = min(cwnd, receive
     /// window), ssthresh = max(floor(w/2), 2), cwnd = max(w/2, 1), so cwnd may fall below 2;
@@ -273,6 +278,8 @@ pub struct TcpConfig {
     pub pacing: PacingConfig,
     /// Per-flow event trace.
     pub trace: bool,
+    /// Per-round-trip RTT log (`tcp_rtt` table).
+    pub rtt_log: bool,
     /// RACK-TLP loss detection (RFC 8985).
     pub rack: bool,
     /// Option bytes on every data segment and ACK (12 with timestamps: 10 + 2 NOPs).
@@ -635,6 +642,7 @@ impl TcpParams {
             quickack,
             pacing,
             trace: self.trace.unwrap_or(false),
+            rtt_log: self.rtt_log.unwrap_or(false),
             rack,
             ecn,
             ect,

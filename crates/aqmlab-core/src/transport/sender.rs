@@ -103,6 +103,8 @@ pub struct TcpSender {
     ack_sample: Option<SimTime>,
     /// Event trace (None: off).
     pub trace: Option<Vec<TraceRow>>,
+    /// Per-round-trip RTT log, (ACK arrival, sample) in ns (None: off; `rtt_log = true`).
+    pub rtt_log: Option<Vec<(SimTime, SimTime)>>,
     /// Cause of the next retransmission, when a caller knows it.
     retx_cause: Option<&'static str>,
     /// RACK's reordering timer.
@@ -185,6 +187,7 @@ impl TcpSender {
             pacer: Pacer::new(cfg.pacing),
             ack_sample: None,
             trace: cfg.trace.then(Vec::new),
+            rtt_log: cfg.rtt_log.then(Vec::new),
             retx_cause: None,
             pending_trace: Vec::new(),
             rate: cfg.cc.owns_window().then(RateSampler::new),
@@ -427,11 +430,18 @@ impl TcpSender {
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
 
-    fn take_sample(&mut self, r: SimTime, stats: &mut FlowStats) {
+    fn take_sample(&mut self, now: SimTime, r: SimTime, stats: &mut FlowStats) {
         self.ack_sample = Some(r);
         self.rtt.sample(r);
         self.last_rtt = Some(r);
         stats.rtt_sample(r);
+        if let Some(log) = self.rtt_log.as_mut() {
+            // ns-2 times one segment at a time: the first segment sent after the previous
+            // timed segment's ACK arrived.
+            if log.last().is_none_or(|&(t, _)| now - r >= t) {
+                log.push((now, r));
+            }
+        }
     }
 
     /// Processes an ACK: cumulative `ack`, `fl` flags, echoed timestamp `ts`, SACK blocks.
@@ -450,7 +460,7 @@ impl TcpSender {
             Phase::SynSent => {
                 if fl & flags::SYN != 0 {
                     if fl & flags::RETX == 0 || self.cfg.timestamps {
-                        self.take_sample(now - ts, stats);
+                        self.take_sample(now, now - ts, stats);
                     }
                     self.phase = Phase::Open;
                     // RFC 5681 3.1: one segment if the SYN had to be retransmitted.
@@ -501,7 +511,7 @@ impl TcpSender {
         // Karn: no sample when the segment that triggered this ACK was a retransmission
         // (timestamps: the echoed TSval is the retransmission's own, RFC 7323 section 4).
         if fl & flags::RETX == 0 || self.cfg.timestamps {
-            self.take_sample(now - ts, stats);
+            self.take_sample(now, now - ts, stats);
         }
         self.snd_una = ack;
         if self.snd_nxt < ack {
@@ -911,7 +921,7 @@ impl TcpSender {
         let mut delivered = 0;
         if advanced {
             if fl & flags::RETX == 0 || self.cfg.timestamps {
-                self.take_sample(now - ts, stats);
+                self.take_sample(now, now - ts, stats);
             }
             delivered += sb.on_cum_ack(ack, now);
             if let Some(r) = self.rate.as_mut() {

@@ -296,6 +296,22 @@ impl World {
         if trace.rows() > 0 {
             results.tables.insert("tcp_trace".into(), trace);
         }
+        let mut rtt_log = Table::new();
+        for f in &self.flows {
+            if let App::Tcp(t) = &f.app {
+                for &(time, r) in t.sender.rtt_log.iter().flatten() {
+                    let row = crate::schema::RttLogSample {
+                        time_s: to_secs(time),
+                        flow: f.name.clone(),
+                        rtt_s: to_secs(r),
+                    };
+                    rtt_log.push(&row.into_row());
+                }
+            }
+        }
+        if rtt_log.rows() > 0 {
+            results.tables.insert("tcp_rtt".into(), rtt_log);
+        }
         let mut with_app = self
             .flows
             .iter()

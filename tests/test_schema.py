@@ -25,6 +25,7 @@ kind = "tcp"
 from = "s1"
 to = "d1"
 trace = true
+rtt_log = true
 [[flows]]
 kind = "poisson"
 from = "s2"

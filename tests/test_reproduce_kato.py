@@ -20,7 +20,7 @@ def pack(tmp_path_factory):
 
     dirs = sorted((out / "runs").iterdir())
     table = collect(dirs, sections=("aggregate", "queues", "links", "flows"))
-    m = kato.measured(PackResults(table=table, runs={}, out=out, quick=True, seeds=1))
+    m = kato.measured(PackResults(table=table, runs={d.name: d for d in dirs}, out=out, quick=True, seeds=1))
     return report, m[m["tcp"] == kato.TCP]
 
 
@@ -62,3 +62,20 @@ def test_report_puts_paper_values_beside_ours(pack):
     assert "12.15" in text  # the paper's average queue at N=1, gamma=0
     assert (report.parent / "tables" / "table6_avg_queue.csv").exists()
     assert (report.parent / "figures" / "metrics_vs_gamma.png").exists()
+
+
+def test_ns2_traced_rtt_is_the_papers_table7(pack):
+    # The paper's Table 7 (ns-2): 25.00 ms at gamma = 0 for every N although its queue grows
+    # from 12 to 37 packets (Little's law: 25.1 to 27.1 ms), and gains of 0.64, 3.73 and 6.56 ms
+    # from gamma 0 to 15 at N = 1, 3, 10. Read as ns-2's traced rtt_ (10-ms ticks, records on
+    # change), the quick pack (10-40 s) gives the paper's values; the senders' mean RTT sample
+    # does not (27.1 ms at N = 10, gamma = 0).
+    _, m = pack
+    for j, n in enumerate(kato.NS):
+        r = _series(m, n, "rtt_ns2_ms")
+        paper = [kato.PAPER_RTT[g][j] for g in (0, 6, 15)]
+        assert all(abs(a - b) < 0.3 for a, b in zip(r, paper)), (n, r, paper)
+        assert all(b > a for a, b in zip(r, r[1:])), (n, r)
+    gains = [_series(m, n, "rtt_ns2_ms")[-1] - _series(m, n, "rtt_ns2_ms")[0] for n in kato.NS]
+    assert gains[0] < gains[1] < gains[2], gains
+    assert _series(m, 10, "rtt_ms")[0] > 26.5  # the contrast: mean sample at N = 10, gamma = 0

@@ -153,3 +153,45 @@ def test_closed_loop_ftp_reading_is_an_option_with_the_stated_think_time():
         assert row["file FCT mean [s]"] > 411_200 / 300_000
     # DSRED keeps the shorter queue under this reading too.
     assert r.loc[(1.1, "DSRED"), "queueing delay [s]"] < r.loc[(1.1, "RED"), "queueing delay [s]"]
+
+
+def test_curves_inverse_and_the_delay_ratio_bound_by_hand():
+    # RED: avg = 6 + 14 p / 0.1 up to p = 0.1 (then only the cliff at 20). DSRED (gamma 0.96):
+    # alpha = 2(0.04)/14, beta = 2(0.96)/14; p = 0.04 at K_m = 13, 1 at K_h = 20.
+    from aqmlab.reproduce import dsred
+
+    assert dsred._curve_queue(0.05, dsred.RED) == pytest.approx(13.0)
+    assert dsred._curve_queue(0.5, dsred.RED) == 20
+    assert dsred._curve_queue(0.02, dsred.DSRED) == pytest.approx(6 + 0.02 / (0.08 / 14))     # 9.5
+    assert dsred._curve_queue(0.5, dsred.DSRED) == pytest.approx(13 + 0.46 / (1.92 / 14))     # 16.354
+    # At a common p the ratio DSRED / RED is smallest where RED's linear part ends (p = 0.1):
+    # (13 + 0.06 / (1.92 / 14)) / 20 = 13.4375 / 20
+    ratio, p = dsred.delay_ratio_bound()
+    assert ratio == pytest.approx(13.4375 / 20)
+    assert p == pytest.approx(0.1)
+
+
+def test_running_normalized_throughput_by_hand():
+    from aqmlab.reproduce import dsred
+
+    # 1-s samples: 10, 20, 30 delivered; 0, 5, 5 drops per second -> 60 / 70
+    s = pd.DataFrame({"drops_per_s": [0.0, 5.0, 5.0], "delivered_pkts": [10.0, 20.0, 30.0]}, index=[1.0, 2.0, 3.0])
+    assert dsred.running_normalized(s) == pytest.approx(60 / 70)
+
+
+@pytest.mark.parametrize("k", [2, 5, 10])
+def test_multiplexing_shortens_dsreds_queue_but_never_past_the_curves_bound(summary, k):
+    # Issue 10's third pass: k FTP connections per server. RED's average goes to its max_th
+    # cliff (20), DSRED's stays on its steep slope; DSRED's queue is shorter, but by the curves
+    # (delay_ratio_bound: both at the drop probability TCP needs) at most by 33%, short of the
+    # paper's 37%; and it does not drop clearly less (5 seeds: 7.4 vs 7.7 and 10.4 vs 10.2 pkt/s).
+    from aqmlab.reproduce import dsred
+
+    red = summary.loc[(f"contract 0.3 Mb/s, {k} FTP flows per server", "CBR", "RED")]
+    ds = summary.loc[(f"contract 0.3 Mb/s, {k} FTP flows per server", "CBR", "DSRED")]
+    assert red["avg queue [pkts]"] > 17
+    assert ds["avg queue [pkts]"] < 16
+    bound, _ = dsred.delay_ratio_bound()
+    assert bound - 0.02 < ds["avg queue [pkts]"] / red["avg queue [pkts]"] < 0.85
+    assert ds["queueing delay [s]"] / red["queueing delay [s]"] > 0.63   # the paper's 0.35 / 0.56 = 0.625
+    assert ds["drop rate [pkt/s]"] > 0.85 * red["drop rate [pkt/s]"]

@@ -1415,6 +1415,35 @@ mod tests {
     }
 
     #[test]
+    fn rtt_log_keeps_one_sample_per_round_trip() {
+        // ns-2's rule: the first segment sent after the previous timed segment's ACK arrived.
+        // Segments 0..3 leave at time 0 (drive_text starts the sender there); each ACK echoes
+        // its segment's send time in `ts`.
+        let mut d = Drive::new("initial_window = 4\nrtt_log = true");
+        assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+        let ack = |d: &mut Drive, a: u64, ts: SimTime, now: SimTime| {
+            d.now = now;
+            d.s.on_ack(a, 0, ts, None, now, &mut d.out, &mut d.stats);
+            d.sent()
+        };
+        // ACK of 0 (sent at 0) at 100 ms: logged. ACKs of 1..3 (also sent at 0) at 101-103 ms:
+        // their segments left before 100 ms, not logged. ACK of 4 (sent on the first ACK, at
+        // 100 ms) at 200 ms: logged. ACK of 5 (sent at 101 ms) at 201 ms: not logged.
+        ack(&mut d, 1, 0, 100 * MS);
+        ack(&mut d, 2, 0, 101 * MS);
+        ack(&mut d, 3, 0, 102 * MS);
+        ack(&mut d, 4, 0, 103 * MS);
+        ack(&mut d, 5, 100 * MS, 200 * MS);
+        ack(&mut d, 6, 101 * MS, 201 * MS);
+        assert_eq!(
+            d.s.rtt_log.as_deref(),
+            Some(&[(100 * MS, 100 * MS), (200 * MS, 100 * MS)][..])
+        );
+        // Off by default: no log at all.
+        assert!(Drive::new("initial_window = 4").s.rtt_log.is_none());
+    }
+
+    #[test]
     fn ns2_halving_is_reno_only() {
         for (extra, part) in [
             (

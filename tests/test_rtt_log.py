@@ -133,3 +133,16 @@ def test_emulated_statistic_matches_ns2_traced_rtt_on_katos_dumbbell(n, linterm)
     print(f"N={n} p_max={1 / linterm}: ns-2 {ns2:.3f} ms, aqmlab {ours:.3f} ms, mean sample {plain:.3f} ms")
     assert ours == pytest.approx(ns2, abs=0.4)
     assert abs(plain - ns2) > 1.0
+
+
+@pytest.mark.parametrize("flow, fragment", [
+    ({"kind": "tcp", "rtt_log": "yes"}, "expected a boolean"),
+    ({"kind": "cbr", "rate": "1Mbps", "rtt_log": True}, "unknown key"),
+])
+def test_bad_rtt_log_names_the_field(flow, fragment):
+    scen = window_limited(False)
+    scen["flows"] = [{"from": "s1", "to": "d1", **flow}]
+    with pytest.raises(aqmlab.ScenarioError) as e:
+        aqmlab.run(scen)
+    assert e.value.path == "flows[0].rtt_log"
+    assert fragment in str(e.value)

@@ -6,7 +6,11 @@ Two egress rates are run: the OC-1 line rate of the paper's Table 1 (51.84 Mb/s)
 queueing delay with an average queue between the thresholds 6 and 20 packets means about 25
 packets/s are served, i.e. ~0.3 Mb/s of 1500-B packets; the ATM contract's rate is not given).
 rt-VBR: the mean is the CBR rate, redrawn every second uniformly in [0.5, 1.5] x mean.
-`--quick` runs 60 s (warm-up 10 s) instead of 300 s (warm-up 20 s).
+`--quick` runs 60 s (warm-up 10 s) instead of 300 s (warm-up 20 s). `VARIANTS` adds the other
+readings of the contract and the traffic (issue 10), among them k FTP connections per server;
+the metrics include OPNET-style readings of the normalized throughput (running from t = 0, the
+figure's lowest 10-s value), and `delay_ratio_bound` gives the largest delay gain the two drop
+curves allow at a common drop probability.
 """
 
 from __future__ import annotations

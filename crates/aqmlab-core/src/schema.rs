@@ -393,6 +393,7 @@ mod tests {
         from = "s1"
         to = "d1"
         trace = true
+        rtt_log = true
         [[flows]]
         kind = "poisson"
         from = "s2"

@@ -195,3 +195,16 @@ def test_multiplexing_shortens_dsreds_queue_but_never_past_the_curves_bound(summ
     assert bound - 0.02 < ds["avg queue [pkts]"] / red["avg queue [pkts]"] < 0.85
     assert ds["queueing delay [s]"] / red["queueing delay [s]"] > 0.63   # the paper's 0.35 / 0.56 = 0.625
     assert ds["drop rate [pkt/s]"] > 0.85 * red["drop rate [pkt/s]"]
+
+
+def test_tcp_details_never_give_dsred_clearly_fewer_drops():
+    # The docs' statement for 5 connections per server under Reno, SACK, OPNET-like timers and
+    # a 20-packet buffer; the delay ratio stays above the curves' bound (0.672).
+    from aqmlab.reproduce import dsred
+
+    t = dsred.tcp_details_reading(k=5, seeds=3).set_index(["reading", "aqm"])
+    bound, _ = dsred.delay_ratio_bound()
+    for reading in dsred.TCP_DETAILS:
+        red, ds = t.loc[(reading, "RED")], t.loc[(reading, "DSRED")]
+        assert ds["drop rate [pkt/s]"] > 0.9 * red["drop rate [pkt/s]"], reading
+        assert bound - 0.02 < ds["queueing delay [s]"] / red["queueing delay [s]"] < 0.85, reading

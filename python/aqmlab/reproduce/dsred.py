@@ -240,6 +240,43 @@ def delay_ratio_bound(points: int = 2001) -> tuple[float, float]:
     return best
 
 
+#: TCP details tried with several connections per server (an option, not in the pack's default
+#: runs; `tcp_details_reading`): label -> (extra TCP keys for every flow, the gateway's buffer).
+#: "OPNET-like": Reno with a 1-s minimum RTO, a 500-ms timer granularity and delayed ACKs.
+TCP_DETAILS = {
+    "NewReno (the pack's)": ({}, None),
+    "Reno": ({"cc": "reno"}, None),
+    "SACK": ({"sack": True}, None),
+    "OPNET-like Reno": ({"cc": "reno", "min_rto": "1s", "timer_granularity": "500ms", "delayed_ack": True}, None),
+    "20-packet buffer": ({}, 20),
+}
+
+
+def tcp_details_reading(k: int = 5, seeds: int = 5) -> pd.DataFrame:
+    """RED vs DSRED with `k` FTP connections per server at the contract rate (CBR) under each of
+    `TCP_DETAILS`: means and 95% half-widths over seeds of the drop rate, queueing delay and
+    normalized throughput at the gateway."""
+    import aqmlab
+
+    rows = []
+    for label, (extra, limit) in TCP_DETAILS.items():
+        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
+            for seed in range(1, seeds + 1):
+                a = dict(aqm)
+                if limit is not None:
+                    a["limit"] = limit
+                doc = scenario_doc(a, SCR, False, False)
+                multiplex(doc, k)
+                for fl in doc["flows"]:
+                    fl.update(extra)
+                doc["simulation"]["seed"] = seed
+                q = aqmlab.run(doc).summary["queues"][QUEUE]
+                rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
+                             "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"]})
+    cols = {c: c for c in ("drop rate [pkt/s]", "queueing delay [s]", "normalized throughput")}
+    return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
     for label, (rate, traffic) in VARIANTS.items():

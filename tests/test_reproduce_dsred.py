@@ -208,3 +208,22 @@ def test_tcp_details_never_give_dsred_clearly_fewer_drops():
         red, ds = t.loc[(reading, "RED")], t.loc[(reading, "DSRED")]
         assert ds["drop rate [pkt/s]"] > 0.9 * red["drop rate [pkt/s]"], reading
         assert bound - 0.02 < ds["queueing delay [s]"] / red["queueing delay [s]"] < 0.85, reading
+
+
+def test_packet_size_is_scale_free_once_the_contract_keeps_packets_per_second():
+    # Theory: with the contract scaled to the same packets per second, a packet's service time
+    # at the gateway is unchanged and the thresholds count packets, so 9180-B (ATM MTU) or
+    # 576-B packets give the 1500-B figures up to the access links' (100 Mb/s) tiny share of
+    # the RTT and seed noise. Thresholds read as kB shorten both queues (2/3 of the packets).
+    from aqmlab.reproduce import dsred
+
+    t = dsred.units_reading(seeds=3).set_index(["reading", "aqm"])
+    base = "1500-B packets (the pack's)"
+    for reading in ("9180-B packets (ATM MTU), 1.836 Mb/s", "576-B packets (MSS 536), 0.1152 Mb/s"):
+        for aqm in ("RED", "DSRED"):
+            for col in ("drop rate [pkt/s]", "queueing delay [s]"):
+                assert t.loc[(reading, aqm), col] == pytest.approx(t.loc[(base, aqm), col], rel=0.08), (reading, aqm, col)
+    kb = "thresholds in kB (x 2/3 packets)"
+    for aqm in ("RED", "DSRED"):
+        assert t.loc[(kb, aqm), "queue [pkts]"] < 0.85 * t.loc[(base, aqm), "queue [pkts]"]
+    assert t.loc[(kb, "DSRED"), "drop rate [pkt/s]"] > t.loc[(kb, "RED"), "drop rate [pkt/s]"]

@@ -277,6 +277,40 @@ def tcp_details_reading(k: int = 5, seeds: int = 5) -> pd.DataFrame:
     return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
 
 
+#: Units of the buffer and the packets (an option, not in the pack's default runs;
+#: `units_reading`): label -> (egress rate b/s, MSS bytes, threshold scale). The ATM MTU of
+#: classical IP over ATM (9180 B, RFC 1626) and a 536-B MSS, each with the contract scaled to the
+#: same packets per second; and the thresholds read as kilobytes of 1500-B packets (x 2/3).
+UNITS = {
+    "1500-B packets (the pack's)": (SCR, 1460, 1.0),
+    "9180-B packets (ATM MTU), 1.836 Mb/s": (1_836_000, 9140, 1.0),
+    "576-B packets (MSS 536), 0.1152 Mb/s": (115_200, 536, 1.0),
+    "thresholds in kB (x 2/3 packets)": (SCR, 1460, 1000 / 1500),
+}
+
+
+def units_reading(seeds: int = 5) -> pd.DataFrame:
+    """RED vs DSRED under each of `UNITS` (one connection per server, CBR): means and 95%
+    half-widths over seeds of the drop rate, queueing delay, normalized throughput and queue."""
+    import aqmlab
+
+    rows = []
+    for label, (rate, mss, scale) in UNITS.items():
+        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
+            a = dict(aqm, min_th=aqm["min_th"] * scale, max_th=aqm["max_th"] * scale)
+            for seed in range(1, seeds + 1):
+                doc = scenario_doc(a, rate, False, False)
+                for fl in doc["flows"]:
+                    fl["mss"] = f"{mss}B"
+                doc["simulation"]["seed"] = seed
+                q = aqmlab.run(doc).summary["queues"][QUEUE]
+                rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
+                             "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"],
+                             "queue [pkts]": q["mean_len_pkts"]})
+    cols = {c: c for c in ("drop rate [pkt/s]", "queueing delay [s]", "normalized throughput", "queue [pkts]")}
+    return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
     for label, (rate, traffic) in VARIANTS.items():

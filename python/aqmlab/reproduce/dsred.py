@@ -72,6 +72,14 @@ VARIANTS = {
     "contract 0.3 Mb/s, 2 FTP flows per server": (300_000, "tcp x2"),
     "contract 0.3 Mb/s, 5 FTP flows per server": (300_000, "tcp x5"),
     "contract 0.3 Mb/s, 10 FTP flows per server": (300_000, "tcp x10"),
+    # ... with OPNET-like TCP details (Reno, 1-s minimum RTO, 500-ms timer granularity, delayed
+    # ACKs; `TCP_DETAILS`); and the units of the packets and the thresholds (`UNITS`): the ATM
+    # MTU (9180 B) and 576-B packets with the contract at the same packets per second, and the
+    # thresholds read as kB of 1500-B packets.
+    "contract 0.3 Mb/s, 5 FTP flows per server, OPNET-like Reno": (300_000, "tcp x5 opnet"),
+    "contract 1.836 Mb/s, 9180-B packets (ATM MTU)": (1_836_000, "tcp mss=9140"),
+    "contract 0.1152 Mb/s, 576-B packets": (115_200, "tcp mss=536"),
+    "contract 0.3 Mb/s, thresholds in kB": (300_000, "tcp kb"),
 }
 #: The rt-VBR token bucket of the shaper and policer readings.
 SCR, PCR, BURST_BYTES = 300_000, 450_000, 20 * 1500
@@ -311,6 +319,35 @@ def units_reading(seeds: int = 5) -> pd.DataFrame:
     return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
 
 
+#: `tcp_options` words naming a `TCP_DETAILS` entry.
+_DETAIL_WORDS = {"reno": "Reno", "sack": "SACK", "opnet": "OPNET-like Reno", "buffer20": "20-packet buffer"}
+
+
+def tcp_options(doc: dict[str, Any], words: list[str]) -> None:
+    """Applies a variant's TCP words: `xK` (K connections per server), `nowait` / `wait` (RED's
+    count spreading), `mss=N`, `kb` (thresholds read as kB of 1500-B packets), or a
+    `_DETAIL_WORDS` key (TCP details and buffer of `TCP_DETAILS`)."""
+    q = doc["topology"]["links"][-1]["qdisc"]
+    for w in words:
+        if w.startswith("x"):
+            multiplex(doc, int(w[1:]))
+        elif w in ("nowait", "wait"):
+            q["spread"] = w
+        elif w.startswith("mss="):
+            for fl in doc["flows"]:
+                fl["mss"] = f"{int(w[4:])}B"
+        elif w == "kb":
+            q["min_th"], q["max_th"] = q["min_th"] * 1000 / 1500, q["max_th"] * 1000 / 1500
+        elif w in _DETAIL_WORDS:
+            extra, limit = TCP_DETAILS[_DETAIL_WORDS[w]]
+            for fl in doc["flows"]:
+                fl.update(extra)
+            if limit is not None:
+                q["limit"] = limit
+        else:
+            raise ValueError(f"unknown TCP variant word {w!r}")
+
+
 def configurations(quick: bool) -> list[Config]:
     out = []
     for label, (rate, traffic) in VARIANTS.items():
@@ -323,10 +360,8 @@ def configurations(quick: bool) -> list[Config]:
                 _policer(doc)
             elif traffic.startswith("ftp"):
                 _ftp(doc, float(traffic.split()[1]))
-            elif traffic.startswith("tcp x"):
-                multiplex(doc, int(traffic[5:]))
-            elif traffic.startswith("tcp "):
-                doc["topology"]["links"][-1]["qdisc"]["spread"] = traffic.split()[1]
+            elif traffic.startswith("tcp"):
+                tcp_options(doc, traffic.split()[1:])
             if "shaper" in label:
                 _shaper(doc)
             out.append(Config(labels={"egress": label, "contract": contract, "aqm": name}, scenario=doc))

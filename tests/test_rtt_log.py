@@ -146,3 +146,25 @@ def test_bad_rtt_log_names_the_field(flow, fragment):
         aqmlab.run(scen)
     assert e.value.path == "flows[0].rtt_log"
     assert fragment in str(e.value)
+
+
+def test_rtt_log_files_are_identical_at_any_parallelism(tmp_path):
+    # Two seeds run with one and with two worker processes: tcp_rtt.parquet byte-identical.
+    import filecmp
+    import subprocess
+    import sys
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(
+        "[simulation]\nduration = \"4s\"\nwarmup = \"1s\"\n"
+        "[topology]\nkind = \"dumbbell\"\npairs = 2\naccess = { rate = \"100Mbps\", delay = \"1ms\" }\n"
+        "bottleneck = { rate = \"10Mbps\", delay = \"10ms\", qdisc = { kind = \"pfifo\", limit = 30 } }\n"
+        "[[flows]]\nkind = \"tcp\"\nfrom = \"s{i}\"\nto = \"d{i}\"\ncount = 2\nrtt_log = true\nstart_jitter = \"100ms\"\n")
+    for jobs, out in (("1", tmp_path / "a"), ("2", tmp_path / "b")):
+        subprocess.run([sys.executable, "-m", "aqmlab", "sweep", str(scen), "--seeds", "2", "--per-run", "-j", jobs,
+                        "-o", str(out)], check=True, capture_output=True)
+    runs = sorted(p.name for p in (tmp_path / "a" / "runs").iterdir())
+    assert len(runs) == 2
+    for r in runs:
+        a, b = tmp_path / "a" / "runs" / r / "tcp_rtt.parquet", tmp_path / "b" / "runs" / r / "tcp_rtt.parquet"
+        assert a.exists() and filecmp.cmp(a, b, shallow=False), r

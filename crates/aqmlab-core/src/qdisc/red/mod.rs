@@ -88,6 +88,7 @@ impl<'de> Deserialize<'de> for AutoF64 {
 /// | `ecn` | "off" | `"off"` (or false), `"ns2"` (mark early decisions while p_b < mark_p), `"ns3"` (mark every early decision), `"on"` (or true) = `"ns3"` |
 /// | `mark_p` | 0.1 | ns-2 `mark_p_` |
 /// | `hard_drop` | true | ns-3 `UseHardDrop`: forced decisions drop even ECT packets (ecn = "ns3") |
+/// | `arrival_avg` | false | add the running sum of the average taken at every arrival and the number of arrivals to the time series (`avg_arrival_sum_pkts`, `avg_arrivals`): the mean of ns-2's traced `ave_` records over any window |
 pub struct CommonDoc;
 
 struct Common {
@@ -99,6 +100,7 @@ struct Common {
     ecn: EcnMode,
     mark_p: f64,
     hard_drop: bool,
+    arrival_avg: bool,
 }
 
 macro_rules! red_params {
@@ -129,6 +131,9 @@ macro_rules! red_params {
             pub mark_p: f64,
             /// ns-3 UseHardDrop. Default true.
             pub hard_drop: bool,
+            /// Time series of the average at arrivals (`avg_arrival_sum_pkts`, `avg_arrivals`).
+            /// Default false.
+            pub arrival_avg: bool,
         }
         impl Default for $name {
             fn default() -> Self {
@@ -142,6 +147,7 @@ macro_rules! red_params {
                     ecn: EcnMode::Off,
                     mark_p: 0.1,
                     hard_drop: true,
+                    arrival_avg: false,
                 }
             }
         }
@@ -156,6 +162,7 @@ macro_rules! red_params {
                     ecn: self.ecn,
                     mark_p: self.mark_p,
                     hard_drop: self.hard_drop,
+                    arrival_avg: self.arrival_avg,
                 }
             }
         }
@@ -235,6 +242,8 @@ pub struct RedDisc {
     pub curve: Curve,
     /// The controller.
     pub control: Control,
+    /// Sum of the average at every arrival and the number of arrivals (`arrival_avg = true`).
+    pub arrival_avg: Option<(f64, u64)>,
 }
 
 impl RedDisc {
@@ -246,6 +255,7 @@ impl RedDisc {
             red: RedQueue::new(cfg),
             curve,
             control,
+            arrival_avg: None,
         })
     }
 
@@ -274,6 +284,11 @@ impl RedDisc {
             q,
             self.fifo.bytes(),
         );
+        if let Some((sum, n)) = self.arrival_avg.as_mut() {
+            // the stored average after this arrival (what ns-2's traced ave_ records)
+            *sum += self.red.avg_pkts();
+            *n += 1;
+        }
         let force = self.control.force(&self.red, q);
         let rng = &mut *ctx.rng;
         let d = self
@@ -333,6 +348,10 @@ impl QueueDisc for RedDisc {
         if let Some(m) = self.curve.max_p() {
             out.push(("max_p", m));
         }
+        if let Some((sum, n)) = self.arrival_avg {
+            out.push(("avg_arrival_sum_pkts", sum));
+            out.push(("avg_arrivals", n as f64));
+        }
         self.control.observe(out);
     }
     fn take_events(&mut self) -> Vec<QdiscEvent> {
@@ -349,7 +368,13 @@ macro_rules! red_member {
             type Params = $params;
             fn configure($p: &$params, $link: &LinkInfo) -> Result<Self, String> {
                 let d: Result<RedDisc, String> = $build;
-                d.map($ty)
+                let arrival_avg = $p.common().arrival_avg;
+                d.map(|mut d| {
+                    if arrival_avg {
+                        d.arrival_avg = Some((0.0, 0));
+                    }
+                    $ty(d)
+                })
             }
             fn start(&mut self, ctx: &mut Ctx) {
                 self.0.start(ctx)

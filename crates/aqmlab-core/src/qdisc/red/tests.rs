@@ -299,3 +299,27 @@ fn trace_runner_uses_the_scripted_uniforms() {
     let (out, _) = run_trace("red", &params, &link, &ev).unwrap();
     assert_eq!(out, vec![0, 0, 0, 0, 0, 2, 0]);
 }
+
+#[test]
+fn arrival_avg_sums_the_stored_average_at_each_arrival() {
+    // w_q = 0.5, three arrivals at time 0 with no service: the queue before each is 0, 1, 2, so
+    // the EWMA after each is 0, 0.5, 1.25 (by hand): sum 1.75 over 3 arrivals.
+    let mut h = Harness::new();
+    let text = "w_q = 0.5\narrival_avg = true\nmin_th = 50\nmax_th = 100\nlimit = 200";
+    let mut q = Red(build("red", text, 10_000_000).unwrap());
+    for _ in 0..3 {
+        assert!(matches!(h.offer(&mut q, 1000), Verdict::Enqueued));
+    }
+    assert_eq!(q.0.arrival_avg, Some((1.75, 3)));
+    let mut out = Vec::new();
+    q.observe(&mut out);
+    assert!(out.contains(&("avg_arrival_sum_pkts", 1.75)));
+    assert!(out.contains(&("avg_arrivals", 3.0)));
+    // Off by default: nothing recorded, no extra columns.
+    let mut q = Red(build("red", "w_q = 0.5", 10_000_000).unwrap());
+    h.offer(&mut q, 1000);
+    assert!(q.0.arrival_avg.is_none());
+    let mut out = Vec::new();
+    q.observe(&mut out);
+    assert!(out.iter().all(|(k, _)| !k.starts_with("avg_arriv")));
+}

@@ -79,3 +79,15 @@ def test_ns2_traced_rtt_is_the_papers_table7(pack):
     gains = [_series(m, n, "rtt_ns2_ms")[-1] - _series(m, n, "rtt_ns2_ms")[0] for n in kato.NS]
     assert gains[0] < gains[1] < gains[2], gains
     assert _series(m, 10, "rtt_ms")[0] > 26.5  # the contrast: mean sample at N = 10, gamma = 0
+
+
+def test_ns2_traced_ave_reading_of_table6(pack):
+    # The paper's Table 6 read as the mean of RED's traced ave_ records (the EWMA at arrivals):
+    # within a packet of the paper's values on the short quick runs, and below the queue's time
+    # average at N = 1 (ns-2.35 itself: 12.22 vs 13.00 packets; paper 12.15).
+    _, m = pack
+    for j, n in enumerate(kato.NS):
+        ave = _series(m, n, "queue_ns2_ave_pkts")
+        paper = [kato.PAPER_QUEUE[g][j] for g in (0, 6, 15)]
+        assert all(abs(a - b) < 1.0 for a, b in zip(ave, paper)), (n, ave, paper)
+    assert all(a < t for a, t in zip(_series(m, 1, "queue_ns2_ave_pkts"), _series(m, 1, "queue_pkts")))

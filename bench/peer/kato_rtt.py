@@ -47,12 +47,23 @@ def ns2_trace_mean(path: Path, start: float = START, end: float = END) -> dict:
     }
 
 
+def ns2_ave_mean(path: Path, start: float = START, end: float = END) -> float:
+    """Mean of RED's `ave_` records ("a time value") in [start, end] of an ns-2 queue trace."""
+    s = n = 0
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] == "a" and start <= float(f[1]) <= end:
+            s += float(f[2])
+            n += 1
+    return s / n
+
+
 def run_ns2(n: int, linterm: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        tr = Path(d) / "rtt.tr"
-        subprocess.run(["ns", str(TCL), f"pairs={n}", f"linterm={linterm}", f"duration={DURATION}", f"out={tr}"],
-                       check=True, capture_output=True)
-        return ns2_trace_mean(tr)
+        tr, qtr = Path(d) / "rtt.tr", Path(d) / "ave.tr"
+        subprocess.run(["ns", str(TCL), f"pairs={n}", f"linterm={linterm}", f"duration={DURATION}", f"out={tr}",
+                        f"qout={qtr}"], check=True, capture_output=True)
+        return {**ns2_trace_mean(tr), "ave_mean_pkts": ns2_ave_mean(qtr)}
 
 
 def run_aqmlab(n: int, linterm: int) -> dict:
@@ -62,6 +73,8 @@ def run_aqmlab(n: int, linterm: int) -> dict:
     res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(n, 0, kato.TCP, False) + [f"topology.bottleneck.qdisc.max_p={1 / linterm}"])
     log = res.tables["tcp_rtt"]
     return {
+        "ave_mean_pkts": kato.arrival_avg_mean(res.tables["queue_series"], START, END),
+        "queue_time_avg_pkts": float(res.summary["queues"][kato.QUEUE]["mean_len_pkts"]),
         "pooled_ms": kato.ns2_traced_rtt_ms(log, START, END),
         "per_flow_ms": kato.ns2_traced_rtt_ms(log, START, END, per_flow=True),
         "mean_sample_ms": 1e3 * float(log[(log["time_s"] >= START) & (log["time_s"] <= END)]["rtt_s"].mean()),
@@ -83,15 +96,17 @@ def main() -> int:
         ns2 = {f"{n}-{lt}": run_ns2(n, lt) for n, lt in CASES}
         if a.record:
             CACHE.write_text(json.dumps(ns2, indent=1, sort_keys=True) + "\n")
-    print("| p_max | N | ns-2 rtt_ records | ns-2 traced rtt_ [ms] | aqmlab emulated [ms] | aqmlab mean per-RTT sample [ms] |")
-    print("|---|---|---|---|---|---|")
+    print("| p_max | N | ns-2 rtt_ records | ns-2 traced rtt_ [ms] | aqmlab emulated [ms] | aqmlab mean per-RTT sample [ms] "
+          "| ns-2 traced ave_ [pkts] | aqmlab arrival-average [pkts] | aqmlab time-average queue [pkts] |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n, lt in CASES:
         s = ns2[f"{n}-{lt}"]
         if a.ns2_only:
-            aq = {"pooled_ms": float("nan"), "mean_sample_ms": float("nan")}
+            aq = {k: float("nan") for k in ("pooled_ms", "mean_sample_ms", "ave_mean_pkts", "queue_time_avg_pkts")}
         else:
             aq = run_aqmlab(n, lt)
-        print(f"| {1 / lt:g} | {n} | {s['records']} | {s['pooled_ms']:.3f} | {aq['pooled_ms']:.3f} | {aq['mean_sample_ms']:.3f} |")
+        print(f"| {1 / lt:g} | {n} | {s['records']} | {s['pooled_ms']:.3f} | {aq['pooled_ms']:.3f} | {aq['mean_sample_ms']:.3f} "
+              f"| {s['ave_mean_pkts']:.3f} | {aq['ave_mean_pkts']:.3f} | {aq['queue_time_avg_pkts']:.3f} |")
     return 0
 
 

@@ -7,14 +7,16 @@
 #   duration  seconds (default 240)
 #   seed      RNG seed of the flows' start times in [0, 1) s (default 1)
 #   out       trace file to write (default rtt.tr)
+#   qout      trace file of RED's ave_ at R1 (default none): one record "a time ave_" per change,
+#             i.e. per arrival
 #
 # Setup as bench/peer/ns2peer.py's kato-N (docs/reproductions/kato.md): 1000 Mb/s 1 ms access
 # links, 100 Mb/s 10 ms bottleneck with RED (thresh 30, maxthresh 90, q_weight 8.32e-5, not
 # gentle, limit 500) at R1, DropTail back, Reno senders (window_ 10000, 1000-B segments + 40-B
-# header), TCPSink receivers, FTP from U[0, 1) s. ns-2 writes a traced integer only when its
-# value changes; each record is "time src sport dst dport rtt_ value-in-seconds".
+# header), TCPSink receivers, FTP from U[0, 1) s. ns-2 writes a traced variable only when its
+# value changes; each rtt_ record is "time src sport dst dport rtt_ value-in-seconds".
 
-array set opt { pairs 1 tick 0.01 linterm 50 duration 240 seed 1 out rtt.tr }
+array set opt { pairs 1 tick 0.01 linterm 50 duration 240 seed 1 out rtt.tr qout {} }
 foreach a $argv {
     set i [string first = $a]
     if {$i < 1} { puts stderr "argument '$a': expected key=value"; exit 2 }
@@ -39,6 +41,13 @@ $ns simplex-link $r2 $r1 100Mb 10ms DropTail
 $ns queue-limit $r1 $r2 500
 
 set f [open $opt(out) w]
+set qf {}
+if {$opt(qout) != ""} {
+    set qf [open $opt(qout) w]
+    set red [[$ns link $r1 $r2] queue]
+    $red trace ave_
+    $red attach $qf
+}
 set rng [new RNG]
 $rng seed $opt(seed)
 for {set i 1} {$i <= $opt(pairs)} {incr i} {
@@ -57,5 +66,11 @@ for {set i 1} {$i <= $opt(pairs)} {incr i} {
     set ftp [$t attach-app FTP]
     $ns at [$rng uniform 0 1] "$ftp start"
 }
-$ns at $opt(duration) "close $f; exit 0"
+proc finish {} {
+    global f qf
+    close $f
+    if {$qf != ""} { close $qf }
+    exit 0
+}
+$ns at $opt(duration) "finish"
 $ns run

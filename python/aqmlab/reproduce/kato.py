@@ -117,7 +117,7 @@ def ns2_traced_rtt_ms(log: pd.DataFrame, start: float, end: float, tick: float =
 
 def _overrides(n: int, gamma: float, cc: str, quick: bool) -> list[str]:
     o = [f"topology.pairs={n}", f"flows[0].count={n}", f"topology.bottleneck.qdisc.gamma={gamma}", f'flows[0].cc="{cc}"',
-         "flows[0].rtt_log=true"]
+         "flows[0].rtt_log=true", "topology.bottleneck.qdisc.arrival_avg=true"]
     if quick:
         o += ['simulation.duration="40s"', 'simulation.warmup="10s"']
     return o
@@ -156,6 +156,25 @@ def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
+def arrival_avg_mean(series: pd.DataFrame, start: float, end: float, queue: str = QUEUE) -> float:
+    """Mean of RED's stored average over the arrivals in (start, end], from the running sums a
+    discipline with `arrival_avg = true` adds to `queue_series` (`avg_arrival_sum_pkts`,
+    `avg_arrivals`): the mean of the records of ns-2's traced `ave_` (every arrival changes it).
+    The series must have samples at `start` and `end`."""
+    q = series[series["queue"].astype(str) == queue].set_index("time_s")
+    if "avg_arrival_sum_pkts" not in q.columns:
+        return math.nan
+
+    def at(t: float, col: str) -> float:
+        i = q.index.get_indexer([t], method="nearest")[0]
+        if abs(q.index[i] - t) > 1e-6:
+            raise ValueError(f"queue_series has no sample at {t} s")
+        return float(q[col].iloc[i])
+
+    n = at(end, "avg_arrivals") - at(start, "avg_arrivals")
+    return (at(end, "avg_arrival_sum_pkts") - at(start, "avg_arrival_sum_pkts")) / n if n > 0 else math.nan
+
+
 def run_rtt_log(run) -> pd.DataFrame | None:
     """The `tcp_rtt` table of a saved run directory (None if the run has none)."""
     from pathlib import Path
@@ -172,12 +191,16 @@ def measured(results: PackResults) -> pd.DataFrame:
     cols = {m: m for m in ("util_pct", "fi", "thr_MBps", "queue_pkts", "rtt_ms", "drops_early", "drops_forced")}
     if results.runs and "run" in t.columns:
         start, end = QUICK_WINDOW if results.quick else WINDOW
-        vals = []
+        vals, qvals = [], []
         for run in t["run"]:
             log = run_rtt_log(results.runs[run]) if run in results.runs else None
             vals.append(ns2_traced_rtt_ms(log, start, end) if log is not None else math.nan)
+            qs = results.runs[run] / "queue_series.parquet" if run in results.runs else None
+            qvals.append(arrival_avg_mean(pd.read_parquet(qs), start, end) if qs is not None and qs.exists() else math.nan)
         t["rtt_ns2_ms"] = vals
         cols["rtt_ns2_ms"] = "rtt_ns2_ms"
+        t["queue_ns2_ave_pkts"] = qvals
+        cols["queue_ns2_ave_pkts"] = "queue_ns2_ave_pkts"
     return summarize(t, ["tcp", "gamma", "N"], cols)
 
 
@@ -289,6 +312,27 @@ def analyze(results: PackResults) -> str:
             "value changes (`ns2_traced_rtt_ms`).\n"
         )
         out.append(results.write_table("table7_rtt_readings", df, ".3f") + "\n")
+
+    # Table 6 under two readings of "average queue size"
+    if "queue_ns2_ave_pkts" in main.columns:
+        rows = []
+        for g in gammas:
+            for j, n in enumerate(NS):
+                r = main[(main["gamma"] == g) & (main["N"] == n)]
+                if not len(r) or int(g) not in PAPER_QUEUE:
+                    continue
+                rows.append({"gamma": int(g), "N": n, "paper": PAPER_QUEUE[int(g)][j],
+                             "time average of the queue": float(r["queue_pkts"].iloc[0]),
+                             "ns-2 traced ave_": float(r["queue_ns2_ave_pkts"].iloc[0])})
+        df = pd.DataFrame(rows)
+        df["traced − paper"] = df["ns-2 traced ave_"] - df["paper"]
+        out.append("## Table 6 under two readings of \"average queue size\" [packets]\n")
+        out.append(
+            "*time average of the queue*: the tables above; *ns-2 traced ave_*: the mean of the records "
+            "of RED's traced `ave_` (`$red trace ave_`), i.e. of the EWMA average at every arrival "
+            "(`arrival_avg = true`, `arrival_avg_mean`).\n"
+        )
+        out.append(results.write_table("table6_queue_readings", df, ".3f") + "\n")
 
     # The paper's claims
     out.append("## The paper's claims\n")

@@ -3,7 +3,10 @@
 Configurations: gamma in {0, 3, 6, 9, 12, 15} x N in {1, 3, 10} TCP flows, plus N = 1..10 at
 gamma = 0 for the utilization table (Table 3). The full pack also repeats the N = 1..10 sweep
 with the other loss-recovery variants (the paper does not name its TCP), as a sensitivity check.
-Scenario: `scenarios/kato/kato.toml`.
+Scenario: `scenarios/kato/kato.toml`. Besides the time-average queue and the mean RTT sample, the
+pack computes Tables 6 and 7 as the paper did, as means of ns-2 trace records: RED's traced `ave_`
+(`arrival_avg_mean`, from the qdisc's `arrival_avg = true`) and the senders' traced `rtt_`
+(`ns2_traced_rtt_ms`, from the flows' `rtt_log = true`); docs/reproductions/kato.md.
 """
 
 from __future__ import annotations

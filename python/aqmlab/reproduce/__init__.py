@@ -52,6 +52,9 @@ class Config:
     labels: dict[str, Any]
     scenario: Any
     overrides: list[str] = field(default_factory=list)
+    #: Seeds of this configuration when the pack needs more than the command's `--seeds`
+    #: (None: seeds 1..--seeds, as every other configuration).
+    seeds: Sequence[int] | None = None
 
 
 @dataclass
@@ -143,7 +146,7 @@ def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, 
     jobs = []
     for c in configs:
         text = load_scenario(c.scenario, c.overrides)
-        for s in range(1, seeds + 1):
+        for s in (c.seeds if c.seeds is not None else range(1, seeds + 1)):
             jobs.append(Job(text, s, c.labels))
     dirs = run_jobs(jobs, out, workers=workers, progress=progress, label=name)
     table = collect(dirs, sections=("aggregate", "queues", "links", "flows"))

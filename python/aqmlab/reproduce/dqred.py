@@ -90,6 +90,57 @@ PAPER_POWER = {"DT": (7.96, 5.6, 66.52, 13.57), "RED": (114.71, 114, 273, 133.17
                "FQ": (15.1, 15.08, 11.12, 222.8), "SFQ": (82.34, 80.69, 55.55, 222.8), "DRR": (81.34, 79.62, 76.13, 297),
                "REM": (14.44, 28.93, 85.19, 30.3), "PI": (15.29, 11.75, 58.52, 17.82)}
 
+# ---------------------------------------------------------------- part 1, video row by row
+#: The video flow's offered load in each of Table II's rows, from the table itself:
+#: throughput / (1 - loss) of flow 3, in kb/s (725.5 under DT, 294.1 under RED and VQ, ... 491.3 under PI).
+VIDEO_OFFERED_KBPS = {s: 8 * PAPER_THR_KBps[s][2] / (1 - PAPER_LOSS_PCT[s][2] / 100) for s in PAPER_THR_KBps}
+#: "the rate for video traffic is 1.5 Mbps": read as the rate while the source sends (ns-2's
+#: Application/Traffic/Exponential `rate_`), the table's offered load as its mean.
+VIDEO_PEAK_KBPS = 1500.0
+#: ns-2.35's default mean burst of Application/Traffic/Exponential (`burst_time_ 0.5`); the mean idle
+#: time follows from the row's offered load: idle = burst * (peak / mean - 1).
+NS2_BURST_TIME_S = 0.5
+#: Seeds of the multi-seed part-1 readings (issue 10 asked for the orderings over more seeds).
+ORDER_SEEDS = tuple(range(1, 11))
+_DERIVED = ['topology.bottleneck.rate="698.8kbps"', 'flows[3].rate="142.56kbps"']
+_W8000 = ['flows[0].window_bytes="8000000B"', 'flows[1].window_bytes="8000000B"']
+
+
+def vbr_video(scheme: str, burst_s: float = NS2_BURST_TIME_S) -> str:
+    """Override making flow 3 an on/off source at the stated 1.5 Mb/s while on, with exponential
+    bursts of mean `burst_s` and the idle mean that gives Table II's offered load for `scheme`."""
+    idle = burst_s * (VIDEO_PEAK_KBPS / VIDEO_OFFERED_KBPS[scheme] - 1)
+    return ('flows[2]={ kind = "onoff", name = "flow3", from = "s3", to = "d3", rate = "1.5Mbps", size = "1000B", '
+            f'on_time = "{burst_s:g}s", off_time = "{idle:.6g}s", start_jitter = "100ms" }}')
+
+
+def _per_row_cbr(scheme: str) -> list[str]:
+    return [*_DERIVED, f'flows[2].rate="{VIDEO_OFFERED_KBPS[scheme]:.2f}kbps"']
+
+
+def _per_row_vbr(burst_s: float, w8000: bool):
+    return lambda scheme: [*_DERIVED, vbr_video(scheme, burst_s), *(_W8000 if w8000 else [])]
+
+
+#: The per-row reading as a part-1 setup with full tables: video on/off at 1.5 Mb/s with each row's
+#: offered load, ns-2's default burst, `window_ 8000` read as packets; over ORDER_SEEDS.
+PER_ROW = "per-row VBR video, window_ 8000 packets"
+SETUPS[PER_ROW] = _per_row_vbr(NS2_BURST_TIME_S, True)
+SETUP_SEEDS = {PER_ROW: ORDER_SEEDS}
+
+#: Multi-seed readings for the fairness and delay orderings (label part 3; a setup already in
+#: SETUPS contributes its part-1 runs and only the missing seeds run here).
+ORDERINGS = {
+    "derived": SETUPS["derived"],
+    "derived, window_ 8000 packets": SETUPS["derived, window_ 8000 packets"],
+    "per-row CBR video": _per_row_cbr,
+    "per-row CBR video, window_ 8000 packets": lambda sch: [*_per_row_cbr(sch), *_W8000],
+    "per-row VBR video (burst 0.5 s)": _per_row_vbr(0.5, False),
+    **{f"per-row VBR video, window_ 8000 packets, burst {b:g} s": _per_row_vbr(b, True) for b in (0.02, 0.05, 0.1, 0.2)},
+    PER_ROW: SETUPS[PER_ROW],
+}
+
+
 # ---------------------------------------------------------------- part 2
 NS = (60, 70, 100, 150)
 #: Table III: N -> (FTP, audio, video) sources
@@ -234,8 +285,18 @@ def configurations(quick: bool) -> list[Config]:
     short = ['simulation.duration="20s"', 'simulation.warmup="5s"'] if quick else []
     for setup, extra in SETUPS.items():
         for scheme, q in SCHEMES.items():
+            ov = extra(scheme) if callable(extra) else extra
             configs.append(Config({"part": 1, "setup": setup, "scheme": scheme}, SMALL,
-                                  [f"topology.bottleneck.qdisc={q}", *extra, *short]))
+                                  [f"topology.bottleneck.qdisc={q}", *ov, *short], seeds=SETUP_SEEDS.get(setup)))
+    for setup, extra in ORDERINGS.items():
+        done = set(SETUP_SEEDS.get(setup, (1,))) if setup in SETUPS else set()
+        seeds = [k for k in ORDER_SEEDS if k not in done]
+        if not seeds:
+            continue
+        for scheme, q in SCHEMES.items():
+            ov = extra(scheme) if callable(extra) else extra
+            configs.append(Config({"part": 3, "setup": setup, "scheme": scheme}, SMALL,
+                                  [f"topology.bottleneck.qdisc={q}", *ov, *short], seeds=seeds))
     for n in ((60, 150) if quick else NS):
         for alg, q in available_algorithms().items():
             configs.append(Config({"part": 2, "variant": "as run", "scheme": alg, "N": n}, att_path(n),
@@ -254,7 +315,23 @@ def configurations(quick: bool) -> list[Config]:
 # ---------------------------------------------------------------- analysis
 def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
     """Part 1 per scheme for one setup ("stated" or "derived")."""
-    t = results.table[(results.table["part"] == 1) & (results.table["setup"] == setup)].copy()
+    t = _part1_rows(results, setup, parts=(1,))
+    return _part1_summary(t)
+
+
+def _part1_rows(results: PackResults, setup: str, parts=(1, 3)) -> pd.DataFrame:
+    """Part-1 runs of `setup` (one row per scheme and seed: a run shared by two configurations
+    is listed twice by the sweep)."""
+    t = results.table
+    if "setup" not in t:
+        return t.iloc[0:0]
+    t = t[t["part"].isin(parts) & (t["setup"] == setup)]
+    return t.drop_duplicates(["scheme", "seed"]).copy()
+
+
+def _part1_summary(t: pd.DataFrame) -> pd.DataFrame:
+    """Per-scheme means over seeds of the part-1 metrics (KB/s, s, %)."""
+    t = t.copy()
     metrics = {}
     for i, f in enumerate(FLOWS, start=1):
         t[f"thr{i}"] = t[f"flows.{f}.{F.throughput_bps}"] / 8e3  # KB/s
@@ -277,18 +354,66 @@ def part1_fit(results: PackResults) -> pd.DataFrame:
     rows = []
     for setup in SETUPS:
         p1 = part1(results, setup)
-        if not len(p1):
+        if len(p1):
+            rows.append({"setup": setup, "seeds": int(_part1_rows(results, setup, (1,))["seed"].nunique()), **_fit(p1)})
+    return pd.DataFrame(rows)
+
+
+def _fit(p1: pd.DataFrame) -> dict[str, float]:
+    """Mean absolute differences of a per-scheme summary to Table II (32 flow cells; Jain over schemes)."""
+    p1 = p1.set_index("scheme")
+    d_thr, d_delay, d_loss, d_jain = [], [], [], []
+    for s in p1.index:
+        for i in range(4):
+            d_thr.append(abs(p1.loc[s, f"thr{i + 1}"] - PAPER_THR_KBps[s][i]))
+            d_delay.append(abs(p1.loc[s, f"delay{i + 1}"] - PAPER_DELAY_S[s][i]))
+            d_loss.append(abs(p1.loc[s, f"loss{i + 1}"] - PAPER_LOSS_PCT[s][i]))
+        d_jain.append(abs(p1.loc[s, "jain"] - PAPER_FAIRNESS[s]))
+    return {"throughput [KB/s]": float(np.mean(d_thr)), "delay [s]": float(np.mean(d_delay)),
+            "loss [points]": float(np.mean(d_loss)), "Jain": float(np.mean(d_jain))}
+
+
+def paper_jain_from_throughputs() -> dict[str, float]:
+    """Jain's index of each Table II row computed from the row's own four throughputs (the
+    paper's definition: (sum x)^2 / (n sum x^2), n = 4)."""
+    return {s: sum(x) ** 2 / (4 * sum(v * v for v in x)) for s, x in PAPER_THR_KBps.items()}
+
+
+def part1_orderings(results: PackResults) -> pd.DataFrame:
+    """Per multi-seed reading: how many seeds put DT lowest in Jain's index, DT and REM the two
+    lowest (the paper's Fig. 5 claim), RED lowest in data (mean of flows 1, 2) and in video delay
+    among all eight schemes (the paper's Fig. 3 claim); the mean Jain order and the RED and VQ
+    mean delays; the distance of the seed means to Table II."""
+    rows = []
+    fl = [f"flows.{f}.{F.delay_mean_s}" for f in FLOWS]
+    for setup in ORDERINGS:
+        t = _part1_rows(results, setup)
+        if not len(t):
             continue
-        p1 = p1.set_index("scheme")
-        d_thr, d_delay, d_loss, d_jain = [], [], [], []
-        for s in p1.index:
-            for i in range(4):
-                d_thr.append(abs(p1.loc[s, f"thr{i + 1}"] - PAPER_THR_KBps[s][i]))
-                d_delay.append(abs(p1.loc[s, f"delay{i + 1}"] - PAPER_DELAY_S[s][i]))
-                d_loss.append(abs(p1.loc[s, f"loss{i + 1}"] - PAPER_LOSS_PCT[s][i]))
-            d_jain.append(abs(p1.loc[s, "jain"] - PAPER_FAIRNESS[s]))
-        rows.append({"setup": setup, "throughput [KB/s]": float(np.mean(d_thr)), "delay [s]": float(np.mean(d_delay)),
-                     "loss [points]": float(np.mean(d_loss)), "Jain": float(np.mean(d_jain))})
+        n = dt_low = dt_rem = red_tcp = red_video = 0
+        for _, h in t.groupby("seed"):
+            h = h.set_index("scheme")
+            if set(h.index) != set(SCHEMES):
+                continue
+            n += 1
+            jain = h[f"aggregate.{A.jain_index}"].sort_values(kind="stable")
+            data = (h[fl[0]] + h[fl[1]]) / 2
+            dt_low += jain.index[0] == "DT"
+            dt_rem += set(jain.index[:2]) == {"DT", "REM"}
+            red_tcp += data.idxmin() == "RED"
+            red_video += h[fl[2]].idxmin() == "RED"
+        p1 = _part1_summary(t).set_index("scheme")
+        order = p1["jain"].sort_values(kind="stable")
+        rows.append({
+            "reading": setup, "seeds": n,
+            "Jain, lowest three (seed means)": " < ".join(f"{k} {v:.2f}" for k, v in order.iloc[:3].items()),
+            "DT lowest": f"{dt_low}/{n}", "DT and REM lowest two": f"{dt_rem}/{n}",
+            "RED lowest data delay": f"{red_tcp}/{n}", "RED lowest video delay": f"{red_video}/{n}",
+            "data delay RED / VQ [s]": f"{(p1.loc['RED', 'delay1'] + p1.loc['RED', 'delay2']) / 2:.3f} / "
+                                        f"{(p1.loc['VQ', 'delay1'] + p1.loc['VQ', 'delay2']) / 2:.3f}",
+            "video delay RED / VQ [s]": f"{p1.loc['RED', 'delay3']:.3f} / {p1.loc['VQ', 'delay3']:.3f}",
+            **_fit(p1.reset_index()),
+        })
     return pd.DataFrame(rows)
 
 
@@ -418,6 +543,26 @@ def analyze(results: PackResults) -> str:
         "which ns-2 counts in packets: the two TCP flows are not window-limited.\n"
     )
     out.append(_part1_report(results, "derived, window_ 8000 packets", "_derived_window8000", plt))
+    out.append(f"## Part 1, the video row by row: {PER_ROW}\n")
+    out.append(
+        "Table II's video flow offered a different load in each row (throughput / (1 - loss): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in VIDEO_OFFERED_KBPS.items())
+        + " kb/s). Here flow 3 is an on/off source sending at the paper's 1.5 Mb/s while on, with "
+        f"exponential bursts of mean {NS2_BURST_TIME_S:g} s (ns-2's Application/Traffic/Exponential default) and "
+        "the idle mean that gives each row's load; the TCP window is ns-2's `window_ 8000` (packets). "
+        f"Means over seeds {ORDER_SEEDS[0]}-{ORDER_SEEDS[-1]}.\n")
+    out.append(_part1_report(results, PER_ROW, "_per_row_vbr", plt))
+    orders = part1_orderings(results)
+    if len(orders):
+        out.append("## Part 1: the fairness and delay orderings over seeds\n")
+        out.append(
+            "The paper: \"the DT and REM algorithms provide the lowest fairness index\" (Fig. 5) and RED \"gives the "
+            "lowest data and video delay compared to other strategies\" (Fig. 3). Counts of seeds in which each "
+            "holds among all eight schemes; the last four columns are the distance of the seed means to Table II. "
+            "Jain's index from Table II's own throughputs: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in sorted(paper_jain_from_throughputs().items(), key=lambda kv: kv[1]))
+            + " (the paper prints PI as 0.81).\n")
+        out.append(results.write_table("part1_orderings", orders, ".3g") + "\n")
     fit = part1_fit(results)
     if len(fit):
         out.append("## Part 1: distance to the paper's Table II per setup\n")

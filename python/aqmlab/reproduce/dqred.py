@@ -100,6 +100,9 @@ VIDEO_PEAK_KBPS = 1500.0
 #: ns-2.35's default mean burst of Application/Traffic/Exponential (`burst_time_ 0.5`); the mean idle
 #: time follows from the row's offered load: idle = burst * (peak / mean - 1).
 NS2_BURST_TIME_S = 0.5
+#: The burst of the part-1 per-row setup: of the bursts run (0.02-0.5 s, ORDERINGS) the one whose seed
+#: means sit closest to Table II (throughput, delay and loss; part1_orderings' distance columns).
+PER_ROW_BURST_S = 0.05
 #: Seeds of the multi-seed part-1 readings (issue 10 asked for the orderings over more seeds).
 ORDER_SEEDS = tuple(range(1, 11))
 _DERIVED = ['topology.bottleneck.rate="698.8kbps"', 'flows[3].rate="142.56kbps"']
@@ -123,9 +126,9 @@ def _per_row_vbr(burst_s: float, w8000: bool):
 
 
 #: The per-row reading as a part-1 setup with full tables: video on/off at 1.5 Mb/s with each row's
-#: offered load, ns-2's default burst, `window_ 8000` read as packets; over ORDER_SEEDS.
+#: offered load, bursts of PER_ROW_BURST_S, `window_ 8000` read as packets; over ORDER_SEEDS.
 PER_ROW = "per-row VBR video, window_ 8000 packets"
-SETUPS[PER_ROW] = _per_row_vbr(NS2_BURST_TIME_S, True)
+SETUPS[PER_ROW] = _per_row_vbr(PER_ROW_BURST_S, True)
 SETUP_SEEDS = {PER_ROW: ORDER_SEEDS}
 
 #: Multi-seed readings for the fairness and delay orderings (label part 3; a setup already in
@@ -135,8 +138,9 @@ ORDERINGS = {
     "derived, window_ 8000 packets": SETUPS["derived, window_ 8000 packets"],
     "per-row CBR video": _per_row_cbr,
     "per-row CBR video, window_ 8000 packets": lambda sch: [*_per_row_cbr(sch), *_W8000],
-    "per-row VBR video (burst 0.5 s)": _per_row_vbr(0.5, False),
-    **{f"per-row VBR video, window_ 8000 packets, burst {b:g} s": _per_row_vbr(b, True) for b in (0.02, 0.05, 0.1, 0.2)},
+    "per-row VBR video (burst 0.05 s, 8-segment window)": _per_row_vbr(PER_ROW_BURST_S, False),
+    "per-row VBR video (burst 0.5 s, 8-segment window)": _per_row_vbr(NS2_BURST_TIME_S, False),
+    **{f"per-row VBR video, window_ 8000 packets, burst {b:g} s": _per_row_vbr(b, True) for b in (0.02, 0.1, 0.2, NS2_BURST_TIME_S)},
     PER_ROW: SETUPS[PER_ROW],
 }
 
@@ -262,6 +266,21 @@ VARIANT_ALGORITHMS = {
 }
 
 
+#: Random source/sink placement over every stub node with slower links (issue 10, third pass): several
+#: congested links instead of one shared inter-domain link. Every link of the topology at the rate
+#: (the paper states none); all N, seeds PLACEMENT_SEEDS.
+PLACEMENT_RATES = ("3Mbps", "4Mbps", "5Mbps", "6Mbps")
+PLACEMENT_SEEDS = (1, 2, 3)
+
+
+def placement_text(n: int, rate: str) -> str:
+    """Part 2's scenario at N = n with random placement and every link at `rate`."""
+    text = att_scenario_text(n, "random")
+    out = text.replace('rate = "10Mbps"', f'rate = "{rate}"')
+    assert out.count(f'rate = "{rate}"') == 3, rate
+    return out
+
+
 def variant_text(name: str, n: int = 150) -> str:
     if VARIANTS[name] is None:
         return att_scenario_text(n, "random")
@@ -301,6 +320,12 @@ def configurations(quick: bool) -> list[Config]:
         for alg, q in available_algorithms().items():
             configs.append(Config({"part": 2, "variant": "as run", "scheme": alg, "N": n}, att_path(n),
                                   [f"topology.default_qdisc={q}", *short]))
+    for rate in (PLACEMENT_RATES[2:3] if quick else PLACEMENT_RATES):
+        for n in ((60, 150) if quick else NS):
+            text = placement_text(n, rate)
+            for alg, q in available_algorithms().items():
+                configs.append(Config({"part": 2, "variant": f"random placement, {rate} links", "scheme": alg, "N": n}, text,
+                                      [f"topology.default_qdisc={q}", *short], seeds=None if quick else PLACEMENT_SEEDS))
     for v in VARIANTS:
         text = variant_text(v)
         for alg, q in available_algorithms().items():
@@ -548,7 +573,8 @@ def analyze(results: PackResults) -> str:
         "Table II's video flow offered a different load in each row (throughput / (1 - loss): "
         + ", ".join(f"{k} {v:.0f}" for k, v in VIDEO_OFFERED_KBPS.items())
         + " kb/s). Here flow 3 is an on/off source sending at the paper's 1.5 Mb/s while on, with "
-        f"exponential bursts of mean {NS2_BURST_TIME_S:g} s (ns-2's Application/Traffic/Exponential default) and "
+        f"exponential bursts of mean {PER_ROW_BURST_S:g} s (of the bursts run, the closest to Table II; ns-2's "
+        f"Application/Traffic/Exponential default is {NS2_BURST_TIME_S:g} s, in the orderings table) and "
         "the idle mean that gives each row's load; the TCP window is ns-2's `window_ 8000` (packets). "
         f"Means over seeds {ORDER_SEEDS[0]}-{ORDER_SEEDS[-1]}.\n")
     out.append(_part1_report(results, PER_ROW, "_per_row_vbr", plt))
@@ -609,7 +635,38 @@ def analyze(results: PackResults) -> str:
                     rows.append({"N": int(n), "class": c, "RED loss %": red, "DQRED loss %": dq, "DQRED lower": "yes" if dq < red else "no"})
             out.append(results.write_table("part2_claims", pd.DataFrame(rows), ".3g") + "\n")
         out.append(_variants_report(results))
+        pc = placement_claims(results)
+        if len(pc):
+            out.append("### Random placement over every stub node, every link slower (issue 10, third pass)\n\n"
+                       "Sources and sinks drawn from all stub nodes (several congested links instead of one shared "
+                       "inter-domain link), every link at the rate shown (the paper states none); the rest as run. "
+                       + ("Quick mode: one seed." if results.quick else f"Means over seeds {PLACEMENT_SEEDS[0]}-{PLACEMENT_SEEDS[-1]}.")
+                       + "\n\n" + results.write_table("part2_placement", pc, ".3g") + "\n")
     return "\n".join(out)
+
+
+def placement_claims(results: PackResults) -> pd.DataFrame:
+    """Random placement with slower links: per link rate and N, RED vs DQRED per class (seed means)
+    and whether each of the paper's part-2 claims holds."""
+    rows = []
+    for rate in PLACEMENT_RATES:
+        p = part2(results, f"random placement, {rate} links")
+        if not len(p) or not {"RED", "DQRED"} <= set(p["scheme"]):
+            continue
+        for n in sorted(set(p["N"])):
+            g = p[p["N"] == n].set_index("scheme")
+            r, d = g.loc["RED"], g.loc["DQRED"]
+            rows.append({
+                "links": rate, "N": int(n),
+                "audio loss RED / DQRED %": f"{r['audio_loss_pct']:.2f} / {d['audio_loss_pct']:.2f}",
+                "video loss RED / DQRED %": f"{r['video_loss_pct']:.2f} / {d['video_loss_pct']:.2f}",
+                "FTP RED / DQRED [Mb/s]": f"{r['ftp_thr_kbps'] / 1e3:.2f} / {d['ftp_thr_kbps'] / 1e3:.2f}",
+                "FTP delay RED / DQRED [ms]": f"{r['ftp_delay_ms']:.1f} / {d['ftp_delay_ms']:.1f}",
+                "real-time loss lower": "yes" if (d["audio_loss_pct"] < r["audio_loss_pct"] and d["video_loss_pct"] < r["video_loss_pct"]) else "no",
+                "FTP throughput higher": "yes" if d["ftp_thr_kbps"] > r["ftp_thr_kbps"] else "no",
+                "data delay DQRED/RED": d["ftp_delay_ms"] / r["ftp_delay_ms"],
+            })
+    return pd.DataFrame(rows)
 
 
 def _variants_report(results: PackResults) -> str:

@@ -270,7 +270,7 @@ VARIANT_ALGORITHMS = {
 #: congested links instead of one shared inter-domain link. Every link of the topology at the rate
 #: (the paper states none); all N, seeds PLACEMENT_SEEDS.
 PLACEMENT_RATES = ("3Mbps", "4Mbps", "5Mbps", "6Mbps")
-PLACEMENT_SEEDS = (1, 2, 3)
+PLACEMENT_SEEDS = (1, 2, 3, 4, 5)
 
 
 def placement_text(n: int, rate: str) -> str:

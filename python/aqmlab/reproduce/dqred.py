@@ -446,7 +446,8 @@ def part1_orderings(results: PackResults) -> pd.DataFrame:
         t = _part1_rows(results, setup)
         if not len(t):
             continue
-        n = dt_low = dt_rem = red_tcp = red_video = 0
+        n = dt_low = dt_rem = red_tcp = red_video = red_pw = 0
+        pk = [f"flows.{f}.{F.delivered_pkts}" for f in FLOWS]
         for _, h in t.groupby("seed"):
             h = h.set_index("scheme")
             if set(h.index) != set(SCHEMES):
@@ -457,6 +458,9 @@ def part1_orderings(results: PackResults) -> pd.DataFrame:
             dt_low += jain.index[0] == "DT"
             dt_rem += set(jain.index[:2]) == {"DT", "REM"}
             red_tcp += data.idxmin() == "RED"
+            # packet-weighted over the two TCP flows (a locked-out flow weighs little)
+            pw = (h[fl[0]] * h[pk[0]] + h[fl[1]] * h[pk[1]]) / (h[pk[0]] + h[pk[1]])
+            red_pw += pw.idxmin() == "RED"
             red_video += h[fl[2]].idxmin() == "RED"
         p1 = _part1_summary(t).set_index("scheme")
         order = p1["jain"].sort_values(kind="stable")
@@ -464,7 +468,8 @@ def part1_orderings(results: PackResults) -> pd.DataFrame:
             "reading": setup, "seeds": n,
             "Jain, lowest three (seed means)": " < ".join(f"{k} {v:.2f}" for k, v in order.iloc[:3].items()),
             "DT lowest": f"{dt_low}/{n}", "DT and REM lowest two": f"{dt_rem}/{n}",
-            "RED lowest data delay": f"{red_tcp}/{n}", "RED lowest video delay": f"{red_video}/{n}",
+            "RED lowest data delay": f"{red_tcp}/{n}", "RED lowest data delay, packet-weighted": f"{red_pw}/{n}",
+            "RED lowest video delay": f"{red_video}/{n}",
             "data delay RED / VQ [s]": f"{(p1.loc['RED', 'delay1'] + p1.loc['RED', 'delay2']) / 2:.3f} / "
                                         f"{(p1.loc['VQ', 'delay1'] + p1.loc['VQ', 'delay2']) / 2:.3f}",
             "video delay RED / VQ [s]": f"{p1.loc['RED', 'delay3']:.3f} / {p1.loc['VQ', 'delay3']:.3f}",

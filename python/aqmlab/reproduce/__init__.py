@@ -153,6 +153,8 @@ def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, 
     results = PackResults(table=table, runs={d.name: d for d in dirs}, out=out, quick=quick, seeds=seeds)
     body = pack.analyze(results)
     head = f"# Reproduction: {pack.TITLE}\n\n{pack.CITATION}\n\n"
-    head += f"Runs: {len(jobs)} ({len(configs)} configurations × {seeds} seed{'s' if seeds > 1 else ''}){', quick mode (shortened)' if quick else ''}.\n\n"
+    own = sum(c.seeds is not None for c in configs)
+    per = f"{seeds} seed{'s' if seeds > 1 else ''}" + (f"; {own} with seeds of their own" if own else "")
+    head += f"Runs: {len(jobs)} ({len(configs)} configurations × {per}){', quick mode (shortened)' if quick else ''}.\n\n"
     write_atomic(out / "report.md", lambda p: Path(p).write_text(head + body.rstrip() + "\n"))
     return out / "report.md"

@@ -704,6 +704,8 @@ def placement_claims(results: PackResults) -> pd.DataFrame:
                 "video loss RED / DQRED %": f"{r['video_loss_pct']:.2f} / {d['video_loss_pct']:.2f}",
                 "FTP RED / DQRED [Mb/s]": f"{r['ftp_thr_kbps'] / 1e3:.2f} / {d['ftp_thr_kbps'] / 1e3:.2f}",
                 "FTP delay RED / DQRED [ms]": f"{r['ftp_delay_ms']:.1f} / {d['ftp_delay_ms']:.1f}",
+                "audio / video delay RED [ms]": f"{r['audio_delay_ms']:.1f} / {r['video_delay_ms']:.1f}",
+                "audio / video delay DQRED [ms]": f"{d['audio_delay_ms']:.1f} / {d['video_delay_ms']:.1f}",
                 "real-time loss lower": "yes" if (d["audio_loss_pct"] < r["audio_loss_pct"] and d["video_loss_pct"] < r["video_loss_pct"]) else "no",
                 "FTP throughput higher": "yes" if d["ftp_thr_kbps"] > r["ftp_thr_kbps"] else "no",
                 "data delay DQRED/RED": d["ftp_delay_ms"] / r["ftp_delay_ms"],

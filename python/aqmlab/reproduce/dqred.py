@@ -283,16 +283,25 @@ def placement_text(n: int, rate: str) -> str:
 
 #: Readings aimed at the data-delay claim ("similar at N = 150", "slightly greater ... at N = 60"), on
 #: the random-placement setup at DELAY_BASE_RATE where the headline holds: name -> (scenario text
-#: transformation or None, DQRED qdisc or None). A variant that leaves the text alone runs DQRED only
-#: and is compared with that setup's RED runs (the same scenarios and seeds).
+#: transformation or None, DQRED qdisc or None, RED qdisc or None). A variant that changes neither
+#: the text nor RED runs DQRED only and is compared with that setup's RED runs (same scenarios, seeds).
+#: "Thresholds in bytes": ns-2.35's RED defaults count the queue in bytes in units of mean_pktsize_
+#: 500 B, so thresholds 5/15 are 2500/7500 B: 2.404/7.212 packets of 1040 B (TCP), 2.5/7.5 of 1000 B
+#: (video), 12.5/37.5 of 200 B (audio). Exact for DQRED's one-size classes; for RED's shared FIFO the
+#: TCP-size equivalent (an approximation: aqmlab's RED has no byte-counted average).
 DELAY_BASE_RATE = "5Mbps"
 _DQ = '{{ kind = "dqred", limit = {limit}, {extra} }}'
 DELAY_VARIANTS = {
-    "FTP window_ 8000 (packets)": (lambda t: t.replace("window_pkts = 20", "window_pkts = 8000"), None),
-    "quotas every 0.1 s": (None, _DQ.format(limit=LIMIT, extra='interval = "100ms"')),
-    "quotas rounded to nearest": (None, _DQ.format(limit=LIMIT, extra='rounding = "nearest"')),
-    "byte quotas": (None, _DQ.format(limit=LIMIT, extra='quota_unit = "bytes"')),
-    "TCP class thresholds 10/30": (None, _DQ.format(limit=LIMIT, extra="tcp = { min_th = 10, max_th = 30 }")),
+    "FTP window_ 8000 (packets)": (lambda t: t.replace("window_pkts = 20", "window_pkts = 8000"), None, None),
+    "quotas every 0.1 s": (None, _DQ.format(limit=LIMIT, extra='interval = "100ms"'), None),
+    "quotas rounded to nearest": (None, _DQ.format(limit=LIMIT, extra='rounding = "nearest"'), None),
+    "byte quotas": (None, _DQ.format(limit=LIMIT, extra='quota_unit = "bytes"'), None),
+    "TCP class thresholds 10/30": (None, _DQ.format(limit=LIMIT, extra="tcp = { min_th = 10, max_th = 30 }"), None),
+    "thresholds in bytes (ns-2 RED defaults, 500-B units)": (
+        None,
+        _DQ.format(limit=LIMIT, extra="tcp = { min_th = 2.404, max_th = 7.212 }, video = { min_th = 2.5, max_th = 7.5 }, "
+                                      "audio = { min_th = 12.5, max_th = 37.5 }"),
+        f'{{ kind = "gred", min_th = 2.404, max_th = 7.212, max_p = 0.1, w_q = 0.002, limit = {LIMIT} }}'),
 }
 
 
@@ -345,16 +354,16 @@ def configurations(quick: bool) -> list[Config]:
             for alg, q in available_algorithms().items():
                 configs.append(Config({"part": 2, "variant": f"random placement, {rate} links", "scheme": alg, "N": n}, text,
                                       [f"topology.default_qdisc={q}", *short], seeds=None if quick else PLACEMENT_SEEDS))
-    for v, (transform, dq) in DELAY_VARIANTS.items():
+    for v, (transform, dq, red) in DELAY_VARIANTS.items():
         for n in (60, 150):
             text = placement_text(n, DELAY_BASE_RATE)
             if transform is not None:
                 text = transform(text)
                 assert text != placement_text(n, DELAY_BASE_RATE), v
             for alg, q in available_algorithms().items():
-                if transform is None and alg != "DQRED":
+                if transform is None and red is None and alg != "DQRED":
                     continue  # the same scenario and seeds as the random-placement RED runs
-                q = dq if (alg == "DQRED" and dq is not None) else q
+                q = {"DQRED": dq, "RED": red}.get(alg) or q
                 configs.append(Config({"part": 2, "variant": f"delay: {v}", "scheme": alg, "N": n}, text,
                                       [f"topology.default_qdisc={q}", *short], seeds=None if quick else PLACEMENT_SEEDS))
     for v in VARIANTS:

@@ -113,6 +113,19 @@ def test_recorded_ns2_vbr_runs_rank_red_lowest_on_average():
     assert sum(red) < sum(wait("VQ"))
 
 
+def test_recorded_ns2_vbr_runs_order_fairness_dt_pi_rem():
+    # Jain's index over the four flows of the recorded ns-2.35 per-row VBR runs: DropTail lowest,
+    # then PI, then REM, in every run -- the order Jain's formula gives from the paper's own
+    # Table II throughputs (DT 0.43 < PI 0.59 < REM 0.63), not the paper's printed PI 0.81.
+    for r in range(1, 6):
+        j = {}
+        for k in ("DT", "RED", "VQ", "REM", "PI"):
+            d = json.loads((ns2peer.MEASURED / f"ns2_dqred-vbr-{k}_run{r}_60s_w5.json").read_text())
+            x = d["tcp_goodputs_mbps"] + d["udp_throughputs_mbps"]
+            j[k] = sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+        assert sorted(j, key=j.get)[:3] == ["DT", "PI", "REM"], r
+
+
 @needs_ns
 def test_ns2_red_splits_early_and_forced_drops():
     # An unresponsive 2x overload: half the arrivals are dropped and RED's average is pinned at

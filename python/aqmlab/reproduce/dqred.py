@@ -101,7 +101,7 @@ VIDEO_PEAK_KBPS = 1500.0
 #: time follows from the row's offered load: idle = burst * (peak / mean - 1).
 NS2_BURST_TIME_S = 0.5
 #: The burst of the part-1 per-row setup: of the bursts run (0.02-0.5 s, ORDERINGS) the one whose seed
-#: means sit closest to Table II (throughput, delay and loss; part1_orderings' distance columns).
+#: means sit closest to Table II in throughput and loss (part1_orderings' distance columns).
 PER_ROW_BURST_S = 0.05
 #: Seeds of the multi-seed part-1 readings (issue 10 asked for the orderings over more seeds).
 ORDER_SEEDS = tuple(range(1, 11))

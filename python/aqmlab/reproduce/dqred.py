@@ -296,6 +296,7 @@ DELAY_VARIANTS = {
     "quotas every 0.1 s": (None, _DQ.format(limit=LIMIT, extra='interval = "100ms"'), None),
     "quotas rounded to nearest": (None, _DQ.format(limit=LIMIT, extra='rounding = "nearest"'), None),
     "byte quotas": (None, _DQ.format(limit=LIMIT, extra='quota_unit = "bytes"'), None),
+    "literal 0/z quota for an idle class (idle_weight 0)": (None, _DQ.format(limit=LIMIT, extra="idle_weight = 0"), None),
     "TCP class thresholds 10/30": (None, _DQ.format(limit=LIMIT, extra="tcp = { min_th = 10, max_th = 30 }"), None),
     "thresholds in bytes (ns-2 RED defaults, 500-B units)": (
         None,

@@ -254,3 +254,22 @@ def test_per_row_vbr_runs_are_deterministic():
     assert a.flows.equals(b.flows)
     c = run(dqred.SMALL, seed=4, overrides=ov)
     assert not a.flows.equals(c.flows)
+
+
+def test_random_placement_headline_and_delay_readings(pack):
+    """Random placement with 5 Mb/s links (quick pack: 20 s, one seed): DQRED gives audio and
+    video lower loss than RED at N = 60 and 150 (the paper's headline) and its data delay stays at
+    or above RED's (the paper: "slightly greater", and the per-class Little's-law argument of
+    docs/reproductions/dqred.md); the literal 0/z quota loses the headline at N = 150: a class whose
+    count is 0 gets quota 0 and is served only when every class with a quota is empty
+    (docs/aqm/dqred.md), so the uncongested real-time classes wait behind the congested TCP class."""
+    out = pack[0].parent
+    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
+    res = PackResults(table=table, runs={}, out=out, quick=True, seeds=1)
+    pc = dqred.placement_claims(res).set_index("N")
+    assert set(pc.index) == {60, 150}
+    assert (pc["real-time loss lower"] == "yes").all()
+    assert (pc["data delay DQRED/RED"] >= 1.0).all()
+    dv = dqred.delay_variants(res).set_index("reading")
+    assert dv.loc["(none)", "real-time loss lower at N = 150"] == "yes"
+    assert dv.loc["literal 0/z quota for an idle class (idle_weight 0)", "real-time loss lower at N = 150"] == "no"

@@ -36,6 +36,8 @@ REJECTED = {
     "gml/s_bin.edges.toml": "topology.file",
     "gml/s_nokey.graphml.toml": "topology.file",
     "markup_error_message.toml": "flows[0].to",
+    "oom_fq_codel_flows_per_port.toml": "topology.default_qdisc",
+    "oom_htb_children_fq_pie.toml": "topology.bottleneck.qdisc",
     "empty_file_message_mangled.toml": "",
 }
 

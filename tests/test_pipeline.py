@@ -5,9 +5,11 @@ for saved results, sweeps and campaigns; deprecated spellings reported once per 
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +152,34 @@ def test_the_cli_prints_each_deprecation_once(tmp_path, jobs):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("warning: topology.bottleneck.qdisc.bytes") == 1, proc.stderr
+
+
+SCENARIO_FILES = sorted(
+    p for p in (Path(aqmlab.__file__).parent / "scenarios").rglob("*.toml") if "campaigns" not in p.parts
+)
+
+
+@pytest.mark.parametrize("path", SCENARIO_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_resolved_scenario_resolves_again_to_the_same_text_and_hash(path):
+    """`scenario.resolved.toml` is a scenario: fed back in, it resolves to itself (so the same
+    hash, hence the same sweep/campaign run keys), for every scenario shipped with the package."""
+    first = _core.resolve(path.read_text(), base_dir=str(path.parent))
+    again = _core.resolve(first["resolved"], base_dir=str(path.parent))
+    assert again["resolved"] == first["resolved"]
+    assert again["hash"] == first["hash"]
+
+
+def test_the_saved_resolved_scenario_reruns_with_the_cli(tmp_path):
+    """End to end as a user would: run with -o, then run the saved scenario.resolved.toml."""
+    src = write(tmp_path)
+    out1, out2 = tmp_path / "a", tmp_path / "b"
+    for scen, out in ((src, out1), (out1 / "scenario.resolved.toml", out2)):
+        subprocess.run(
+            [sys.executable, "-m", "aqmlab", "run", str(scen), "-o", str(out), "--quiet"],
+            check=True,
+            capture_output=True,
+        )
+    a = json.loads((out1 / "summary.json").read_text())
+    b = json.loads((out2 / "summary.json").read_text())
+    assert a["scenario_hash"] == b["scenario_hash"]
+    assert a["flows"] == b["flows"]

@@ -109,6 +109,10 @@ DQRED_SCHEMES = {
     "DRR": (("qdisc=DRR", "qset=blimit_ 100000"), '{ kind = "drr", classify = "flow", limit = "100000B" }'),
 }
 
+#: The DQRED video flow's offered load per Table II row: throughput / (1 - loss) [kb/s].
+DQRED_VIDEO_OFFERED_KBPS = {k: 8 * thr / (1 - loss / 100) for k, thr, loss in (
+    ("DT", 63.86, 29.58), ("RED", 32.76, 10.9), ("VQ", 35.36, 3.81), ("REM", 50.26, 7.6), ("PI", 53.26, 13.28))}
+
 # ---- LTRED's dumbbell (scenarios/ltred/ltred_m30.toml), 1.8 Mb/s, B = 60 ----------------------
 _LT_DELAYS = " ".join(f"{14 + k / 29:.4f}ms" for k in range(30)) + " 10ms 10ms"
 _LT_BWS = " ".join(["10Mb"] * 30 + ["2Mb", "2Mb"])
@@ -161,6 +165,24 @@ def _scenarios() -> list[Ns2Scenario]:
                 (f"topology.bottleneck.qdisc={q}",) + aq
                 + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
                 + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
+    # The video row by row (docs/reproductions/dqred.md, "the video row by row"): ns-2's
+    # Application/Traffic/Exponential at the stated 1.5 Mb/s while on, mean burst 0.05 s, the idle
+    # mean giving Table II's offered load of the row (throughput / (1 - loss) of flow 3, kb/s),
+    # `window_ 8000`. The ns-2 side's queue_wait_ms (mean queue bytes / departure rate) ranks the
+    # FIFO schemes' delays.
+    vbr_ns2 = tuple(a for a in w8000_ns2 if not a.startswith("cbrflows=")) + ("cbrflows=4 142.56kb 210 0 0.1",)
+    for k in ("DT", "RED", "VQ", "REM", "PI"):
+        args, q = DQRED_SCHEMES[k]
+        mean = DQRED_VIDEO_OFFERED_KBPS[k]
+        idle = 0.05 * (1500 / mean - 1)
+        out.append(Ns2Scenario(
+            f"dqred-vbr-{k}", "DQRED part 1 (video row by row)", vbr_ns2 + (f"expflows=3 1.5Mb 1000 0.05 {idle:.6g} 0 0.1",) + args,
+            "scenarios/dqred/small.toml",
+            (f"topology.bottleneck.qdisc={q}",) + derived_aqmlab[:1] + derived_aqmlab[2:] + w8000_aqmlab[3:]
+            + ('flows[2]={ kind = "onoff", name = "flow3", from = "s3", to = "d3", rate = "1.5Mbps", size = "1000B", '
+               f'on_time = "0.05s", off_time = "{idle:.6g}s", start_jitter = "100ms" }}',)
+            + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
+            + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
     for k, (args, q) in LTRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"ltred-{k}", "LTRED", _LT_NS2 + args, "scenarios/ltred/ltred_m30.toml",

@@ -18,6 +18,8 @@
 #   sink         TCPSink or TCPSink/DelAck; delack = its interval_
 #   tcpflows     "pair start jitter ..." one triple per TCP flow
 #   cbrflows     "pair rate size start jitter ..." one 5-tuple per CBR flow (UDP)
+#   expflows     "pair rate size burst idle start jitter ..." one 7-tuple per on/off flow (UDP,
+#                Application/Traffic/Exponential: rate_ while on, mean burst_time_ / idle_time_)
 #   duration warmup seed sample
 #
 # Measurements (the bottleneck r1 -> r2): a QueueMonitor/ED between the link's head and its
@@ -31,7 +33,7 @@ array set opt {
     pairs 10 bw 100Mb delay 10ms abw 1000Mb adelay 1ms abws {} adelays {}
     qdisc RED limit 500 olimit 10000 qset {} qclass {}
     tcp Newreno tcpvars {} sink TCPSink delack 0.1 header 40
-    tcpflows {} cbrflows {}
+    tcpflows {} cbrflows {} expflows {}
     duration 240 warmup 60 seed 1 sample 0.01
 }
 foreach a $argv {
@@ -83,6 +85,8 @@ $link attach-monitors [new SnoopQueue/In] [new SnoopQueue/Out] $dsnoop $qmon
 $link set drpT_ $dsnoop
 set pint [new Integrator]
 $qmon set-pkts-integrator $pint
+set bint [new Integrator]
+$qmon set-bytes-integrator $bint
 set early_capable 0
 if {$opt(qdisc) == "RED"} {
     set esnoop [new SnoopQueue/EDrop]
@@ -130,6 +134,25 @@ foreach {p rate size start jit} $opt(cbrflows) {
     lappend cbrs $u
     lappend cbrsinks $m
 }
+foreach {p rate size burst idle start jit} $opt(expflows) {
+    incr fid
+    set u [new Agent/UDP]
+    $u set fid_ $fid
+    $u set packetSize_ $size
+    set m [new Agent/LossMonitor]
+    $ns attach-agent [lindex $S [expr $p - 1]] $u
+    $ns attach-agent [lindex $D [expr $p - 1]] $m
+    $ns connect $u $m
+    set c [new Application/Traffic/Exponential]
+    $c set packetSize_ $size
+    $c set rate_ $rate
+    $c set burst_time_ $burst
+    $c set idle_time_ $idle
+    $c attach-agent $u
+    $ns at [expr $start + [$rng uniform 0 $jit]] "$c start"
+    lappend cbrs $u
+    lappend cbrsinks $m
+}
 
 # ---- measurement ----
 set tick [Agent/TCP set tcpTick_]
@@ -157,11 +180,12 @@ proc sample {} {
 }
 
 proc snap {} {
-    global ns qmon pint tcps sinks cbrsinks
+    global ns qmon pint bint tcps sinks cbrsinks
     $pint newpoint [$ns now] [$qmon set pkts_]
+    $bint newpoint [$ns now] [$qmon set size_]
     set d [dict create t [$ns now] parr [$qmon set parrivals_] pdep [$qmon set pdepartures_] \
         bdep [$qmon set bdepartures_] pdrops [$qmon set pdrops_] edrops [$qmon set epdrops_] \
-        qsum [$pint set sum_]]
+        qsum [$pint set sum_] bqsum [$bint set sum_]]
     set g {}
     foreach k $sinks { lappend g [$k set bytes_] }
     dict set d sinkbytes $g
@@ -196,6 +220,9 @@ proc finish {} {
     set drops [expr [dict get $w1 pdrops] - [dict get $w0 pdrops]]
     set edrops [expr [dict get $w1 edrops] - [dict get $w0 edrops]]
     set meanq [expr ([dict get $w1 qsum] - [dict get $w0 qsum]) / $win]
+    set meanqb [expr ([dict get $w1 bqsum] - [dict get $w0 bqsum]) / $win]
+    # mean waiting time of the bytes that left (Little's law: mean queue bytes / departure rate)
+    set qdelay [expr $dep > 0 ? 1000.0 * $meanqb * $win / $dep : 0.0]
     set mss [Agent/TCP set packetSize_]
     set good {}
     foreach a [dict get $w0 sinkbytes] b [dict get $w1 sinkbytes] {
@@ -226,8 +253,8 @@ proc finish {} {
     if {$opt(qdisc) == "RED" && $nsamp} { set ravg [expr $avgsum / $nsamp] }
     if {$early_capable} { set e [num $edrops]; set f [num [expr $drops - $edrops]] } else { set e null; set f null }
     set frac [expr $arr > 0 ? double($drops) / $arr : 0.0]
-    puts [format {{"simulator": "ns-2", "utilization_pct": %s, "mean_queue_pkts": %s, "red_avg_queue_pkts": %s, "arrivals": %s, "drops": %s, "early_drops": %s, "forced_drops": %s, "drop_fraction": %s, "goodput_mean_mbps": %s, "goodput_min_mbps": %s, "goodput_max_mbps": %s, "jain_index": %s, "mean_rtt_ms": %s, "tcp_retransmissions": %s, "tcp_timeouts": %s, "tcp_goodputs_mbps": [%s], "udp_throughputs_mbps": [%s], "bottleneck_tx_pkts": %s}} \
-        [num $util] [num $meanq] [num $ravg] $arr $drops $e $f [num $frac] [num $gm] [num $gmin] [num $gmax] [num $jain] [num $rtt] \
+    puts [format {{"simulator": "ns-2", "utilization_pct": %s, "mean_queue_pkts": %s, "mean_queue_bytes": %s, "mean_wait_ms": %s, "red_avg_queue_pkts": %s, "arrivals": %s, "drops": %s, "early_drops": %s, "forced_drops": %s, "drop_fraction": %s, "goodput_mean_mbps": %s, "goodput_min_mbps": %s, "goodput_max_mbps": %s, "jain_index": %s, "mean_rtt_ms": %s, "tcp_retransmissions": %s, "tcp_timeouts": %s, "tcp_goodputs_mbps": [%s], "udp_throughputs_mbps": [%s], "bottleneck_tx_pkts": %s}} \
+        [num $util] [num $meanq] [num $meanqb] [num $qdelay] [num $ravg] $arr $drops $e $f [num $frac] [num $gm] [num $gmin] [num $gmax] [num $jain] [num $rtt] \
         $retx $rtos [join [lmap x $good {num $x}] ", "] [join [lmap x $udp {num $x}] ", "] \
         [expr [dict get $w1 pdep] - [dict get $w0 pdep]]]
     exit 0

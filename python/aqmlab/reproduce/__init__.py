@@ -52,6 +52,9 @@ class Config:
     labels: dict[str, Any]
     scenario: Any
     overrides: list[str] = field(default_factory=list)
+    #: Seeds of this configuration when the pack needs more than the command's `--seeds`
+    #: (None: seeds 1..--seeds, as every other configuration).
+    seeds: Sequence[int] | None = None
 
 
 @dataclass
@@ -143,13 +146,15 @@ def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, 
     jobs = []
     for c in configs:
         text = load_scenario(c.scenario, c.overrides)
-        for s in range(1, seeds + 1):
+        for s in (c.seeds if c.seeds is not None else range(1, seeds + 1)):
             jobs.append(Job(text, s, c.labels))
     dirs = run_jobs(jobs, out, workers=workers, progress=progress, label=name)
     table = collect(dirs, sections=("aggregate", "queues", "links", "flows"))
     results = PackResults(table=table, runs={d.name: d for d in dirs}, out=out, quick=quick, seeds=seeds)
     body = pack.analyze(results)
     head = f"# Reproduction: {pack.TITLE}\n\n{pack.CITATION}\n\n"
-    head += f"Runs: {len(jobs)} ({len(configs)} configurations × {seeds} seed{'s' if seeds > 1 else ''}){', quick mode (shortened)' if quick else ''}.\n\n"
+    own = sum(c.seeds is not None for c in configs)
+    per = f"{seeds} seed{'s' if seeds > 1 else ''}" + (f"; {own} with seeds of their own" if own else "")
+    head += f"Runs: {len(jobs)} ({len(configs)} configurations × {per}){', quick mode (shortened)' if quick else ''}.\n\n"
     write_atomic(out / "report.md", lambda p: Path(p).write_text(head + body.rstrip() + "\n"))
     return out / "report.md"

@@ -90,6 +90,61 @@ PAPER_POWER = {"DT": (7.96, 5.6, 66.52, 13.57), "RED": (114.71, 114, 273, 133.17
                "FQ": (15.1, 15.08, 11.12, 222.8), "SFQ": (82.34, 80.69, 55.55, 222.8), "DRR": (81.34, 79.62, 76.13, 297),
                "REM": (14.44, 28.93, 85.19, 30.3), "PI": (15.29, 11.75, 58.52, 17.82)}
 
+# ---------------------------------------------------------------- part 1, video row by row
+#: The video flow's offered load in each of Table II's rows, from the table itself:
+#: throughput / (1 - loss) of flow 3, in kb/s (725.5 under DT, 294.1 under RED and VQ, ... 491.3 under PI).
+VIDEO_OFFERED_KBPS = {s: 8 * PAPER_THR_KBps[s][2] / (1 - PAPER_LOSS_PCT[s][2] / 100) for s in PAPER_THR_KBps}
+#: "the rate for video traffic is 1.5 Mbps": read as the rate while the source sends (ns-2's
+#: Application/Traffic/Exponential `rate_`), the table's offered load as its mean.
+VIDEO_PEAK_KBPS = 1500.0
+#: ns-2.35's default mean burst of Application/Traffic/Exponential (`burst_time_ 0.5`); the mean idle
+#: time follows from the row's offered load: idle = burst * (peak / mean - 1).
+NS2_BURST_TIME_S = 0.5
+#: The burst of the part-1 per-row setup: of the bursts run (0.02-0.5 s, ORDERINGS) the one whose seed
+#: means sit closest to Table II in throughput and loss (part1_orderings' distance columns).
+PER_ROW_BURST_S = 0.05
+#: Seeds of the multi-seed part-1 readings (issue 10 asked for the orderings over more seeds).
+ORDER_SEEDS = tuple(range(1, 11))
+_DERIVED = ['topology.bottleneck.rate="698.8kbps"', 'flows[3].rate="142.56kbps"']
+_W8000 = ['flows[0].window_bytes="8000000B"', 'flows[1].window_bytes="8000000B"']
+
+
+def vbr_video(scheme: str, burst_s: float = NS2_BURST_TIME_S) -> str:
+    """Override making flow 3 an on/off source at the stated 1.5 Mb/s while on, with exponential
+    bursts of mean `burst_s` and the idle mean that gives Table II's offered load for `scheme`."""
+    idle = burst_s * (VIDEO_PEAK_KBPS / VIDEO_OFFERED_KBPS[scheme] - 1)
+    return ('flows[2]={ kind = "onoff", name = "flow3", from = "s3", to = "d3", rate = "1.5Mbps", size = "1000B", '
+            f'on_time = "{burst_s:g}s", off_time = "{idle:.6g}s", start_jitter = "100ms" }}')
+
+
+def _per_row_cbr(scheme: str) -> list[str]:
+    return [*_DERIVED, f'flows[2].rate="{VIDEO_OFFERED_KBPS[scheme]:.2f}kbps"']
+
+
+def _per_row_vbr(burst_s: float, w8000: bool):
+    return lambda scheme: [*_DERIVED, vbr_video(scheme, burst_s), *(_W8000 if w8000 else [])]
+
+
+#: The per-row reading as a part-1 setup with full tables: video on/off at 1.5 Mb/s with each row's
+#: offered load, bursts of PER_ROW_BURST_S, `window_ 8000` read as packets; over ORDER_SEEDS.
+PER_ROW = "per-row VBR video, window_ 8000 packets"
+SETUPS[PER_ROW] = _per_row_vbr(PER_ROW_BURST_S, True)
+SETUP_SEEDS = {PER_ROW: ORDER_SEEDS}
+
+#: Multi-seed readings for the fairness and delay orderings (label part 3; a setup already in
+#: SETUPS contributes its part-1 runs and only the missing seeds run here).
+ORDERINGS = {
+    "derived": SETUPS["derived"],
+    "derived, window_ 8000 packets": SETUPS["derived, window_ 8000 packets"],
+    "per-row CBR video": _per_row_cbr,
+    "per-row CBR video, window_ 8000 packets": lambda sch: [*_per_row_cbr(sch), *_W8000],
+    "per-row VBR video (burst 0.05 s, 8-segment window)": _per_row_vbr(PER_ROW_BURST_S, False),
+    "per-row VBR video (burst 0.5 s, 8-segment window)": _per_row_vbr(NS2_BURST_TIME_S, False),
+    **{f"per-row VBR video, window_ 8000 packets, burst {b:g} s": _per_row_vbr(b, True) for b in (0.02, 0.1, 0.2, NS2_BURST_TIME_S)},
+    PER_ROW: SETUPS[PER_ROW],
+}
+
+
 # ---------------------------------------------------------------- part 2
 NS = (60, 70, 100, 150)
 #: Table III: N -> (FTP, audio, video) sources
@@ -211,6 +266,46 @@ VARIANT_ALGORITHMS = {
 }
 
 
+#: Random source/sink placement over every stub node with slower links (issue 10, third pass): several
+#: congested links instead of one shared inter-domain link. Every link of the topology at the rate
+#: (the paper states none); all N, seeds PLACEMENT_SEEDS.
+PLACEMENT_RATES = ("3Mbps", "4Mbps", "5Mbps", "6Mbps")
+PLACEMENT_SEEDS = (1, 2, 3, 4, 5)
+
+
+def placement_text(n: int, rate: str) -> str:
+    """Part 2's scenario at N = n with random placement and every link at `rate`."""
+    text = att_scenario_text(n, "random")
+    out = text.replace('rate = "10Mbps"', f'rate = "{rate}"')
+    assert out.count(f'rate = "{rate}"') == 3, rate
+    return out
+
+
+#: Readings aimed at the data-delay claim ("similar at N = 150", "slightly greater ... at N = 60"), on
+#: the random-placement setup at DELAY_BASE_RATE where the headline holds: name -> (scenario text
+#: transformation or None, DQRED qdisc or None, RED qdisc or None). A variant that changes neither
+#: the text nor RED runs DQRED only and is compared with that setup's RED runs (same scenarios, seeds).
+#: "Thresholds in bytes": ns-2.35's RED defaults count the queue in bytes in units of mean_pktsize_
+#: 500 B, so thresholds 5/15 are 2500/7500 B: 2.404/7.212 packets of 1040 B (TCP), 2.5/7.5 of 1000 B
+#: (video), 12.5/37.5 of 200 B (audio). Exact for DQRED's one-size classes; for RED's shared FIFO the
+#: TCP-size equivalent (an approximation: aqmlab's RED has no byte-counted average).
+DELAY_BASE_RATE = "5Mbps"
+_DQ = '{{ kind = "dqred", limit = {limit}, {extra} }}'
+DELAY_VARIANTS = {
+    "FTP window_ 8000 (packets)": (lambda t: t.replace("window_pkts = 20", "window_pkts = 8000"), None, None),
+    "quotas every 0.1 s": (None, _DQ.format(limit=LIMIT, extra='interval = "100ms"'), None),
+    "quotas rounded to nearest": (None, _DQ.format(limit=LIMIT, extra='rounding = "nearest"'), None),
+    "byte quotas": (None, _DQ.format(limit=LIMIT, extra='quota_unit = "bytes"'), None),
+    "literal 0/z quota for an idle class (idle_weight 0)": (None, _DQ.format(limit=LIMIT, extra="idle_weight = 0"), None),
+    "TCP class thresholds 10/30": (None, _DQ.format(limit=LIMIT, extra="tcp = { min_th = 10, max_th = 30 }"), None),
+    "thresholds in bytes (ns-2 RED defaults, 500-B units)": (
+        None,
+        _DQ.format(limit=LIMIT, extra="tcp = { min_th = 2.404, max_th = 7.212 }, video = { min_th = 2.5, max_th = 7.5 }, "
+                                      "audio = { min_th = 12.5, max_th = 37.5 }"),
+        f'{{ kind = "gred", min_th = 2.404, max_th = 7.212, max_p = 0.1, w_q = 0.002, limit = {LIMIT} }}'),
+}
+
+
 def variant_text(name: str, n: int = 150) -> str:
     if VARIANTS[name] is None:
         return att_scenario_text(n, "random")
@@ -232,14 +327,46 @@ def available_algorithms() -> dict[str, str]:
 def configurations(quick: bool) -> list[Config]:
     configs = []
     short = ['simulation.duration="20s"', 'simulation.warmup="5s"'] if quick else []
+    order_seeds = ORDER_SEEDS[:2] if quick else ORDER_SEEDS
+    setup_seeds = {k: v[:2] for k, v in SETUP_SEEDS.items()} if quick else SETUP_SEEDS
     for setup, extra in SETUPS.items():
         for scheme, q in SCHEMES.items():
+            ov = extra(scheme) if callable(extra) else extra
             configs.append(Config({"part": 1, "setup": setup, "scheme": scheme}, SMALL,
-                                  [f"topology.bottleneck.qdisc={q}", *extra, *short]))
+                                  [f"topology.bottleneck.qdisc={q}", *ov, *short], seeds=setup_seeds.get(setup)))
+    for setup, extra in ORDERINGS.items():
+        if quick and setup not in ("derived", PER_ROW):
+            continue
+        done = set(setup_seeds.get(setup, (1,))) if setup in SETUPS else set()
+        seeds = [k for k in order_seeds if k not in done]
+        if not seeds:
+            continue
+        for scheme, q in SCHEMES.items():
+            ov = extra(scheme) if callable(extra) else extra
+            configs.append(Config({"part": 3, "setup": setup, "scheme": scheme}, SMALL,
+                                  [f"topology.bottleneck.qdisc={q}", *ov, *short], seeds=seeds))
     for n in ((60, 150) if quick else NS):
         for alg, q in available_algorithms().items():
             configs.append(Config({"part": 2, "variant": "as run", "scheme": alg, "N": n}, att_path(n),
                                   [f"topology.default_qdisc={q}", *short]))
+    for rate in (PLACEMENT_RATES[2:3] if quick else PLACEMENT_RATES):
+        for n in ((60, 150) if quick else NS):
+            text = placement_text(n, rate)
+            for alg, q in available_algorithms().items():
+                configs.append(Config({"part": 2, "variant": f"random placement, {rate} links", "scheme": alg, "N": n}, text,
+                                      [f"topology.default_qdisc={q}", *short], seeds=None if quick else PLACEMENT_SEEDS))
+    for v, (transform, dq, red) in DELAY_VARIANTS.items():
+        for n in (60, 150):
+            text = placement_text(n, DELAY_BASE_RATE)
+            if transform is not None:
+                text = transform(text)
+                assert text != placement_text(n, DELAY_BASE_RATE), v
+            for alg, q in available_algorithms().items():
+                if transform is None and red is None and alg != "DQRED":
+                    continue  # the same scenario and seeds as the random-placement RED runs
+                q = {"DQRED": dq, "RED": red}.get(alg) or q
+                configs.append(Config({"part": 2, "variant": f"delay: {v}", "scheme": alg, "N": n}, text,
+                                      [f"topology.default_qdisc={q}", *short], seeds=None if quick else PLACEMENT_SEEDS))
     for v in VARIANTS:
         text = variant_text(v)
         for alg, q in available_algorithms().items():
@@ -254,7 +381,23 @@ def configurations(quick: bool) -> list[Config]:
 # ---------------------------------------------------------------- analysis
 def part1(results: PackResults, setup: str = "stated") -> pd.DataFrame:
     """Part 1 per scheme for one setup ("stated" or "derived")."""
-    t = results.table[(results.table["part"] == 1) & (results.table["setup"] == setup)].copy()
+    t = _part1_rows(results, setup, parts=(1,))
+    return _part1_summary(t)
+
+
+def _part1_rows(results: PackResults, setup: str, parts=(1, 3)) -> pd.DataFrame:
+    """Part-1 runs of `setup` (one row per scheme and seed: a run shared by two configurations
+    is listed twice by the sweep)."""
+    t = results.table
+    if "setup" not in t:
+        return t.iloc[0:0]
+    t = t[t["part"].isin(parts) & (t["setup"] == setup)]
+    return t.drop_duplicates(["scheme", "seed"]).copy()
+
+
+def _part1_summary(t: pd.DataFrame) -> pd.DataFrame:
+    """Per-scheme means over seeds of the part-1 metrics (KB/s, s, %)."""
+    t = t.copy()
     metrics = {}
     for i, f in enumerate(FLOWS, start=1):
         t[f"thr{i}"] = t[f"flows.{f}.{F.throughput_bps}"] / 8e3  # KB/s
@@ -277,18 +420,71 @@ def part1_fit(results: PackResults) -> pd.DataFrame:
     rows = []
     for setup in SETUPS:
         p1 = part1(results, setup)
-        if not len(p1):
+        if len(p1):
+            rows.append({"setup": setup, "seeds": int(_part1_rows(results, setup, (1,))["seed"].nunique()), **_fit(p1)})
+    return pd.DataFrame(rows)
+
+
+def _fit(p1: pd.DataFrame) -> dict[str, float]:
+    """Mean absolute differences of a per-scheme summary to Table II (32 flow cells; Jain over schemes)."""
+    p1 = p1.set_index("scheme")
+    d_thr, d_delay, d_loss, d_jain = [], [], [], []
+    for s in p1.index:
+        for i in range(4):
+            d_thr.append(abs(p1.loc[s, f"thr{i + 1}"] - PAPER_THR_KBps[s][i]))
+            d_delay.append(abs(p1.loc[s, f"delay{i + 1}"] - PAPER_DELAY_S[s][i]))
+            d_loss.append(abs(p1.loc[s, f"loss{i + 1}"] - PAPER_LOSS_PCT[s][i]))
+        d_jain.append(abs(p1.loc[s, "jain"] - PAPER_FAIRNESS[s]))
+    return {"throughput [KB/s]": float(np.mean(d_thr)), "delay [s]": float(np.mean(d_delay)),
+            "loss [points]": float(np.mean(d_loss)), "Jain": float(np.mean(d_jain))}
+
+
+def paper_jain_from_throughputs() -> dict[str, float]:
+    """Jain's index of each Table II row computed from the row's own four throughputs (the
+    paper's definition: (sum x)^2 / (n sum x^2), n = 4)."""
+    return {s: sum(x) ** 2 / (4 * sum(v * v for v in x)) for s, x in PAPER_THR_KBps.items()}
+
+
+def part1_orderings(results: PackResults) -> pd.DataFrame:
+    """Per multi-seed reading: how many seeds put DT lowest in Jain's index, DT and REM the two
+    lowest (the paper's Fig. 5 claim), RED lowest in data (mean of flows 1, 2) and in video delay
+    among all eight schemes (the paper's Fig. 3 claim); the mean Jain order and the RED and VQ
+    mean delays; the distance of the seed means to Table II."""
+    rows = []
+    fl = [f"flows.{f}.{F.delay_mean_s}" for f in FLOWS]
+    for setup in ORDERINGS:
+        t = _part1_rows(results, setup)
+        if not len(t):
             continue
-        p1 = p1.set_index("scheme")
-        d_thr, d_delay, d_loss, d_jain = [], [], [], []
-        for s in p1.index:
-            for i in range(4):
-                d_thr.append(abs(p1.loc[s, f"thr{i + 1}"] - PAPER_THR_KBps[s][i]))
-                d_delay.append(abs(p1.loc[s, f"delay{i + 1}"] - PAPER_DELAY_S[s][i]))
-                d_loss.append(abs(p1.loc[s, f"loss{i + 1}"] - PAPER_LOSS_PCT[s][i]))
-            d_jain.append(abs(p1.loc[s, "jain"] - PAPER_FAIRNESS[s]))
-        rows.append({"setup": setup, "throughput [KB/s]": float(np.mean(d_thr)), "delay [s]": float(np.mean(d_delay)),
-                     "loss [points]": float(np.mean(d_loss)), "Jain": float(np.mean(d_jain))})
+        n = dt_low = dt_rem = red_tcp = red_video = red_pw = 0
+        pk = [f"flows.{f}.{F.delivered_pkts}" for f in FLOWS]
+        for _, h in t.groupby("seed"):
+            h = h.set_index("scheme")
+            if set(h.index) != set(SCHEMES):
+                continue
+            n += 1
+            jain = h[f"aggregate.{A.jain_index}"].sort_values(kind="stable")
+            data = (h[fl[0]] + h[fl[1]]) / 2
+            dt_low += jain.index[0] == "DT"
+            dt_rem += set(jain.index[:2]) == {"DT", "REM"}
+            red_tcp += data.idxmin() == "RED"
+            # packet-weighted over the two TCP flows (a locked-out flow weighs little)
+            pw = (h[fl[0]] * h[pk[0]] + h[fl[1]] * h[pk[1]]) / (h[pk[0]] + h[pk[1]])
+            red_pw += pw.idxmin() == "RED"
+            red_video += h[fl[2]].idxmin() == "RED"
+        p1 = _part1_summary(t).set_index("scheme")
+        order = p1["jain"].sort_values(kind="stable")
+        rows.append({
+            "reading": setup, "seeds": n,
+            "Jain, lowest three (seed means)": " < ".join(f"{k} {v:.2f}" for k, v in order.iloc[:3].items()),
+            "DT lowest": f"{dt_low}/{n}", "DT and REM lowest two": f"{dt_rem}/{n}",
+            "RED lowest data delay": f"{red_tcp}/{n}", "RED lowest data delay, packet-weighted": f"{red_pw}/{n}",
+            "RED lowest video delay": f"{red_video}/{n}",
+            "data delay RED / VQ [s]": f"{(p1.loc['RED', 'delay1'] + p1.loc['RED', 'delay2']) / 2:.3f} / "
+                                        f"{(p1.loc['VQ', 'delay1'] + p1.loc['VQ', 'delay2']) / 2:.3f}",
+            "video delay RED / VQ [s]": f"{p1.loc['RED', 'delay3']:.3f} / {p1.loc['VQ', 'delay3']:.3f}",
+            **_fit(p1.reset_index()),
+        })
     return pd.DataFrame(rows)
 
 
@@ -312,6 +508,12 @@ def part2(results: PackResults, variant: str = "as run") -> pd.DataFrame:
         t[f"{c}_loss_pct"] = 100 * dropped / sent
         t[f"{c}_delay_ms"] = 1e3 * dsum / delivered
         metrics.update({f"{c}_thr_kbps": f"{c}_thr_kbps", f"{c}_loss_pct": f"{c}_loss_pct", f"{c}_delay_ms": f"{c}_delay_ms"})
+    # packet-weighted mean one-way delay over every class's packets (the aggregate reading of "delay")
+    dcols = sorted(x for x in t.columns if re.fullmatch(r"flows\.(ftp|audio|video)\d+\.delay_mean_s", x))
+    num = sum(t[d].fillna(0) * t[d.replace("delay_mean_s", "delivered_pkts")].fillna(0) for d in dcols)
+    den = sum(t[d.replace("delay_mean_s", "delivered_pkts")].fillna(0) for d in dcols)
+    t["all_delay_ms"] = 1e3 * num / den
+    metrics["all_delay_ms"] = "all_delay_ms"
     col = f"links.{BOTTLENECK}.{L.utilization_frac}"
     t["util_pct"] = 100 * t[col] if col in t else float("nan")
     metrics["util_pct"] = "util_pct"
@@ -418,6 +620,27 @@ def analyze(results: PackResults) -> str:
         "which ns-2 counts in packets: the two TCP flows are not window-limited.\n"
     )
     out.append(_part1_report(results, "derived, window_ 8000 packets", "_derived_window8000", plt))
+    out.append(f"## Part 1, the video row by row: {PER_ROW}\n")
+    out.append(
+        "Table II's video flow offered a different load in each row (throughput / (1 - loss): "
+        + ", ".join(f"{k} {v:.0f}" for k, v in VIDEO_OFFERED_KBPS.items())
+        + " kb/s). Here flow 3 is an on/off source sending at the paper's 1.5 Mb/s while on, with "
+        f"exponential bursts of mean {PER_ROW_BURST_S:g} s (of the bursts run, the closest to Table II; ns-2's "
+        f"Application/Traffic/Exponential default is {NS2_BURST_TIME_S:g} s, in the orderings table) and "
+        "the idle mean that gives each row's load; the TCP window is ns-2's `window_ 8000` (packets). "
+        f"Means over seeds {ORDER_SEEDS[0]}-{ORDER_SEEDS[-1]}.\n")
+    out.append(_part1_report(results, PER_ROW, "_per_row_vbr", plt))
+    orders = part1_orderings(results)
+    if len(orders):
+        out.append("## Part 1: the fairness and delay orderings over seeds\n")
+        out.append(
+            "The paper: \"the DT and REM algorithms provide the lowest fairness index\" (Fig. 5) and RED \"gives the "
+            "lowest data and video delay compared to other strategies\" (Fig. 3). Counts of seeds in which each "
+            "holds among all eight schemes; the last four columns are the distance of the seed means to Table II. "
+            "Jain's index from Table II's own throughputs: "
+            + ", ".join(f"{k} {v:.2f}" for k, v in sorted(paper_jain_from_throughputs().items(), key=lambda kv: kv[1]))
+            + " (the paper prints PI as 0.81).\n")
+        out.append(results.write_table("part1_orderings", orders, ".3g") + "\n")
     fit = part1_fit(results)
     if len(fit):
         out.append("## Part 1: distance to the paper's Table II per setup\n")
@@ -464,7 +687,72 @@ def analyze(results: PackResults) -> str:
                     rows.append({"N": int(n), "class": c, "RED loss %": red, "DQRED loss %": dq, "DQRED lower": "yes" if dq < red else "no"})
             out.append(results.write_table("part2_claims", pd.DataFrame(rows), ".3g") + "\n")
         out.append(_variants_report(results))
+        pc = placement_claims(results)
+        if len(pc):
+            out.append("### Random placement over every stub node, every link slower (issue 10, third pass)\n\n"
+                       "Sources and sinks drawn from all stub nodes (several congested links instead of one shared "
+                       "inter-domain link), every link at the rate shown (the paper states none); the rest as run. "
+                       + ("Quick mode: one seed." if results.quick else f"Means over seeds {PLACEMENT_SEEDS[0]}-{PLACEMENT_SEEDS[-1]}.")
+                       + "\n\n" + results.write_table("part2_placement", pc, ".3g") + "\n")
+        dv = delay_variants(results)
+        if len(dv):
+            out.append(f"### The data-delay claim under more readings (random placement, {DELAY_BASE_RATE} links)\n\n"
+                       "The paper: DQRED's data delay is \"slightly greater ... especially at low traffic loads (N = 60)\" and "
+                       "\"similar at high traffic loads (N = 150)\". Ratio of DQRED's to RED's packet-weighted FTP delay.\n\n"
+                       + results.write_table("part2_delay_variants", dv, ".3g") + "\n")
     return "\n".join(out)
+
+
+def placement_claims(results: PackResults) -> pd.DataFrame:
+    """Random placement with slower links: per link rate and N, RED vs DQRED per class (seed means)
+    and whether each of the paper's part-2 claims holds."""
+    rows = []
+    for rate in PLACEMENT_RATES:
+        p = part2(results, f"random placement, {rate} links")
+        if not len(p) or not {"RED", "DQRED"} <= set(p["scheme"]):
+            continue
+        for n in sorted(set(p["N"])):
+            g = p[p["N"] == n].set_index("scheme")
+            r, d = g.loc["RED"], g.loc["DQRED"]
+            rows.append({
+                "links": rate, "N": int(n),
+                "audio loss RED / DQRED %": f"{r['audio_loss_pct']:.2f} / {d['audio_loss_pct']:.2f}",
+                "video loss RED / DQRED %": f"{r['video_loss_pct']:.2f} / {d['video_loss_pct']:.2f}",
+                "FTP RED / DQRED [Mb/s]": f"{r['ftp_thr_kbps'] / 1e3:.2f} / {d['ftp_thr_kbps'] / 1e3:.2f}",
+                "FTP delay RED / DQRED [ms]": f"{r['ftp_delay_ms']:.1f} / {d['ftp_delay_ms']:.1f}",
+                "audio / video delay RED [ms]": f"{r['audio_delay_ms']:.1f} / {r['video_delay_ms']:.1f}",
+                "audio / video delay DQRED [ms]": f"{d['audio_delay_ms']:.1f} / {d['video_delay_ms']:.1f}",
+                "real-time loss lower": "yes" if (d["audio_loss_pct"] < r["audio_loss_pct"] and d["video_loss_pct"] < r["video_loss_pct"]) else "no",
+                "FTP throughput higher": "yes" if d["ftp_thr_kbps"] > r["ftp_thr_kbps"] else "no",
+                "data delay DQRED/RED": d["ftp_delay_ms"] / r["ftp_delay_ms"],
+            })
+    return pd.DataFrame(rows)
+
+
+def delay_variants(results: PackResults) -> pd.DataFrame:
+    """The data-delay readings of DELAY_VARIANTS: DQRED's data delay over RED's at N = 60 and 150
+    (seed means), and whether the real-time classes still lose less than under RED at N = 150."""
+    base = part2(results, f"random placement, {DELAY_BASE_RATE} links")
+    rows = []
+    for v in ["(none)", *DELAY_VARIANTS]:
+        p = base if v == "(none)" else part2(results, f"delay: {v}")
+        if not len(p) or "DQRED" not in set(p["scheme"]):
+            continue
+        if "RED" not in set(p["scheme"]):
+            p = pd.concat([p, base[base["scheme"] == "RED"]])
+        row = {"reading": v}
+        for n in (60, 150):
+            g = p[p["N"] == n].set_index("scheme")
+            if not {"RED", "DQRED"} <= set(g.index):
+                continue
+            row[f"data delay RED / DQRED, N = {n} [ms]"] = f"{g.loc['RED', 'ftp_delay_ms']:.1f} / {g.loc['DQRED', 'ftp_delay_ms']:.1f}"
+            row[f"ratio N = {n}"] = g.loc["DQRED", "ftp_delay_ms"] / g.loc["RED", "ftp_delay_ms"]
+            row[f"all-packet ratio N = {n}"] = g.loc["DQRED", "all_delay_ms"] / g.loc["RED", "all_delay_ms"]
+            if n == 150:
+                row["real-time loss lower at N = 150"] = "yes" if all(
+                    g.loc["DQRED", f"{c}_loss_pct"] < g.loc["RED", f"{c}_loss_pct"] for c in ("audio", "video")) else "no"
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def _variants_report(results: PackResults) -> str:

@@ -276,6 +276,14 @@ pub fn check_buckets(key: &str, n: u64, max: u64) -> Result<u32, String> {
     Ok(n as u32)
 }
 
+/// Estimated bytes of `n` buckets of `per_bucket` bytes each, with their per-bucket counters
+/// and list entries (for [`Configure::footprint`](super::Configure::footprint)); counts above
+/// the largest allowed are charged as the largest (configure refuses them anyway).
+pub fn buckets_footprint(n: u64, per_bucket: usize) -> u64 {
+    const EXTRA: u64 = (4 * std::mem::size_of::<u64>() + 2 * std::mem::size_of::<u32>()) as u64;
+    n.min(1 << 20).saturating_mul(per_bucket as u64 + EXTRA)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -442,6 +442,9 @@ pub type FqCobalt = FlowQueues<CobaltVars>;
 
 impl Configure for FqCobalt {
     type Params = FqCobaltParams;
+    fn footprint(p: &FqCobaltParams) -> u64 {
+        FlowQueues::<CobaltVars>::footprint(p.flows)
+    }
     fn configure(p: &FqCobaltParams, _link: &LinkInfo) -> Result<Self, String> {
         let n = check_fq(p.flows, p.quantum, p.limit, p.drop_batch_size)?;
         let cfg = cobalt_config(

@@ -736,7 +736,8 @@ mod tests {
     #[test]
     fn rejects_bad_parameters_with_their_key() {
         let h = Harness::new();
-        let cases: Vec<(Box<dyn Fn(&mut DqredParams)>, &str)> = vec![
+        type Edit = Box<dyn Fn(&mut DqredParams)>;
+        let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|p| p.audio_priority = 15), "audio_priority"),
             (Box::new(|p| p.limit = 0), "limit"),
             (Box::new(|p| p.interval = Duration(0)), "interval"),

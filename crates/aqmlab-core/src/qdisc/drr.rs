@@ -66,6 +66,12 @@ pub struct Drr {
 
 impl Configure for Drr {
     type Params = DrrParams;
+    fn footprint(p: &DrrParams) -> u64 {
+        super::classify::buckets_footprint(
+            p.buckets,
+            std::mem::size_of::<Fifo>() + std::mem::size_of::<u64>(),
+        )
+    }
     fn configure(p: &DrrParams, _link: &LinkInfo) -> Result<Self, String> {
         let n = check_buckets("buckets", p.buckets, 1 << 20)? as usize;
         if p.limit.0 == 0 {

@@ -99,6 +99,9 @@ pub struct Fq {
 
 impl Configure for Fq {
     type Params = FqParams;
+    fn footprint(p: &FqParams) -> u64 {
+        super::classify::buckets_footprint(p.buckets, std::mem::size_of::<FlowQ>())
+    }
     fn configure(p: &FqParams, _link: &LinkInfo) -> Result<Self, String> {
         let n = check_buckets("buckets", p.buckets, 1 << 20)? as usize;
         if p.limit == 0 {

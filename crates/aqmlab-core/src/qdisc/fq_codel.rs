@@ -116,6 +116,9 @@ pub(crate) fn check_fq(
 
 impl Configure for FqCodel {
     type Params = FqCodelParams;
+    fn footprint(p: &FqCodelParams) -> u64 {
+        Self::footprint(p.flows)
+    }
     fn configure(p: &FqCodelParams, _link: &LinkInfo) -> Result<Self, String> {
         let n = check_fq(p.flows, p.quantum, p.limit, p.drop_batch_size)?;
         check_codel_times(p.target, p.interval)?;

@@ -160,6 +160,9 @@ pub struct FqPie {
 
 impl Configure for FqPie {
     type Params = FqPieParams;
+    fn footprint(p: &FqPieParams) -> u64 {
+        FlowQueues::<PieVars>::footprint(p.flows)
+    }
     fn configure(p: &FqPieParams, _link: &LinkInfo) -> Result<Self, String> {
         let n = check_fq(p.flows, p.quantum, p.limit, p.drop_batch_size)?;
         let cfg = pie_config(

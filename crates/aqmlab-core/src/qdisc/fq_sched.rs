@@ -161,6 +161,14 @@ impl CodelSource for FlowSource<'_> {
 }
 
 impl<A: FlowAqm> FlowQueues<A> {
+    /// Estimated bytes of `n` flow queues (the flows and both lists' capacity).
+    pub fn footprint(n: u64) -> u64 {
+        super::classify::buckets_footprint(
+            n,
+            std::mem::size_of::<Flow<A>>() + 2 * std::mem::size_of::<u32>(),
+        )
+    }
+
     /// `n` flow queues, each with the AQM state `init()`.
     pub fn new(
         n: usize,

@@ -185,6 +185,23 @@ fn check_depth(key: &str, b: Bytes) -> Result<u64, String> {
 
 impl Configure for Htb {
     type Params = HtbParams;
+    /// The classes' children (a class's child is parsed here only for its size; `configure`
+    /// reports any error in it).
+    fn footprint(p: &HtbParams) -> u64 {
+        p.classes
+            .iter()
+            .take(MAX_CLASSES)
+            .filter_map(|c| {
+                let mut t = c.qdisc.clone()?;
+                let kind = t.remove("kind")?;
+                super::QdiscParams::parse(kind.as_str()?, &t, "").ok()
+            })
+            .map(|q| {
+                q.footprint()
+                    .saturating_add(crate::scenario::limits::PORT_BYTES)
+            })
+            .fold(0, u64::saturating_add)
+    }
     fn configure(p: &HtbParams, link: &LinkInfo) -> Result<Self, String> {
         if p.rate.0 == 0 {
             return Err("rate: must be positive".into());
@@ -520,6 +537,36 @@ impl QueueDisc for Htb {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_footprint_counts_each_class_child_and_grows_with_its_flow_queues() {
+        let parse = |t: &str| -> super::super::QdiscParams {
+            let mut table: toml::Table = t.parse().unwrap();
+            let kind = table.remove("kind").unwrap();
+            super::super::QdiscParams::parse(kind.as_str().unwrap(), &table, "q").unwrap()
+        };
+        let child = parse("kind = \"fq_codel\"\nflows = 4096");
+        let htb = |flows: u32| {
+            parse(&format!(
+                "kind = \"htb\"\nrate = \"10Mbps\"\nclasses = [{c}, {c}, {c}]",
+                c = format!(
+                    "{{ rate = \"1Mbps\", qdisc = {{ kind = \"fq_codel\", flows = {flows} }} }}"
+                )
+            ))
+        };
+        // three children: at least three times one child's tables (each flow queue holds at
+        // least its FIFO's VecDeque header, 32 bytes)
+        assert!(child.footprint() >= 4096 * 32);
+        assert!(htb(4096).footprint() >= 3 * child.footprint());
+        assert!(htb(8192).footprint() > htb(4096).footprint());
+        // a plain pfifo class costs only its port allowance
+        assert_eq!(
+            super::super::QdiscParams::parse("pfifo", &toml::Table::new(), "q")
+                .unwrap()
+                .footprint(),
+            0
+        );
+    }
+
     use super::*;
     use crate::qdisc::testing::Harness;
 

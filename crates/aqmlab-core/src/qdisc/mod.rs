@@ -186,6 +186,12 @@ pub trait Configure: Sized {
     fn configure(params: &Self::Params, link: &LinkInfo) -> Result<Self, String>;
     /// Called once at time zero: a discipline with a periodic timer requests its first tick here.
     fn start(&mut self, _ctx: &mut Ctx) {}
+    /// Bytes the discipline allocates when built from `params` beyond a port's allowance
+    /// (`scenario::limits::PORT_BYTES`) — per-flow tables and the like — so validation can
+    /// refuse a scenario too large for the machine before building it. Default 0.
+    fn footprint(_params: &Self::Params) -> u64 {
+        0
+    }
 }
 
 /// Declares the disciplines: the dispatch enum, its trait impl and the registry, in one list.
@@ -262,6 +268,11 @@ macro_rules! disciplines {
             /// The parameters as a TOML table, without `kind` (for the resolved scenario).
             pub fn to_table(&self) -> toml::Table {
                 match self { $($(#[$cfg])* QdiscParams::$variant(p) => crate::scenario::parse::to_table(p)),* }
+            }
+            /// Estimated bytes of one discipline built from these parameters beyond a port's
+            /// allowance ([`Configure::footprint`]).
+            pub fn footprint(&self) -> u64 {
+                match self { $($(#[$cfg])* QdiscParams::$variant(p) => <$ty as Configure>::footprint(p)),* }
             }
             /// Builds the discipline for a port on `link`; a range error names `path` + the key.
             pub fn build(&self, link: &LinkInfo, path: &str) -> Result<AnyQdisc, ScenarioError> {

@@ -88,6 +88,9 @@ pub struct Sfq {
 
 impl Configure for Sfq {
     type Params = SfqParams;
+    fn footprint(p: &SfqParams) -> u64 {
+        super::classify::buckets_footprint(p.buckets, std::mem::size_of::<Fifo>())
+    }
     fn configure(p: &SfqParams, _link: &LinkInfo) -> Result<Self, String> {
         let n = check_buckets("buckets", p.buckets, 1 << 20)? as usize;
         if p.limit == 0 {

@@ -293,6 +293,33 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             setup: 0,
         });
     }
+    // Disciplines' own tables (per-flow queues, HTB children), charged to the table that sets
+    // them; ports sharing one table share its footprint computation.
+    let mut tables_by_path: BTreeMap<&str, (&'static str, u64, u64)> = BTreeMap::new();
+    let mut last: Option<(*const QdiscSpec, u64)> = None;
+    for pp in &plan.ports {
+        let q: &QdiscSpec = &pp.qdisc;
+        let bytes = match last {
+            Some((ptr, b)) if std::ptr::eq(ptr, q) => b,
+            _ => q.params.footprint(),
+        };
+        last = Some((q as *const QdiscSpec, bytes));
+        if bytes > 0 {
+            let e = tables_by_path
+                .entry(q.path.as_str())
+                .or_insert((q.params.kind(), 0, 0));
+            e.1 += 1;
+            e.2 = e.2.saturating_add(bytes);
+        }
+    }
+    for (path, (kind, n, bytes)) in tables_by_path {
+        parts.push(limits::Part {
+            field: path.to_string(),
+            what: format!("{n} {kind} discipline(s) with their per-flow tables"),
+            memory: bytes,
+            setup: bytes / 8,
+        });
+    }
     if let Some(samples) = config.duration.checked_div(config.sample_interval) {
         let monitored = plan.ports.iter().filter(|p| p.monitor).count() as u64;
         parts.push(limits::series_part(
@@ -358,10 +385,11 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             tx: TxState::default(),
         });
     }
-    topo_resolved.insert(
-        "resolved_qdiscs".into(),
-        toml::Value::Array(resolved_qdiscs.finish()),
-    );
+    let resolved_qdiscs = toml::Value::Array(resolved_qdiscs.finish());
+    if let Some(recorded) = &r.recorded_qdiscs {
+        check_recorded_qdiscs(recorded, &resolved_qdiscs)?;
+    }
+    topo_resolved.insert("resolved_qdiscs".into(), resolved_qdiscs);
     resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
 
     let pairs: Vec<(NodeId, NodeId)> = plan.ports.iter().map(|p| (p.from, p.to)).collect();
@@ -649,8 +677,106 @@ impl QdiscGroups {
     }
 }
 
+/// A resolved scenario read back: its `resolved_qdiscs` must be what this build makes, since
+/// the record is not applied (the disciplines come from the topology's own tables).
+fn check_recorded_qdiscs(recorded: &toml::Value, built: &toml::Value) -> Result<(), ScenarioError> {
+    if recorded == built {
+        return Ok(());
+    }
+    let field = "topology.resolved_qdiscs";
+    let hint = "it records the disciplines a run built and is checked, not applied: change the \
+                topology's `qdisc` / `default_qdisc` tables instead, or delete `resolved_qdiscs`";
+    let (Some(rec), Some(new)) = (recorded.as_array(), built.as_array()) else {
+        return Err(ScenarioError::new(
+            field,
+            format!("expected an array of tables; {hint}"),
+        ));
+    };
+    // Name the first port whose recorded table differs.
+    let by_port = |groups: &[toml::Value]| -> BTreeMap<String, toml::Table> {
+        let mut m = BTreeMap::new();
+        for g in groups {
+            let Some(t) = g.as_table() else { continue };
+            let mut table = t.clone();
+            let ports = table.remove("ports");
+            for p in ports
+                .iter()
+                .flat_map(|p| p.as_array().into_iter().flatten())
+            {
+                if let Some(p) = p.as_str() {
+                    m.insert(p.to_string(), table.clone());
+                }
+            }
+        }
+        m
+    };
+    let (rec, new) = (by_port(rec), by_port(new));
+    let port = new
+        .iter()
+        .find(|(p, t)| rec.get(*p) != Some(*t))
+        .map(|(p, _)| p.clone())
+        .or_else(|| rec.keys().find(|p| !new.contains_key(*p)).cloned());
+    let what = match port {
+        Some(p) => {
+            format!("the record for port `{p}` differs from the discipline the topology gives it")
+        }
+        None => "the record differs from the disciplines the topology gives".to_string(),
+    };
+    Err(ScenarioError::new(field, format!("{what}; {hint}")))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_resolved_scenario_runs_again_with_the_same_hash_and_results() {
+        let text = r#"
+[simulation]
+duration = "2s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms", qdisc = { kind = "red", min_th = 5, max_th = 15 } }
+[[flows]]
+kind = "tcp"
+from = "s{i}"
+to = "d{i}"
+count = 2
+"#;
+        let first = super::build(text, None).unwrap();
+        let again = super::build(&first.resolved, None).unwrap();
+        assert_eq!(first.resolved, again.resolved);
+        assert_eq!(first.hash, again.hash);
+        let (a, b) = (
+            crate::run(text, None).unwrap(),
+            crate::run(&first.resolved, None).unwrap(),
+        );
+        assert_eq!(a.summary["flows"], b.summary["flows"]);
+        assert_eq!(a.summary["queues"], b.summary["queues"]);
+    }
+
+    #[test]
+    fn an_edited_record_of_the_disciplines_is_refused_naming_the_port() {
+        let text = r#"
+[simulation]
+duration = "1s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+access = { rate = "100Mbps", delay = "1ms" }
+bottleneck = { rate = "10Mbps", delay = "10ms", qdisc = { kind = "pfifo", limit = 50 } }
+"#;
+        let first = super::build(text, None).unwrap();
+        let edited = first.resolved.replacen("limit = 50", "limit = 60", 1);
+        assert_ne!(edited, first.resolved);
+        let e = super::build(&edited, None)
+            .err()
+            .expect("an edited record must be refused");
+        let msg = e.to_string();
+        assert!(msg.contains("topology.resolved_qdiscs"), "{msg}");
+        assert!(msg.contains("r1->r2"), "{msg}");
+    }
+
     #[test]
     fn resolved_disciplines_are_printed_once_per_distinct_table_covering_every_port_once() {
         let text = r#"

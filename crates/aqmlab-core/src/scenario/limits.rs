@@ -190,8 +190,10 @@ mod tests {
         let e = check(&parts, &LimitsSpec::default()).unwrap_err();
         assert_eq!(e.path, "flows[0].count");
         assert!(e.message.contains("limits.memory") && e.message.contains("--allow-large"));
-        let mut l = LimitsSpec::default();
-        l.memory = Bytes(5_000_000_000);
+        let mut l = LimitsSpec {
+            memory: Bytes(5_000_000_000),
+            ..LimitsSpec::default()
+        };
         assert!(check(&parts, &l).is_ok());
         l.memory = Bytes(1);
         l.allow_large = true;

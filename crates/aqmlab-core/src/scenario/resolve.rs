@@ -130,6 +130,9 @@ pub struct Resolved {
     pub warnings: Vec<Warning>,
     /// The flows' resource estimates (checked again with the topology's exact size).
     pub(crate) flow_parts: Vec<limits::Part>,
+    /// `topology.resolved_qdiscs` as read back from a resolved scenario: a record, checked
+    /// against what the build makes, never applied.
+    pub(crate) recorded_qdiscs: Option<toml::Value>,
 }
 
 /// Choices made by the caller rather than the scenario file.
@@ -272,6 +275,8 @@ fn resolve_doc(doc: &toml::Table, opts: &BuildOptions) -> Result<Resolved, Scena
     }
     let mut warnings = Vec::new();
     let mut spec: ScenarioSpec = from_table(doc, "")?;
+    // A resolved scenario fed back in: its per-port record is checked after the build.
+    let recorded_qdiscs = spec.topology.remove("resolved_qdiscs");
     if let Some(s) = opts.seed {
         spec.simulation.seed = s;
     }
@@ -411,6 +416,7 @@ fn resolve_doc(doc: &toml::Table, opts: &BuildOptions) -> Result<Resolved, Scena
         flows,
         warnings,
         flow_parts,
+        recorded_qdiscs,
     })
 }
 

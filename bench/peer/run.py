@@ -547,9 +547,9 @@ def reference_check(results: list[tuple[Scenario, int, dict | None, dict | None]
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-s", "--scenarios", default="reference",
+    ap.add_argument("-s", "--scenarios", default=None,
                     help="comma-separated scenario names or groups (" + ", ".join(GROUPS) + "), or all; "
-                         "default: the reference group. Names: " + ", ".join(s.name for s in SCENARIOS))
+                         "default: the reference group (with --peer ns2: all ns-2 scenarios). Names: " + ", ".join(s.name for s in SCENARIOS))
     ap.add_argument("--runs", default="1", help="comma-separated RNG runs (ns-3 --run, aqmlab seed); default 1")
     ap.add_argument("--quick", action="store_true", help="20 s simulated (10 s at N = 1000), statistics from 5 s")
     ap.add_argument("--ns3-only", action="store_true")
@@ -571,7 +571,9 @@ def main() -> int:
     ap.add_argument("--peer-only", action="store_true", help="ns2: skip aqmlab")
     args = ap.parse_args()
     if args.peer == "ns2":
+        args.scenarios = args.scenarios or "all"
         return main_ns2(ap, args)
+    args.scenarios = args.scenarios or "reference"
 
     by_name = {s.name: s for s in SCENARIOS}
     names = []

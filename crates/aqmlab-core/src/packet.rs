@@ -86,7 +86,10 @@ impl PacketPool {
         Self::default()
     }
 
-    /// Stores `p` and returns its id, reusing a freed slot when there is one.
+    /// Stores `p` and returns its id, reusing a freed slot when there is one. Inlined so the
+    /// caller's fields are written straight into the slot (a packet built on the stack and
+    /// copied in stalls on store forwarding).
+    #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         if let Some(id) = self.free.pop() {
             self.slots[id as usize] = p;

@@ -197,6 +197,12 @@ impl Queue {
         self.held
     }
 
+    /// Packets the discipline holds: its `len_packets` without a call into it.
+    #[inline]
+    pub fn len_packets(&self) -> usize {
+        self.held.0
+    }
+
     /// Checks the counting identities.
     pub fn check(&self) -> Result<(), String> {
         self.stats.total.check(self.disc.len_packets())

@@ -264,6 +264,7 @@ mod tests {
                 (q.disc.len_packets(), q.disc.len_bytes()),
                 "{kind}"
             );
+            assert_eq!(q.len_packets(), q.disc.len_packets(), "{kind}");
             max_held = max_held.max(q.held().0);
             dropped_seen += drops.len();
             for (p, _) in drops.drain(..) {

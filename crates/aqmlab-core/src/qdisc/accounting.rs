@@ -52,6 +52,7 @@ impl Queue {
     }
 
     /// Moves the call's effects into the counters and `drops`; returns a newly requested timer.
+    #[inline]
     fn settle(
         &mut self,
         now: SimTime,

@@ -427,6 +427,7 @@ impl TcpSender {
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
 
+    #[inline]
     fn take_sample(&mut self, r: SimTime, stats: &mut FlowStats) {
         self.ack_sample = Some(r);
         self.rtt.sample(r);

@@ -8,7 +8,8 @@
 /// `x - trunc(x)` is exact in `f64`; other values take the standard library's path.
 #[inline]
 pub fn round_to_u64(x: f64) -> u64 {
-    if (0.0..9.223_372_036_854_775_808e18).contains(&x) {
+    const TWO_POW_63: f64 = (1u64 << 63) as f64;
+    if (0.0..TWO_POW_63).contains(&x) {
         let t = x as i64;
         (t + (x - t as f64 >= 0.5) as i64) as u64
     } else {

@@ -62,6 +62,17 @@ pub struct Labels {
 impl Labels {
     /// Appends a label.
     pub fn push(&mut self, s: &str) {
+        // Time series repeat their labels in a cycle (one row per flow per sample): try the
+        // label after the last one before the map.
+        let n = self.categories.len();
+        let next = self
+            .codes
+            .last()
+            .map_or(0, |&c| (c as usize + 1) % n.max(1));
+        if n > 0 && self.categories[next] == s {
+            self.codes.push(next as u32);
+            return;
+        }
         let code = match self.index.get(s) {
             Some(&c) => c,
             None => {
@@ -123,8 +134,15 @@ impl Table {
     }
     /// Appends a row; columns missing from it get NaN / 0 / ""; new columns are back-filled.
     pub fn push(&mut self, row: &[(&str, Value)]) {
-        for (name, v) in row {
-            let idx = match self.columns.iter().position(|(n, _)| n == name) {
+        for (j, (name, v)) in row.iter().enumerate() {
+            // Rows usually list the columns in table order: try the same position first.
+            let same_place = matches!(self.columns.get(j), Some((n, _)) if n == name);
+            let found = if same_place {
+                Some(j)
+            } else {
+                self.columns.iter().position(|(n, _)| n == name)
+            };
+            let idx = match found {
                 Some(i) => i,
                 None => {
                     let mut col = match v {
@@ -176,6 +194,56 @@ pub struct Results {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_read_back_whatever_the_column_order_and_label_pattern() {
+        // Labels in a cycle (the fast path), backwards, skipping and repeating, with the
+        // columns given in table order, rotated and reversed: every cell must read back as
+        // pushed (the oracle is the input itself) and each label is stored once.
+        let names = ["a", "b", "c", "d"];
+        let mut t = Table::new();
+        let mut expect = Vec::new();
+        let mut x: u64 = 5;
+        for i in 0..600usize {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let label = match i / 150 {
+                0 => i % 7,
+                1 => 6 - i % 7,
+                2 => (i * 3) % 7,
+                _ => (x >> 33) as usize % 7,
+            };
+            let mut row = vec![
+                ("flow", Value::Str(format!("f{label}"))),
+                (names[0], Value::U64(i as u64)),
+                (names[1], Value::F64(i as f64 / 2.0)),
+                (names[2], Value::U64(label as u64)),
+            ];
+            match i % 3 {
+                0 => {}
+                1 => row.rotate_left(1 + i % 3),
+                _ => row.reverse(),
+            }
+            t.push(&row);
+            expect.push((format!("f{label}"), i as u64, i as f64 / 2.0, label as u64));
+        }
+        let col = |n: &str| &t.columns.iter().find(|(c, _)| c == n).unwrap().1;
+        for (i, (label, a, b, c)) in expect.iter().enumerate() {
+            match (col("flow"), col("a"), col("b"), col("c")) {
+                (Column::Str(l), Column::U64(va), Column::F64(vb), Column::U64(vc)) => {
+                    assert_eq!(
+                        (l.get(i), va[i], vb[i], vc[i]),
+                        (label.as_str(), *a, *b, *c)
+                    );
+                }
+                _ => panic!("column types"),
+            }
+        }
+        match col("flow") {
+            Column::Str(l) => assert_eq!(l.categories.len(), 7),
+            _ => panic!(),
+        }
+        assert_eq!(t.columns.len(), 4);
+    }
 
     #[test]
     fn tables_backfill_new_and_missing_columns() {

@@ -16,6 +16,10 @@ pub struct Queue {
     rng: Rng,
     effects: Effects,
     pending_timer: Option<SimTime>,
+    /// Packets and bytes the discipline holds, counted here from what enters and leaves it
+    /// (equal to its `len_packets` / `len_bytes`, checked in debug builds), so recording the
+    /// length after each call needs no call into the discipline.
+    held: (usize, u64),
 }
 
 impl Queue {
@@ -27,6 +31,7 @@ impl Queue {
             rng,
             effects: Effects::default(),
             pending_timer: None,
+            held: (0, 0),
         }
     }
 
@@ -47,6 +52,7 @@ impl Queue {
     }
 
     /// Moves the call's effects into the counters and `drops`; returns a newly requested timer.
+    #[inline]
     fn settle(
         &mut self,
         now: SimTime,
@@ -55,8 +61,11 @@ impl Queue {
     ) -> Option<SimTime> {
         if !self.effects.dropped.is_empty() {
             for &(p, r) in &self.effects.dropped {
+                let size = pool.get(p).size as u64;
                 self.stats.total.dropped_from_queue[r.index()] += 1;
-                self.stats.total.dropped_bytes += pool.get(p).size as u64;
+                self.stats.total.dropped_bytes += size;
+                self.held.0 -= 1;
+                self.held.1 -= size;
                 drops.push((p, r));
             }
             self.effects.dropped.clear();
@@ -67,8 +76,13 @@ impl Queue {
                 *m = 0;
             }
         }
-        self.stats
-            .length_changed(now, self.disc.len_packets(), self.disc.len_bytes());
+        debug_assert_eq!(
+            self.held,
+            (self.disc.len_packets(), self.disc.len_bytes()),
+            "held packets and bytes disagree with {}",
+            self.disc.name()
+        );
+        self.stats.length_changed(now, self.held.0, self.held.1);
         debug_assert_eq!(
             self.stats.total.held(),
             self.disc.len_packets() as i64,
@@ -110,6 +124,8 @@ impl Queue {
         let accepted = match verdict {
             Verdict::Enqueued => {
                 self.stats.total.enqueued += 1;
+                self.held.0 += 1;
+                self.held.1 += size;
                 true
             }
             Verdict::Dropped(r) => {
@@ -135,6 +151,8 @@ impl Queue {
             let pk = pool.get(p);
             self.stats.total.dequeued += 1;
             self.stats.total.dequeued_bytes += pk.size as u64;
+            self.held.0 -= 1;
+            self.held.1 -= pk.size as u64;
             self.stats.departed(now - pk.enqueued);
         }
         let timer = self.settle(now, pool, drops);
@@ -174,8 +192,101 @@ impl Queue {
         self.settle(now, pool, drops)
     }
 
+    /// Packets and bytes the discipline holds, as counted by this wrapper.
+    #[inline]
+    pub fn held(&self) -> (usize, u64) {
+        self.held
+    }
+
+    /// Packets the discipline holds: its `len_packets` without a call into it.
+    #[inline]
+    pub fn len_packets(&self) -> usize {
+        self.held.0
+    }
+
     /// Checks the counting identities.
     pub fn check(&self) -> Result<(), String> {
         self.stats.total.check(self.disc.len_packets())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Ecn, Packet};
+    use crate::qdisc::LinkInfo;
+
+    /// Drives `kind` through random arrivals of random sizes (some ECT), departures and
+    /// timers at a mean load above the link's, and after every call compares the wrapper's
+    /// held packets and bytes with the discipline's own `len_packets` / `len_bytes` (the
+    /// oracle), through tail drops, drops from inside the queue and marks.
+    fn held_matches_discipline(kind: &str, params: &str) {
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            delay: 10_000_000,
+        };
+        let table: toml::Table = params.parse().unwrap();
+        let (disc, _) = crate::qdisc::build(kind, &table, &link, "q").unwrap();
+        let mut q = Queue::new(disc, Rng::stream(1, "q"), 0);
+        let mut pool = PacketPool::new();
+        let mut drops = Vec::new();
+        let mut rng = Rng::stream(7, "held");
+        let mut timer = q.start(&mut pool);
+        let mut now: SimTime = 0;
+        let (mut dropped_seen, mut max_held) = (0, 0);
+        for _ in 0..20_000 {
+            now += (rng.uniform() * 1_000_000.0) as SimTime; // mean 0.5 ms
+            if let Some(t) = timer.filter(|&t| t <= now) {
+                timer = q.timer(t, &mut pool, &mut drops);
+            } else if rng.uniform() < 0.55 {
+                let size = 40 + (rng.uniform() * 1460.0) as u32;
+                let ecn = if rng.uniform() < 0.5 {
+                    Ecn::Ect0
+                } else {
+                    Ecn::NotEct
+                };
+                let id = pool.alloc(Packet {
+                    size,
+                    ecn,
+                    flow: (rng.uniform() * 4.0) as u32,
+                    created: now,
+                    ..Default::default()
+                });
+                timer = q.enqueue(id, now, &mut pool, &mut drops).1.or(timer);
+            } else {
+                let (p, t) = q.dequeue(now, &mut pool, &mut drops);
+                if let Some(p) = p {
+                    pool.free(p);
+                }
+                timer = t.or(timer);
+            }
+            assert_eq!(
+                q.held(),
+                (q.disc.len_packets(), q.disc.len_bytes()),
+                "{kind}"
+            );
+            assert_eq!(q.len_packets(), q.disc.len_packets(), "{kind}");
+            max_held = max_held.max(q.held().0);
+            dropped_seen += drops.len();
+            for (p, _) in drops.drain(..) {
+                pool.free(p);
+            }
+        }
+        assert!(
+            dropped_seen > 0 && max_held > 5,
+            "{kind}: {dropped_seen} drops, {max_held} held at most"
+        );
+        q.check().unwrap();
+    }
+
+    #[test]
+    fn held_counts_follow_the_discipline() {
+        held_matches_discipline("pfifo", "limit = 20");
+        held_matches_discipline("bfifo", "limit = 20000");
+        held_matches_discipline("red", "min_th = 3\nmax_th = 12\nlimit = 30");
+        held_matches_discipline("codel", "limit = 30");
+        held_matches_discipline("pie", "limit = 30");
+        held_matches_discipline("fq_codel", "limit = 30");
+        held_matches_discipline("sfq", "limit = 30");
     }
 }

@@ -153,10 +153,12 @@ impl QueueStats {
     /// unchanged: it was 1 for no time).
     #[inline]
     pub fn passed_through(&mut self) {
+        // `departed(0)` without adding 0.0 to the sojourn sum (which leaves it unchanged)
+        self.interval_sojourn.1 += 1;
         if self.in_window {
             self.max_len_pkts = self.max_len_pkts.max(1);
+            self.sojourn.record(0);
         }
-        self.departed(0);
     }
     /// When the window opens.
     pub fn window_start(&self) -> SimTime {

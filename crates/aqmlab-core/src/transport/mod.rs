@@ -12,6 +12,7 @@ pub mod cc;
 pub mod config;
 pub mod cubic;
 pub mod dctcp;
+pub mod fastmath;
 pub mod hystart;
 pub mod ledbat;
 #[cfg(test)]

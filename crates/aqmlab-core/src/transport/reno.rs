@@ -31,7 +31,7 @@ pub fn aimd_increase(w: &mut Window, a: &AckInfo, bytes_acked: &mut f64) {
         w.cwnd += n;
     } else if let Some(mss) = a.whole_bytes_mss {
         let mss = mss as f64;
-        let bytes = (n * mss / w.cwnd).floor().max(1.0); // n·MSS²/(cwnd·MSS) bytes, truncated
+        let bytes = super::fastmath::floor(n * mss / w.cwnd).max(1.0); // n·MSS²/(cwnd·MSS) bytes, truncated
         w.cwnd += bytes / mss;
     } else {
         w.cwnd += n / w.cwnd;

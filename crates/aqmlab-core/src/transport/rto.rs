@@ -2,6 +2,7 @@
 //! granularity term, a floor and a ceiling, exponential backoff. Karn's rule (no samples
 //! from retransmitted segments) is applied by the caller, which knows what was retransmitted.
 
+use super::fastmath::round_to_u64;
 use crate::time::SimTime;
 
 /// RTT estimator and RTO calculator. Times are nanoseconds.
@@ -16,6 +17,8 @@ pub struct RttEstimator {
     max_rto: SimTime,
     granularity: SimTime,
     max_backoff: u32,
+    /// `srtt` rounded to whole nanoseconds, kept with it (read on every ACK).
+    srtt_ns: SimTime,
 }
 
 impl RttEstimator {
@@ -37,6 +40,7 @@ impl RttEstimator {
             max_rto,
             granularity,
             max_backoff: max_backoff.max(1),
+            srtt_ns: 0,
         }
     }
 
@@ -53,7 +57,8 @@ impl RttEstimator {
             self.have_sample = true;
         }
         let rto = self.srtt + (self.granularity as f64).max(4.0 * self.rttvar);
-        let rto = rto.round() as SimTime;
+        let rto = round_to_u64(rto);
+        self.srtt_ns = round_to_u64(self.srtt);
         self.base_rto = rto.clamp(self.min_rto, self.max_rto);
         self.backoff = 1;
     }
@@ -77,7 +82,7 @@ impl RttEstimator {
 
     /// Smoothed RTT, if measured.
     pub fn srtt(&self) -> Option<SimTime> {
-        self.have_sample.then(|| self.srtt.round() as SimTime)
+        self.have_sample.then_some(self.srtt_ns)
     }
 
     /// RTT variation, if measured.

@@ -430,6 +430,7 @@ impl TcpSender {
         self.timer.set(now + self.rtt.rto(), TimerKind::Rto, out);
     }
 
+    #[inline]
     fn take_sample(&mut self, now: SimTime, r: SimTime, stats: &mut FlowStats) {
         self.ack_sample = Some(r);
         self.rtt.sample(r);
@@ -795,7 +796,8 @@ impl TcpSender {
             } else {
                 0
             };
-        let cwnd = (self.w.cwnd.max(1.0).floor() as u64).saturating_add(extra);
+        // (the conversion truncates: the floor of a number >= 1, without libm's `floor`)
+        let cwnd = (self.w.cwnd.max(1.0) as u64).saturating_add(extra);
         let wnd = cwnd.min(self.cfg.rwnd);
         while self.snd_nxt < self.snd_una + wnd {
             if !self.pace_ready(now, out) {
@@ -1100,7 +1102,7 @@ impl TcpSender {
         let Some(mut sb) = self.sb.take() else {
             return;
         };
-        let cwnd = self.w.cwnd.max(1.0).floor() as u64;
+        let cwnd = self.w.cwnd.max(1.0) as u64; // truncation: the floor of a number >= 1
         loop {
             if sb.pipe(self.snd_max - self.snd_una) >= cwnd || !self.pace_ready(now, out) {
                 break;

@@ -164,7 +164,9 @@ impl TcpSink {
             }
         }
         let had_gap = !self.ooo.is_empty();
-        if seq >= self.rcv_nxt {
+        if seq == self.rcv_nxt && !had_gap {
+            self.rcv_nxt += 1; // in order, nothing buffered: the common case
+        } else if seq >= self.rcv_nxt {
             let i = (seq - self.rcv_nxt) as usize;
             if i >= self.ooo.len() {
                 self.ooo.resize(i + 1, false);

@@ -304,15 +304,19 @@ impl World {
 
     /// Sends the packets and schedules the timers flow `f`'s transport asked for.
     fn flush_tcp(&mut self, f: FlowId, now: SimTime) {
-        let mut out = std::mem::take(&mut self.tcp_out);
-        for &(at, kind, gen) in &out.timers {
+        // Read in place (moving the outbox out and back stalls on store forwarding). Sending
+        // cannot re-enter the transport: a flow never runs from a node to itself, so a segment
+        // is never delivered where it is sent.
+        for i in 0..self.tcp_out.timers.len() {
+            let (at, kind, gen) = self.tcp_out.timers[i];
             self.events.schedule(at, Event::FlowTimer(f, kind, gen));
         }
-        out.timers.clear();
-        for seg in out.segs.drain(..) {
+        self.tcp_out.timers.clear();
+        for i in 0..self.tcp_out.segs.len() {
+            let seg = self.tcp_out.segs[i];
             self.send_segment(f, &seg, now);
         }
-        self.tcp_out = out;
+        self.tcp_out.segs.clear();
     }
 
     fn send_segment(&mut self, f: FlowId, seg: &OutSeg, now: SimTime) {

@@ -123,7 +123,7 @@ impl Port {
         now: SimTime,
         io: &mut PortIo,
     ) -> Option<PacketId> {
-        if self.tx.transparent && self.idle(now) && self.queue.disc.len_packets() == 0 {
+        if self.tx.transparent && self.idle(now) && self.queue.len_packets() == 0 {
             // The owed empty dequeue changes nothing in a transparent discipline.
             self.tx.owes_empty_dequeue = false;
             self.queue.pass_through(pkt, now, io.pool);
@@ -137,7 +137,7 @@ impl Port {
         if self.idle(now) {
             return self.start_tx(id, now, io);
         }
-        if !self.tx.txdone_pending && self.queue.disc.len_packets() > 0 {
+        if !self.tx.txdone_pending && self.queue.len_packets() > 0 {
             self.tx.txdone_pending = true;
             self.tx.owes_empty_dequeue = false;
             io.events.schedule(self.tx.tx_end, Event::TxDone(id));
@@ -168,7 +168,7 @@ impl Port {
     /// (so it passes straight through), judged from the state after the last packet offered.
     #[inline]
     pub fn passes_through_at(&self, at: SimTime) -> bool {
-        self.tx.transparent && self.idle(at) && self.queue.disc.len_packets() == 0
+        self.tx.transparent && self.idle(at) && self.queue.len_packets() == 0
     }
 
     /// Puts `pkt` (transmitted, arriving at `arrival`) in the pipe, scheduling the pipe's event
@@ -308,7 +308,7 @@ impl Port {
             }
             None
         };
-        if self.queue.disc.len_packets() > 0 {
+        if self.queue.len_packets() > 0 {
             self.tx.txdone_pending = true;
             io.events.schedule(now + d, Event::TxDone(id));
         } else {

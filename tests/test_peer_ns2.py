@@ -207,3 +207,5 @@ def test_ns2_compatible_tcp_and_bursts_close_the_vbr_red_utilization_gap():
     assert all(a < n for a, n in zip(default, ref))
     assert gap_default < -2.0
     assert abs(gap_compat) < 1.0
+    # The ns-2-compatible settings are deterministic too: the same seed gives the same run.
+    assert _aqmlab_utilization("dqred-vbrns2-RED", 1) == compat[0]

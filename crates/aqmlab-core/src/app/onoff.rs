@@ -8,7 +8,8 @@
 //! `burst = "packets"` is ns-2.35's `Application/Traffic/Exponential` (`expoo.cc`): a burst is a
 //! number of packets, `max(1, floor(X + 0.5))` with X exponential of mean `on_time / interval`,
 //! sent one interval apart; the idle period (exponential, mean `off_time`) is added to the
-//! interval after a burst's last packet. The cycle is then `n·interval + off` long, not
+//! interval after a burst's last packet (the first packet goes out at the start time and, as
+//! `next_interval` starts with no burst left, is followed by an idle period). The cycle is then `n·interval + off` long, not
 //! `on + off`; with a mean burst of a few packets the two differ in offered load (for 1000-B
 //! packets at 1.5 Mb/s, on 50 ms and off 205 ms: 295 against 310 kb/s).
 

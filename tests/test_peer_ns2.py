@@ -32,8 +32,10 @@ def test_scenario_names_are_unique_and_cover_the_four_groups():
     names = [s.name for s in ns2peer.SCENARIOS]
     assert len(names) == len(set(names))
     assert {s.group for s in ns2peer.SCENARIOS} == {"reference RED", "Kato", "DQRED part 1", "DQRED part 1 (derived setup)",
-                                                      "DQRED part 1 (video row by row)", "LTRED"}
+                                                      "DQRED part 1 (video row by row)",
+                                                      "DQRED part 1 (video row by row, ns-2-compatible aqmlab)", "LTRED"}
     assert {n for n in names if n.startswith("dqred-vbr-")} == {f"dqred-vbr-{k}" for k in ("DT", "RED", "VQ", "REM", "PI")}
+    assert {n for n in names if n.startswith("dqred-vbrns2-")} == {f"dqred-vbrns2-{k}" for k in ("DT", "RED", "VQ", "REM", "PI")}
     assert {n for n in names if n.startswith("dqred-") and "derived" not in n and "vbr" not in n} == {
         f"dqred-{k}" for k in ("DT", "RED", "VQ", "REM", "PI", "FQ", "SFQ", "DRR")}
     assert {n for n in names if n.startswith("dqred-derived-")} == {
@@ -173,3 +175,37 @@ def test_ns2_halving_matches_ns2_on_the_one_packet_per_bucket_sfq():
     assert rto_ns2 == ref["tcp_timeouts"] == 0
     assert abs(g_rfc / ref["goodput_mean_mbps"] - 1) > 0.05
     assert rto_rfc > 100
+
+
+def _aqmlab_utilization(name: str, run: int) -> float:
+    """aqmlab's bottleneck utilization [%] on the peer scenario `name`, RNG run `run`."""
+    from aqmlab._toml import tomllib
+
+    s = next(x for x in ns2peer.SCENARIOS if x.name == name)
+    spec = ns2peer.aqmlab_spec(s, run)
+    doc = tomllib.loads(Path(spec["template"]).read_text())
+    doc["simulation"].update(duration=f"{s.duration}s", warmup=f"{s.warmup}s", seed=run)
+    res = aqmlab.run(doc, overrides=spec["overrides"])
+    return res.summary["links"]["r1->r2"]["utilization_frac"] * 100
+
+
+def test_ns2_compatible_tcp_and_bursts_close_the_vbr_red_utilization_gap():
+    # Expected values from the peer simulator: ns-2.35's five recorded runs of the video read
+    # row by row under RED (measured/ns2_dqred-vbr-RED_run{1..5}_60s_w5.json, mean utilization
+    # 91.24%). With aqmlab's defaults (timed on periods, an RTT sample per ACK, RFC 5681's
+    # ssthresh at timeouts) the link runs 1.2-4.7 points below ns-2's in every run (mean -3.45);
+    # with ns-2's burst model, one RTT sample per round trip and ns-2's ssthresh at every
+    # timeout (dqred-vbrns2-RED) the mean is within 1 point (single runs still scatter by a few
+    # points: the bursts come from different generators). bench/peer/README.md has the
+    # one-change-at-a-time experiments behind this.
+    ref = [json.loads((ns2peer.MEASURED / f"ns2_dqred-vbr-RED_run{r}_60s_w5.json").read_text())["utilization_pct"]
+           for r in range(1, 6)]
+    default = [_aqmlab_utilization("dqred-vbr-RED", r) for r in range(1, 6)]
+    compat = [_aqmlab_utilization("dqred-vbrns2-RED", r) for r in range(1, 6)]
+    gap_default = sum(default) / 5 - sum(ref) / 5
+    gap_compat = sum(compat) / 5 - sum(ref) / 5
+    assert all(a < n for a, n in zip(default, ref))
+    assert gap_default < -2.0
+    assert abs(gap_compat) < 1.0
+    # The ns-2-compatible settings are deterministic too: the same seed gives the same run.
+    assert _aqmlab_utilization("dqred-vbrns2-RED", 1) == compat[0]

@@ -183,6 +183,17 @@ def _scenarios() -> list[Ns2Scenario]:
                f'on_time = "0.05s", off_time = "{idle:.6g}s", start_jitter = "100ms" }}',)
             + tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
             + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)), 60, 5))
+    # The same with aqmlab's ns-2-compatible video and TCP (bench/peer/README.md, "Why RED's
+    # link ran below ns-2's"): ns-2's Exponential burst model (`burst = "packets"`), one RTT
+    # sample per round trip (`rtt_sampling = "round"`) and ns-2's ssthresh at every timeout
+    # (`timeout_ssthresh = "ns2"`). The ns-2 side is unchanged.
+    for s in [x for x in out if x.name.startswith("dqred-vbr-")]:
+        out.append(Ns2Scenario(
+            s.name.replace("dqred-vbr-", "dqred-vbrns2-"), "DQRED part 1 (video row by row, ns-2-compatible aqmlab)",
+            s.ns2, s.template,
+            s.overrides + ('flows[2].burst="packets"',)
+            + tuple(f'flows[{i}].rtt_sampling="round"' for i in (0, 1))
+            + tuple(f'flows[{i}].timeout_ssthresh="ns2"' for i in (0, 1)), s.duration, s.warmup))
     for k, (args, q) in LTRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"ltred-{k}", "LTRED", _LT_NS2 + args, "scenarios/ltred/ltred_m30.toml",

@@ -157,6 +157,18 @@ pub struct TcpParams {
     /// sample's ACK arrived). Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_log: Option<bool>,
+    /// RTT samples that feed the RTO estimator: "ack" (default: every new ACK of a segment
+    /// that was not retransmitted) or "round" (ns-2's timing: one segment at a time, the first
+    /// sample whose segment left after the previous sample's ACK arrived; the backoff is
+    /// cleared only by such a sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_sampling: Option<String>,
+    /// ssthresh at a timeout: "rfc5681" (default: max(FlightSize/2, 2), held on a repeated
+    /// timeout or one that ends a fast recovery) or "ns2" (ns-2.35's `slowdown` at every
+    /// timeout: max(floor(w/2), 2) with w = min(cwnd, receive window), cwnd being the reduced
+    /// window during Reno's recovery; cc = "reno" or "tahoe" without SACK).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ssthresh: Option<String>,
     /// Window reduction at a fast retransmit: "rfc5681" (default: ssthresh = cwnd =
     /// max(FlightSize/2, 2)) or "ns2" (ns-2.35 Reno's `slowdown`: w = min(cwnd, receive
     /// window), ssthresh = max(floor(w/2), 2), cwnd = max(w/2, 1), so cwnd may fall below 2;
@@ -280,6 +292,10 @@ pub struct TcpConfig {
     pub trace: bool,
     /// Per-round-trip RTT log (`tcp_rtt` table).
     pub rtt_log: bool,
+    /// RTO estimator fed one sample per round trip (`rtt_sampling = "round"`).
+    pub rtt_per_round: bool,
+    /// ns-2's ssthresh at every timeout (`timeout_ssthresh = "ns2"`).
+    pub ns2_timeout_ssthresh: bool,
     /// RACK-TLP loss detection (RFC 8985).
     pub rack: bool,
     /// Option bytes on every data segment and ACK (12 with timestamps: 10 + 2 NOPs).
@@ -593,6 +609,31 @@ impl TcpParams {
                 ))
             }
         };
+        let rtt_per_round = match self.rtt_sampling.as_deref().unwrap_or("ack") {
+            "ack" => false,
+            "round" => true,
+            other => {
+                return Err(format!(
+                    "rtt_sampling: unknown {other:?}; use \"ack\" or \"round\""
+                ))
+            }
+        };
+        let ns2_timeout_ssthresh = match self.timeout_ssthresh.as_deref().unwrap_or("rfc5681") {
+            "rfc5681" => false,
+            "ns2" if matches!(cc.recovery(), Recovery::NewReno) || sack => {
+                return Err(format!(
+                    "timeout_ssthresh: \"ns2\" applies to cc = \"reno\" or \"tahoe\" without \
+                     sack (ns-2's Agent/TCP/Reno and Agent/TCP); this flow has cc = {cc_name:?}{}",
+                    if sack { " with sack = true" } else { "" }
+                ))
+            }
+            "ns2" => true,
+            other => {
+                return Err(format!(
+                    "timeout_ssthresh: unknown {other:?}; use \"rfc5681\" or \"ns2\""
+                ))
+            }
+        };
         let ns2_halving = match self.halving.as_deref().unwrap_or("rfc5681") {
             "rfc5681" => false,
             "ns2" if cc.recovery() != Recovery::Reno || sack => {
@@ -643,6 +684,8 @@ impl TcpParams {
             pacing,
             trace: self.trace.unwrap_or(false),
             rtt_log: self.rtt_log.unwrap_or(false),
+            rtt_per_round,
+            ns2_timeout_ssthresh,
             rack,
             ecn,
             ect,

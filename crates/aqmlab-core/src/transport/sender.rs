@@ -105,6 +105,8 @@ pub struct TcpSender {
     pub trace: Option<Vec<TraceRow>>,
     /// Per-round-trip RTT log, (ACK arrival, sample) in ns (None: off; `rtt_log = true`).
     pub rtt_log: Option<Vec<(SimTime, SimTime)>>,
+    /// ACK arrival of the last sample fed to the RTO estimator (`rtt_sampling = "round"`).
+    last_round_sample: Option<SimTime>,
     /// Cause of the next retransmission, when a caller knows it.
     retx_cause: Option<&'static str>,
     /// RACK's reordering timer.
@@ -188,6 +190,7 @@ impl TcpSender {
             ack_sample: None,
             trace: cfg.trace.then(Vec::new),
             rtt_log: cfg.rtt_log.then(Vec::new),
+            last_round_sample: None,
             retx_cause: None,
             pending_trace: Vec::new(),
             rate: cfg.cc.owns_window().then(RateSampler::new),
@@ -433,7 +436,13 @@ impl TcpSender {
     #[inline]
     fn take_sample(&mut self, now: SimTime, r: SimTime, stats: &mut FlowStats) {
         self.ack_sample = Some(r);
-        self.rtt.sample(r);
+        // ns-2 times one segment at a time: the first segment sent after the previous timed
+        // segment's ACK arrived; the other ACKs give no sample to the estimator.
+        let timed = !self.cfg.rtt_per_round || self.last_round_sample.is_none_or(|t| now - r >= t);
+        if timed {
+            self.rtt.sample(r);
+            self.last_round_sample = Some(now);
+        }
         self.last_rtt = Some(r);
         stats.rtt_sample(r);
         if let Some(log) = self.rtt_log.as_mut() {
@@ -719,7 +728,19 @@ impl TcpSender {
                     // recovery (as Linux does); FlightSize is inflated by then.
                     repeated_timeout: self.timed_out_seq == Some(self.snd_una) || self.in_recovery,
                 };
+                // ns-2's window at the timeout: cwnd_ (in Reno's recovery the reduced window,
+                // which the sender keeps in ssthresh while cwnd is inflated), capped by window_.
+                let ns2_window = if self.in_recovery {
+                    self.w.ssthresh
+                } else {
+                    self.w.cwnd
+                }
+                .min(self.cfg.rwnd as f64);
                 self.cc.on_timeout(&mut self.w, &l);
+                if self.cfg.ns2_timeout_ssthresh {
+                    // ns-2's slowdown(CLOSE_SSTHRESH_HALF) at every timeout: floor(window/2) >= 2.
+                    self.w.ssthresh = (ns2_window.floor() / 2.0).floor().max(2.0);
+                }
                 self.rtt.back_off();
                 self.in_recovery = false;
                 self.prr = None;
@@ -1767,6 +1788,71 @@ mod tests {
         d.s.on_ack(3, 0, 1100 * MS, None, d.now, &mut d.out, &mut d.stats);
         assert_eq!(d.s.rtt.srtt(), Some(100 * MS));
         assert_eq!(d.s.rtt.backoff(), 1);
+    }
+
+    #[test]
+    fn rtt_sampling_round_feeds_the_estimator_one_sample_per_round_trip() {
+        // ns-2 times one segment at a time. Segments 0..3 leave at time 0; the ACK of 0 at
+        // 100 ms is timed (SRTT 100 ms); the ACKs of 1..3 (segments sent before that ACK) are
+        // not; the ACK of 4 (sent at 100 ms) at 300 ms is: SRTT = 7/8·100 + 1/8·200 = 112.5 ms
+        // (RFC 6298 section 2.3, by hand). Every ACK feeds the estimator under "ack".
+        for (mode, after_round1) in [("round", Some(100 * MS)), ("ack", None)] {
+            let mut d = Drive::new(&format!("initial_window = 4\nrtt_sampling = \"{mode}\""));
+            assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+            for (a, now) in [(1, 100), (2, 101), (3, 102), (4, 103)] {
+                d.now = now * MS;
+                d.s.on_ack(a, 0, 0, None, d.now, &mut d.out, &mut d.stats);
+            }
+            match after_round1 {
+                Some(v) => assert_eq!(d.s.rtt.srtt(), Some(v), "{mode}"),
+                None => assert!(d.s.rtt.srtt().unwrap() > 100 * MS, "{mode}"),
+            }
+            if mode == "round" {
+                d.now = 300 * MS;
+                d.s.on_ack(5, 0, 100 * MS, None, d.now, &mut d.out, &mut d.stats);
+                assert_eq!(d.s.rtt.srtt(), Some(112_500_000));
+            }
+        }
+        // A bad value is rejected with the field named.
+        let p: TcpParams = toml::from_str("rtt_sampling = \"sometimes\"").unwrap();
+        assert!(p.validate().unwrap_err().starts_with("rtt_sampling:"));
+    }
+
+    #[test]
+    fn ns2_timeout_ssthresh_recomputes_at_every_timeout() {
+        // ns-2's timeout: slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_RESTART) every time:
+        // ssthresh = max(floor(min(cwnd, window_)/2), 2), then cwnd = 1. With 8 segments out:
+        // first timeout 4 (both rules); the second (cwnd 1) gives max(0, 2) = 2 in ns-2, while
+        // RFC 5681 holds ssthresh at 4 for a segment that already timed out.
+        for (mode, second) in [("ns2", 2.0), ("rfc5681", 4.0)] {
+            let mut d = Drive::new(&format!(
+                "initial_window = 8\ninitial_rto = \"1s\"\ncc = \"reno\"\ntimeout_ssthresh = \"{mode}\""
+            ));
+            assert_eq!(d.sent().len(), 8);
+            let (t, _, g) = *d.out.timers.last().unwrap();
+            d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+            assert_eq!((d.s.w.cwnd, d.s.w.ssthresh), (1.0, 4.0), "{mode}");
+            let (t, _, g) = *d.out.timers.last().unwrap();
+            d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+            assert_eq!((d.s.w.cwnd, d.s.w.ssthresh), (1.0, second), "{mode}");
+        }
+        // The receive window caps ns-2's window: 8 sent of cwnd 10 under window_pkts = 8 -> 4.
+        let mut d = Drive::new(
+            "initial_window = 10\nwindow_pkts = 8\ninitial_rto = \"1s\"\ncc = \"reno\"\ntimeout_ssthresh = \"ns2\"",
+        );
+        assert_eq!(d.sent().len(), 8);
+        let (t, _, g) = *d.out.timers.last().unwrap();
+        d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+        assert_eq!(d.s.w.ssthresh, 4.0);
+        // Not for NewReno or CUBIC (their recoveries keep the window differently; SACK needs them).
+        for bad in ["cc = \"newreno\"", "cc = \"cubic\""] {
+            let p: TcpParams =
+                toml::from_str(&format!("{bad}\ntimeout_ssthresh = \"ns2\"")).unwrap();
+            assert!(
+                p.validate().unwrap_err().starts_with("timeout_ssthresh:"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -245,3 +245,59 @@ def test_tbf_needs_rate_and_burst():
     with pytest.raises(ScenarioError) as e:
         aqmlab.run(scen)
     assert "topology.bottleneck.qdisc" in str(e.value) and "burst" in str(e.value)
+
+
+def dualpi2_with_udp(ecn: str, rate: str, *, with_classic_tcp: bool = True) -> dict:
+    """A CBR flow with the given ECN codepoint (and optionally a classic CUBIC flow) through
+    DualPI2 with RFC 9332 Appendix A's defaults, 40 Mb/s, 20 ms base RTT (10 ms one way)."""
+    flows = [{"kind": "cbr", "name": "udp", "from": "s2", "to": "d2", "rate": rate, "size": "1000B", "ecn": ecn}]
+    if with_classic_tcp:
+        flows.insert(0, {"kind": "tcp", "name": "classic", "from": "s1", "to": "d1", "cc": "cubic",
+                         "start_jitter": "100ms"})
+    return {
+        "simulation": {"duration": "40s", "warmup": "10s", "sample_interval": "0s"},
+        "topology": {"kind": "dumbbell", "pairs": 2, "access": {"rate": "1Gbps", "delay": "0.5ms"},
+                     "bottleneck": {"rate": "40Mbps", "delay": "9ms", "qdisc": {"kind": "dualpi2"}},
+                     "default_qdisc": {"kind": "pfifo", "limit": 10000}},
+        "flows": flows,
+    }
+
+
+@pytest.mark.parametrize("ecn", ["ect1", "ect0", "not_ect"])
+def test_a_udp_flow_is_classified_by_its_ecn_codepoint(ecn):
+    """RFC 9332 section 2.3 / 4.1: ECT(1) (and CE) packets go to the L queue, kept shallow by its
+    native ramp (800 us + 400 us), and are marked; ECT(0) and Not-ECT go to the Classic queue,
+    held near its 15-ms target by the PI controller that CUBIC loads, ECT(0) marked and Not-ECT
+    dropped. A 16 Mb/s CBR beside one CUBIC flow on 40 Mb/s; one-way base delay 10 ms."""
+    udp = aqmlab.run(dualpi2_with_udp(ecn, "16Mbps")).summary["flows"]["udp"]
+    base = 0.5e-3 + 9e-3 + 0.5e-3
+    if ecn == "ect1":
+        assert udp["delay_mean_s"] < base + 1.2e-3  # at most the L ramp's top
+        assert udp["marked_pkts"] > 0 and udp["dropped_pkts"] == 0
+    else:
+        assert udp["delay_mean_s"] > base + 5e-3  # the Classic queue's standing delay
+        if ecn == "ect0":
+            assert udp["marked_pkts"] > 0 and udp["dropped_pkts"] == 0
+        else:
+            assert udp["marked_pkts"] == 0
+
+
+def test_unresponsive_l4s_overload_falls_back_to_classic_dropping():
+    """RFC 9332 section 4.2.3 and Appendix A.2: unresponsive ECT(1) traffic at 1.5x the link
+    drives p_CL = k·p' past 1; DualPI2 then drops L packets with p_C (the Classic probability)
+    and marks the rest, so the queue is held at the Classic target (15 ms) by dropping rather
+    than overflowing. Conservation fixes the loss at 1 - 40/60 = 1/3."""
+    res = aqmlab.run(dualpi2_with_udp("ect1", "60Mbps", with_classic_tcp=False))
+    udp = res.summary["flows"]["udp"]
+    q = res.summary["queues"]["r1->r2"]
+    assert abs(udp["loss_frac"] - 1 / 3) < 0.01
+    assert q["drops_overflow_pkts"] == 0 and q["drops_early_pkts"] == q["drops_pkts"] > 0
+    assert udp["marked_pkts"] >= 0.99 * udp["delivered_pkts"]  # p_CL >= 1 marks every survivor
+    assert abs(q["sojourn_mean_s"] - 0.015) < 0.003
+
+
+def test_a_udp_flow_rejects_an_unknown_ecn_codepoint():
+    s = dualpi2_with_udp("ect2", "1Mbps")
+    with pytest.raises(ScenarioError) as err:
+        aqmlab.validate(s)
+    assert "flows[1].ecn" in str(err.value) and "ect1" in str(err.value)

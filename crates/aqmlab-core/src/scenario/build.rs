@@ -12,6 +12,7 @@ use super::resolve::{
     resolve, transit_stub_generator, BuildOptions, FlowEntry, FlowKind, QdiscSpec, Resolved,
     ResolvedLink, Topology,
 };
+use super::spec::UdpEcn;
 use super::warn::Warning;
 use crate::capture::{Capture, TcpShape};
 use crate::packet::NodeId;
@@ -504,7 +505,7 @@ fn build_flow(
                 flow.sender.seed_app(config.seed, &name);
                 App::Tcp(Box::new(flow))
             }
-            FlowKind::Udp(p) => App::Udp(p.build(path, start, stop)?),
+            FlowKind::Udp(p, _) => App::Udp(p.build(path, start, stop)?),
         };
         copies.push(Flow {
             name,
@@ -513,6 +514,10 @@ fn build_flow(
             dst,
             start,
             priority: c.priority,
+            ecn: match &entry.kind {
+                FlowKind::Udp(_, ecn) => ecn.codepoint(),
+                FlowKind::Tcp(..) => crate::packet::Ecn::NotEct,
+            },
             app,
             stats: FlowStats::new(config.warmup),
             rng,
@@ -522,7 +527,14 @@ fn build_flow(
     let mut res = to_table(c);
     res.extend(match &entry.kind {
         FlowKind::Tcp(_, t) => t.clone(),
-        FlowKind::Udp(p) => p.to_table(),
+        FlowKind::Udp(p, ecn) => {
+            let mut t = p.to_table();
+            // written only when set, so scenarios without it keep their resolved text and hash
+            if *ecn != UdpEcn::NotEct {
+                t.insert("ecn".into(), ecn.as_str().into());
+            }
+            t
+        }
     });
     let shape = match &entry.kind {
         FlowKind::Tcp(cfg, _) => Some(TcpShape {
@@ -531,7 +543,7 @@ fn build_flow(
             total_bytes: cfg.total_bytes,
             timestamps: cfg.timestamps,
         }),
-        FlowKind::Udp(_) => None,
+        FlowKind::Udp(..) => None,
     };
     Ok((copies, res, shape))
 }

@@ -11,7 +11,7 @@ use super::load::Loaded;
 use super::parse::{from_table, from_value, to_table};
 use super::spec::{
     DumbbellSpec, FlowCommon, GraphSpec, LinkSpec, PcapSpec, ScenarioSpec, SimulationSpec,
-    TransitStubSpec, FLOW_COMMON_KEYS,
+    TransitStubSpec, UdpEcn, FLOW_COMMON_KEYS,
 };
 use super::warn::{self, Warning};
 use crate::app::{self, SourceParams};
@@ -90,8 +90,8 @@ pub enum Topology {
 pub enum FlowKind {
     /// A TCP connection: its validated configuration and resolved parameters.
     Tcp(Box<TcpConfig>, toml::Table),
-    /// An open-loop source.
-    Udp(SourceParams),
+    /// An open-loop source, and the ECN codepoint of its packets.
+    Udp(SourceParams, UdpEcn),
 }
 
 /// One `[[flows]]` entry as resolved (its copies are made by `build`).
@@ -621,8 +621,22 @@ fn resolve_flow(
             .map_err(|m| ScenarioError::from_keyed(path, &m))?;
         FlowKind::Tcp(Box::new(cfg), to_table(&p.resolved()))
     } else {
+        let mut params = params;
+        let ecn: UdpEcn = match params.remove("ecn") {
+            None => UdpEcn::default(),
+            Some(v) => from_value(v, &join(path, "ecn")).map_err(|e| {
+                ScenarioError::new(
+                    e.path,
+                    format!(
+                        "{}; a UDP flow's ecn is \"not_ect\" (default), \"ect0\" or \"ect1\"",
+                        e.message
+                    ),
+                )
+            })?,
+        };
         FlowKind::Udp(
             SourceParams::parse(&c.kind, &params, path).map_err(|e| common_key_hint(e, &c.kind))?,
+            ecn,
         )
     };
     if c.count == 0 {

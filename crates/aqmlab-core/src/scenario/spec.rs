@@ -184,6 +184,40 @@ fn one() -> u32 {
     1
 }
 
+/// `ecn` of an open-loop (UDP) flow: the ECN codepoint its packets carry (RFC 3168; ECT(1) is
+/// L4S's identifier, RFC 9331). A router may mark such packets instead of dropping them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UdpEcn {
+    /// Not ECN-capable (the default).
+    #[default]
+    NotEct,
+    /// ECT(0): Classic ECN.
+    Ect0,
+    /// ECT(1): L4S.
+    Ect1,
+}
+
+impl UdpEcn {
+    /// The scenario spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UdpEcn::NotEct => "not_ect",
+            UdpEcn::Ect0 => "ect0",
+            UdpEcn::Ect1 => "ect1",
+        }
+    }
+
+    /// The packet codepoint.
+    pub fn codepoint(self) -> crate::packet::Ecn {
+        match self {
+            UdpEcn::NotEct => crate::packet::Ecn::NotEct,
+            UdpEcn::Ect0 => crate::packet::Ecn::Ect0,
+            UdpEcn::Ect1 => crate::packet::Ecn::Ect1,
+        }
+    }
+}
+
 /// Keys of [`FlowCommon`], to split a flow table into its common and kind-specific parts.
 pub const FLOW_COMMON_KEYS: &[&str] = &[
     "kind",

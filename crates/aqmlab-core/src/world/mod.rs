@@ -58,6 +58,8 @@ pub struct Flow {
     pub start: SimTime,
     /// Priority / DSCP carried by its packets.
     pub priority: u8,
+    /// ECN codepoint of an open-loop source's packets (TCP sets its own per segment).
+    pub ecn: Ecn,
     /// Traffic generator.
     pub app: App,
     /// Measurements.
@@ -361,6 +363,7 @@ impl World {
             size,
             created: now,
             priority: flow.priority,
+            ecn: flow.ecn,
             ..Default::default()
         };
         let src = flow.src;

@@ -12,26 +12,7 @@ fn main() {
         eprintln!("usage: digest SCENARIO.toml");
         std::process::exit(2);
     };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {path}: {e}");
-            std::process::exit(2);
-        }
-    };
-    let opts = aqmlab_core::scenario::LoadOptions {
-        base_dir: std::path::Path::new(&path)
-            .parent()
-            .map(|d| d.to_path_buf()),
-        allow_any_path: false,
-    };
-    let build = aqmlab_core::scenario::BuildOptions {
-        seed: None,
-        allow_large: false,
-    };
-    let outcome = aqmlab_core::scenario::load(&text, &[] as &[&str], &opts)
-        .map_err(aqmlab_core::RunError::from)
-        .and_then(|l| aqmlab_core::run_loaded(&l, &build, u64::MAX, &mut |_, _| true));
+    let outcome = aqmlab_core::run_file(std::path::Path::new(&path), None);
     match outcome {
         Ok(r) => {
             println!("{}", r.summary);

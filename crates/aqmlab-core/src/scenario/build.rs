@@ -295,31 +295,27 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         });
     }
     // Disciplines' own tables (per-flow queues, HTB children), charged to the table that sets
-    // them; ports sharing one table share its footprint computation.
-    let mut tables_by_path: BTreeMap<&str, (&'static str, u64, u64)> = BTreeMap::new();
-    let mut last: Option<(*const QdiscSpec, u64)> = None;
+    // them: a field path names one written table, so its footprint is computed once.
+    let mut tables_by_path: BTreeMap<&str, (&QdiscSpec, u64)> = BTreeMap::new();
     for pp in &plan.ports {
-        let q: &QdiscSpec = &pp.qdisc;
-        let bytes = match last {
-            Some((ptr, b)) if std::ptr::eq(ptr, q) => b,
-            _ => q.params.footprint(),
-        };
-        last = Some((q as *const QdiscSpec, bytes));
-        if bytes > 0 {
-            let e = tables_by_path
-                .entry(q.path.as_str())
-                .or_insert((q.params.kind(), 0, 0));
-            e.1 += 1;
-            e.2 = e.2.saturating_add(bytes);
-        }
+        tables_by_path
+            .entry(pp.qdisc.path.as_str())
+            .or_insert((&pp.qdisc, 0))
+            .1 += 1;
     }
-    for (path, (kind, n, bytes)) in tables_by_path {
-        parts.push(limits::Part {
-            field: path.to_string(),
-            what: format!("{n} {kind} discipline(s) with their per-flow tables"),
-            memory: bytes,
-            setup: bytes / 8,
-        });
+    for (path, (q, n)) in tables_by_path {
+        let bytes = q.params.footprint().saturating_mul(n);
+        if bytes > 0 {
+            parts.push(limits::Part {
+                field: path.to_string(),
+                what: format!(
+                    "{n} {} discipline(s) with their per-flow tables",
+                    q.params.kind()
+                ),
+                memory: bytes,
+                setup: bytes / 8,
+            });
+        }
     }
     if let Some(samples) = config.duration.checked_div(config.sample_interval) {
         let monitored = plan.ports.iter().filter(|p| p.monitor).count() as u64;

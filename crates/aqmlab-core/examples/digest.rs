@@ -3,16 +3,20 @@
 //! table's Debug text. Used to check that a speed change leaves every result bit-identical:
 //! run two builds on the same files and compare the outputs byte for byte.
 //!
-//! `cargo run --release --example digest -- scenario.toml`
+//! `cargo run --release --example digest -- scenario.toml [seed]`
+//!
+//! `bench/digest_all.py` runs it over every scenario file and every paper-pack configuration.
 
 use std::hash::{Hash, Hasher};
 
 fn main() {
-    let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: digest SCENARIO.toml");
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: digest SCENARIO.toml [SEED]");
         std::process::exit(2);
     };
-    let outcome = aqmlab_core::run_file(std::path::Path::new(&path), None);
+    let seed = args.get(2).and_then(|s| s.parse().ok());
+    let outcome = aqmlab_core::run_file(std::path::Path::new(path), seed);
     match outcome {
         Ok(r) => {
             println!("{}", r.summary);

@@ -75,6 +75,8 @@ pub struct CobaltConfig {
     decrement: f64,
     blue_threshold: i64,
     blue_on_overflow: bool,
+    /// Serialisation time of an MTU at the shaped rate (ns; CAKE's `mtu_time`, 0 elsewhere).
+    mtu_time: i64,
     cache: [u32; CACHE],
 }
 
@@ -83,6 +85,32 @@ impl CobaltConfig {
     #[inline]
     pub fn control_law(&self, t: i64, rec_inv_sqrt: u32) -> i64 {
         t + ((self.interval as u128 * rec_inv_sqrt as u128) >> 32) as i64
+    }
+
+    /// COBALT as `sch_cake` runs it (`cake_set_rate`): `target`, `interval` and `mtu_time` in
+    /// ns (the caller derives them from the tin's rate), BLUE's steps 1/256 and 1/4096, no
+    /// sojourn trigger for BLUE, BLUE raised by overflow; marks ECN-capable packets if `ecn`.
+    pub fn cake(target: u64, interval: u64, mtu_time: u64, ecn: bool) -> CobaltConfig {
+        CobaltConfig {
+            target: target.min(i64::MAX as u64 / 4) as i64,
+            interval: interval.min(i64::MAX as u64 / 4),
+            ecn,
+            increment: 1.0 / 256.0,
+            decrement: 1.0 / 4096.0,
+            blue_threshold: i64::MAX,
+            blue_on_overflow: true,
+            mtu_time: mtu_time.min(u32::MAX as u64) as i64,
+            cache: inv_sqrt_cache(),
+        }
+    }
+
+    /// The CoDel target (ns).
+    pub fn target(&self) -> u64 {
+        self.target as u64
+    }
+    /// The CoDel interval (ns).
+    pub fn interval(&self) -> u64 {
+        self.interval
     }
 }
 
@@ -116,6 +144,7 @@ fn cobalt_config(
         decrement,
         blue_threshold: blue_threshold.0 as i64,
         blue_on_overflow,
+        mtu_time: 0,
         cache: inv_sqrt_cache(),
     })
 }
@@ -153,7 +182,7 @@ impl Default for CobaltVars {
 
 /// What COBALT decides about a dequeued packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Decision {
+pub(crate) enum Decision {
     Send,
     Marked,
     Drop(Reason),
@@ -197,12 +226,22 @@ impl CobaltVars {
         }
     }
 
-    /// The decision for `pkt` leaving now (`cobalt_should_drop`).
-    fn should_drop(&mut self, cfg: &CobaltConfig, pkt: PacketId, ctx: &mut Ctx) -> Decision {
+    /// The decision for `pkt` leaving now (`cobalt_should_drop`). Besides `target`, the
+    /// sojourn must exceed four MTU times and, with `bulk_flows` > 0 (CAKE's ingress mode),
+    /// two MTU times per bulk flow; `mtu_time` is 0 outside CAKE.
+    pub(crate) fn should_drop(
+        &mut self,
+        cfg: &CobaltConfig,
+        pkt: PacketId,
+        bulk_flows: u32,
+        ctx: &mut Ctx,
+    ) -> Decision {
         let now = ctx.now as i64;
         let sojourn = now - ctx.pool.get(pkt).enqueued as i64;
         let mut schedule = now - self.drop_next;
-        let over_target = sojourn > cfg.target;
+        let over_target = sojourn > cfg.target
+            && sojourn > cfg.mtu_time.saturating_mul(2 * bulk_flows as i64)
+            && sojourn > cfg.mtu_time.saturating_mul(4);
         let mut next_due = self.count > 0 && schedule >= 0;
         let mut decision = Decision::Send;
         if over_target {
@@ -268,7 +307,7 @@ impl FlowAqm for CobaltVars {
                 self.queue_empty(cfg, ctx.now as i64);
                 return None;
             };
-            match self.should_drop(cfg, p, ctx) {
+            match self.should_drop(cfg, p, 0, ctx) {
                 Decision::Send => return Some(p),
                 Decision::Marked => {
                     src.marked(p);
@@ -669,8 +708,8 @@ mod tests {
         h.offer_flow(&mut q, 4, 100);
         h.offer_flow(&mut q, 4, 100); // 11 > 10: flow 3 loses 4 head packets
         assert_eq!(h.effects.dropped.len(), 4);
-        assert_eq!(q.flows[3].vars.p_drop, 1.0 / 256.0);
-        assert_eq!(q.flows[4].vars.p_drop, 0.0);
+        assert_eq!(q.t.flows[3].vars.p_drop, 1.0 / 256.0);
+        assert_eq!(q.t.flows[4].vars.p_drop, 0.0);
         // ns-3's rule: no BLUE change on overflow.
         let mut q = FqCobalt::configure(
             &FqCobaltParams {
@@ -683,7 +722,7 @@ mod tests {
         for _ in 0..11 {
             h.offer_flow(&mut q, 3, 1000);
         }
-        assert_eq!(q.flows[3].vars.p_drop, 0.0);
+        assert_eq!(q.t.flows[3].vars.p_drop, 0.0);
     }
 
     #[test]

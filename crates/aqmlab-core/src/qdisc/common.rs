@@ -155,6 +155,16 @@ impl Fifo {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+    /// The packets with their sizes, head first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (PacketId, u32)> + '_ {
+        self.packets.iter().copied()
+    }
+    /// Removes the packet at position `pos` (0 is the head), with its size.
+    pub fn remove(&mut self, pos: usize) -> Option<(PacketId, u32)> {
+        let (p, s) = self.packets.remove(pos)?;
+        self.bytes -= s as u64;
+        Some((p, s))
+    }
 }
 
 /// A periodic update on the grid `k · period` (k = 1, 2, ...) from time 0 that sleeps while the
@@ -243,6 +253,14 @@ mod tests {
         assert_eq!(q.bytes(), 0);
         assert_eq!(q.pop_front(), None);
         assert_eq!(q.pop_back(), None);
+        // Removal from the middle keeps the order of the rest and the byte count.
+        for (p, s) in [(4, 40), (5, 50), (6, 60)] {
+            q.push(p, s);
+        }
+        assert_eq!(q.remove(1), Some((5, 50)));
+        assert_eq!(q.remove(7), None);
+        assert_eq!(q.iter().collect::<Vec<_>>(), [(4, 40), (6, 60)]);
+        assert_eq!(q.bytes(), 100);
     }
 
     #[test]

@@ -176,18 +176,18 @@ mod tests {
         assert_eq!(h.pool.get(first).flow, 1);
         h.take(&mut q).unwrap(); // deficit 514 > 0: served again, deficit -486
                                  // Next turn X gets +1514 and moves to the old list; force the state of the vector.
-        q.new_flows.clear();
-        q.old_flows.push_back(1);
-        q.flows[1].list = List::Old;
-        q.flows[1].deficit = 200;
+        q.t.new_flows.clear();
+        q.t.old_flows.push_back(1);
+        q.t.flows[1].list = List::Old;
+        q.t.flows[1].deficit = 200;
         h.offer_flow(&mut q, 2, 100);
         let y = h.take(&mut q).unwrap();
         assert_eq!(h.pool.get(y).flow, 2);
-        assert_eq!(q.flows[2].deficit, 1414);
+        assert_eq!(q.t.flows[2].deficit, 1414);
         let x = h.take(&mut q).unwrap();
         assert_eq!(h.pool.get(x).flow, 1);
-        assert_eq!(q.flows[2].list, List::Old);
-        assert_eq!(q.old_flows, [1, 2]);
+        assert_eq!(q.t.flows[2].list, List::Old);
+        assert_eq!(q.t.old_flows, [1, 2]);
     }
 
     #[test]
@@ -246,14 +246,14 @@ mod tests {
         h.offer_flow(&mut q, 5, 100);
         h.take(&mut q).unwrap();
         assert!(h.take(&mut q).is_none());
-        assert_eq!(q.flows[5].list, List::None);
+        assert_eq!(q.t.flows[5].list, List::None);
         let mut q = fq(&h, |_| {});
         h.offer_flow(&mut q, 5, 100);
         h.take(&mut q).unwrap();
         assert!(h.take(&mut q).is_none());
         // RFC rule: moved to the old list, and removed once found empty there.
-        assert_eq!(q.flows[5].list, List::None);
-        assert!(q.old_flows.is_empty() && q.new_flows.is_empty());
+        assert_eq!(q.t.flows[5].list, List::None);
+        assert!(q.t.old_flows.is_empty() && q.t.new_flows.is_empty());
     }
 
     #[test]
@@ -281,8 +281,8 @@ mod tests {
             }
         }
         assert_eq!(flow1_drops, 0);
-        assert!(q.stats.drops[0] >= 3, "{}", q.stats.drops[0]);
-        assert!(q.flows[0].vars.dropping);
+        assert!(q.t.stats.drops[0] >= 3, "{}", q.t.stats.drops[0]);
+        assert!(q.t.flows[0].vars.dropping);
     }
 
     #[test]

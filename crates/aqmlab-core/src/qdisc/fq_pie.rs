@@ -266,7 +266,7 @@ mod tests {
     }
 
     fn prob(q: &FqPie, b: usize) -> f64 {
-        q.fq.flows[b].vars.st.drop_prob
+        q.fq.t.flows[b].vars.st.drop_prob
     }
 
     #[test]
@@ -305,7 +305,7 @@ mod tests {
         // exceeds 2 · mean_pktsize; flow 2 (p = 0) never drops however long flow 1 is.
         let mut h = Harness::new();
         let mut q = fq_pie(&h, |_| {});
-        let st = &mut q.fq.flows[1].vars.st;
+        let st = &mut q.fq.t.flows[1].vars.st;
         st.drop_prob = 1.0;
         st.qdelay_old = 1.0;
         st.burst_allowance = 0.0;
@@ -319,11 +319,11 @@ mod tests {
         for _ in 0..100 {
             assert_eq!(h.offer_flow(&mut q, 2, 1000), Verdict::Enqueued);
         }
-        assert_eq!(q.fq.stats.drops[1], 1);
-        assert_eq!(q.fq.stats.drops[2], 0);
+        assert_eq!(q.fq.t.stats.drops[1], 1);
+        assert_eq!(q.fq.t.stats.drops[2], 0);
         // ECN on: below mark_threshold an ECT packet is marked, at or above it dropped.
         let mut q = fq_pie(&h, |p| p.ecn = EcnMode::On);
-        let st = &mut q.fq.flows[1].vars.st;
+        let st = &mut q.fq.t.flows[1].vars.st;
         st.drop_prob = 1.0;
         st.qdelay_old = 1.0;
         st.burst_allowance = 0.0;
@@ -332,7 +332,7 @@ mod tests {
         }
         h.template.flow = 1;
         assert_eq!(h.offer_ect(&mut q, 1000), Verdict::Dropped(Reason::Early));
-        q.fq.flows[1].vars.st.drop_prob = 0.0999;
+        q.fq.t.flows[1].vars.st.drop_prob = 0.0999;
         let mut marked = 0;
         for _ in 0..500 {
             assert_eq!(h.offer_ect(&mut q, 1000), Verdict::Enqueued);

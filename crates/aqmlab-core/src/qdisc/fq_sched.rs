@@ -81,6 +81,8 @@ pub(crate) enum List {
     None,
     New,
     Old,
+    /// CAKE's list of empty flows whose AQM state is still decaying.
+    Decaying,
 }
 
 /// One flow queue.
@@ -92,7 +94,7 @@ pub(crate) struct Flow<A> {
     pub(crate) list: List,
 }
 
-/// The fixed settings of the engine (the discipline's `Configure` checks them).
+/// The fixed settings of the RFC 8290 discipline (the discipline's `Configure` checks them).
 #[derive(Debug, Clone, Copy)]
 pub struct FqSettings {
     /// Bytes a flow may send per round.
@@ -111,15 +113,17 @@ pub struct FqSettings {
     pub perturb: bool,
 }
 
-/// Flow queues with an AQM each, served by DRR over new and old lists.
+/// The engine's mechanics: flow queues with their AQM state and deficits, the lists of flows
+/// waiting for service (new, old, and — for CAKE — decaying), the totals and the per-queue
+/// statistics. A discipline composes its round robin from these steps: RFC 8290's in
+/// [`FlowQueues`], CAKE's host-fair DRR++ in `cake.rs`.
 #[derive(Debug)]
-pub struct FlowQueues<A: FlowAqm> {
+pub struct FlowTable<A> {
     pub(crate) flows: Vec<Flow<A>>,
     pub(crate) new_flows: VecDeque<u32>,
     pub(crate) old_flows: VecDeque<u32>,
-    pub(crate) classifier: Classifier,
-    pub(crate) cfg: A::Config,
-    pub(crate) set: FqSettings,
+    /// Empty flows whose AQM state has not yet decayed to rest (CAKE); RFC 8290 never uses it.
+    pub(crate) decaying_flows: VecDeque<u32>,
     pub(crate) total_pkts: usize,
     pub(crate) total_bytes: u64,
     pub(crate) stats: ClassStats,
@@ -127,13 +131,21 @@ pub struct FlowQueues<A: FlowAqm> {
 
 /// A flow queue seen by its AQM: pops keep the totals right, drops and marks reach the
 /// per-queue statistics.
-struct FlowSource<'a> {
+pub(crate) struct FlowSource<'a> {
     q: &'a mut Fifo,
     total_pkts: &'a mut usize,
     total_bytes: &'a mut u64,
     use_total: bool,
     drops: &'a mut u64,
     marks: &'a mut u64,
+}
+
+impl FlowSource<'_> {
+    /// True if the flow queue holds no more packets.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
 }
 
 impl CodelSource for FlowSource<'_> {
@@ -160,13 +172,205 @@ impl CodelSource for FlowSource<'_> {
     }
 }
 
-impl<A: FlowAqm> FlowQueues<A> {
-    /// Estimated bytes of `n` flow queues (the flows and both lists' capacity).
+impl<A> FlowTable<A> {
+    /// Estimated bytes of `n` flow queues (the flows and the lists' capacity).
     pub fn footprint(n: u64) -> u64 {
         super::classify::buckets_footprint(
             n,
             std::mem::size_of::<Flow<A>>() + 2 * std::mem::size_of::<u32>(),
         )
+    }
+
+    /// `n` empty flow queues, each with the AQM state `init()`, in no list.
+    pub fn new(n: usize, init: impl Fn() -> A) -> Self {
+        FlowTable {
+            flows: (0..n)
+                .map(|_| Flow {
+                    q: Fifo::default(),
+                    vars: init(),
+                    deficit: 0,
+                    list: List::None,
+                })
+                .collect(),
+            new_flows: VecDeque::with_capacity(n),
+            old_flows: VecDeque::with_capacity(n),
+            decaying_flows: VecDeque::new(),
+            total_pkts: 0,
+            total_bytes: 0,
+            stats: ClassStats::new(n),
+        }
+    }
+
+    /// Appends `pkt` (of `size` bytes) to flow queue `b`, counting the arrival.
+    #[inline]
+    pub(crate) fn push(&mut self, b: usize, pkt: PacketId, size: u32) {
+        self.flows[b].q.push(pkt, size);
+        self.total_pkts += 1;
+        self.total_bytes += size as u64;
+    }
+
+    /// Removes and returns the head of flow queue `b` outside the AQM (an overflow drop),
+    /// counted as a drop of that queue.
+    pub(crate) fn drop_head(&mut self, b: usize, ctx: &Ctx) -> Option<PacketId> {
+        let p = self.flows[b].q.pop_front()?;
+        self.total_pkts -= 1;
+        self.total_bytes -= ctx.pool.get(p).size as u64;
+        self.stats.drops[b] += 1;
+        Some(p)
+    }
+
+    /// Removes the packet at position `pos` of flow queue `b` (CAKE's ACK filter), counted as
+    /// a drop of that queue.
+    pub(crate) fn drop_at(&mut self, b: usize, pos: usize) -> Option<PacketId> {
+        let (p, size) = self.flows[b].q.remove(pos)?;
+        self.total_pkts -= 1;
+        self.total_bytes -= size as u64;
+        self.stats.drops[b] += 1;
+        Some(p)
+    }
+
+    /// Puts flow `b` at the tail of the new list with `deficit`, unless it is in a list
+    /// already; a decaying flow (CAKE) leaves the decaying list for the new one.
+    #[inline]
+    pub(crate) fn activate(&mut self, b: usize, deficit: i64) {
+        let f = &mut self.flows[b];
+        match f.list {
+            List::None => {}
+            List::Decaying => {
+                let at = self.decaying_flows.iter().position(|&i| i as usize == b);
+                self.decaying_flows
+                    .remove(at.expect("a decaying flow is in its list"));
+            }
+            List::New | List::Old => return,
+        }
+        f.list = List::New;
+        f.deficit = deficit;
+        self.new_flows.push_back(b as u32);
+    }
+
+    /// The flow whose turn it is: the head of the new list, else of the old list.
+    #[inline]
+    pub(crate) fn head(&self) -> Option<(List, usize)> {
+        match (self.new_flows.front(), self.old_flows.front()) {
+            (Some(&i), _) => Some((List::New, i as usize)),
+            (None, Some(&i)) => Some((List::Old, i as usize)),
+            (None, None) => None,
+        }
+    }
+
+    /// The head of the decaying list (CAKE).
+    #[inline]
+    pub(crate) fn decaying_head(&self) -> Option<usize> {
+        self.decaying_flows.front().map(|&i| i as usize)
+    }
+
+    fn list_mut(&mut self, l: List) -> &mut VecDeque<u32> {
+        match l {
+            List::New => &mut self.new_flows,
+            List::Old => &mut self.old_flows,
+            List::Decaying => &mut self.decaying_flows,
+            List::None => unreachable!("no list"),
+        }
+    }
+
+    /// Flow `idx`, the head of list `from`, has spent its deficit: it gets `quantum` more and
+    /// goes to the tail of the old list (its next round).
+    #[inline]
+    pub(crate) fn next_round(&mut self, from: List, idx: usize, quantum: i64) {
+        self.list_mut(from).pop_front();
+        let f = &mut self.flows[idx];
+        f.deficit += quantum;
+        f.list = List::Old;
+        self.old_flows.push_back(idx as u32);
+    }
+
+    /// Flow `idx`, the head of list `from`, was found empty: it goes to the tail of `to`
+    /// (the old list, CAKE's decaying list) or leaves the lists (`List::None`).
+    #[inline]
+    pub(crate) fn retire(&mut self, from: List, idx: usize, to: List) {
+        self.list_mut(from).pop_front();
+        self.flows[idx].list = to;
+        if to != List::None {
+            self.list_mut(to).push_back(idx as u32);
+        }
+    }
+
+    /// Flow `idx`'s AQM state and its queue as the AQM sees it (the small-queue exemption
+    /// reads all queues' bytes if `use_total`).
+    #[inline]
+    pub(crate) fn serve(&mut self, idx: usize, use_total: bool) -> (&mut A, FlowSource<'_>) {
+        let f = &mut self.flows[idx];
+        (
+            &mut f.vars,
+            FlowSource {
+                q: &mut f.q,
+                total_pkts: &mut self.total_pkts,
+                total_bytes: &mut self.total_bytes,
+                use_total,
+                drops: &mut self.stats.drops[idx],
+                marks: &mut self.stats.marks[idx],
+            },
+        )
+    }
+
+    /// Flow `idx` sends `pkt`: its deficit is charged `charge` bytes.
+    #[inline]
+    pub(crate) fn sent(&mut self, idx: usize, pkt: PacketId, charge: i64, ctx: &Ctx) {
+        self.flows[idx].deficit -= charge;
+        self.stats.depart(idx, pkt, ctx.pool, ctx.now);
+    }
+
+    /// Every flow queue with its AQM state.
+    pub fn each_flow(&mut self) -> impl Iterator<Item = (&Fifo, &mut A)> + '_ {
+        self.flows.iter_mut().map(|f| (&f.q, &mut f.vars))
+    }
+}
+
+impl<A: FlowAqm> FlowTable<A> {
+    /// Drops from the head of the flow with the most bytes until half its bytes are gone or
+    /// `batch` packets; true if `arrival` was among them.
+    fn drop_from_fattest(
+        &mut self,
+        arrival: PacketId,
+        batch: u64,
+        cfg: &A::Config,
+        ctx: &mut Ctx,
+    ) -> bool {
+        let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
+        let threshold = self.flows[fat].q.bytes() / 2;
+        let (mut dropped_bytes, mut n) = (0u64, 0u64);
+        let mut arrival_dropped = false;
+        while let Some(p) = self.drop_head(fat, ctx) {
+            let size = ctx.pool.get(p).size as u64;
+            if p == arrival {
+                arrival_dropped = true;
+            } else {
+                ctx.drop_queued(p, Reason::Overflow);
+            }
+            dropped_bytes += size;
+            n += 1;
+            if n >= batch || dropped_bytes >= threshold {
+                break;
+            }
+        }
+        self.flows[fat].vars.overflowed(cfg, ctx);
+        arrival_dropped
+    }
+}
+
+/// Flow queues with an AQM each, served by DRR over new and old lists (RFC 8290).
+#[derive(Debug)]
+pub struct FlowQueues<A: FlowAqm> {
+    pub(crate) t: FlowTable<A>,
+    pub(crate) classifier: Classifier,
+    pub(crate) cfg: A::Config,
+    pub(crate) set: FqSettings,
+}
+
+impl<A: FlowAqm> FlowQueues<A> {
+    /// Estimated bytes of `n` flow queues (the flows and both lists' capacity).
+    pub fn footprint(n: u64) -> u64 {
+        FlowTable::<A>::footprint(n)
     }
 
     /// `n` flow queues, each with the AQM state `init()`.
@@ -178,22 +382,10 @@ impl<A: FlowAqm> FlowQueues<A> {
         init: impl Fn() -> A,
     ) -> Self {
         FlowQueues {
-            flows: (0..n)
-                .map(|_| Flow {
-                    q: Fifo::default(),
-                    vars: init(),
-                    deficit: 0,
-                    list: List::None,
-                })
-                .collect(),
-            new_flows: VecDeque::with_capacity(n),
-            old_flows: VecDeque::with_capacity(n),
+            t: FlowTable::new(n, init),
             classifier,
             cfg,
             set,
-            total_pkts: 0,
-            total_bytes: 0,
-            stats: ClassStats::new(n),
         }
     }
 
@@ -211,67 +403,35 @@ impl<A: FlowAqm> FlowQueues<A> {
 
     /// Every flow queue with its AQM state.
     pub fn each_flow(&mut self) -> impl Iterator<Item = (&Fifo, &mut A)> + '_ {
-        self.flows.iter_mut().map(|f| (&f.q, &mut f.vars))
-    }
-
-    /// Drops from the head of the flow with the most bytes; true if `arrival` was among them.
-    fn drop_from_fattest(&mut self, arrival: PacketId, ctx: &mut Ctx) -> bool {
-        let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
-        let threshold = self.flows[fat].q.bytes() / 2;
-        let (mut dropped_bytes, mut n) = (0u64, 0u64);
-        let mut arrival_dropped = false;
-        while let Some(p) = self.flows[fat].q.pop_front() {
-            let size = ctx.pool.get(p).size as u64;
-            self.total_pkts -= 1;
-            self.total_bytes -= size;
-            self.stats.drops[fat] += 1;
-            if p == arrival {
-                arrival_dropped = true;
-            } else {
-                ctx.drop_queued(p, Reason::Overflow);
-            }
-            dropped_bytes += size;
-            n += 1;
-            if n >= self.set.drop_batch || dropped_bytes >= threshold {
-                break;
-            }
-        }
-        let f = &mut self.flows[fat];
-        f.vars.overflowed(&self.cfg, ctx);
-        arrival_dropped
+        self.t.each_flow()
     }
 
     /// Classifies and enqueues `pkt` (the AQM may refuse or mark it first).
     pub fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
         let b = self.classifier.classify(ctx.pool.get(pkt));
         let size = ctx.pool.get(pkt).size;
-        self.stats.arrivals[b] += 1;
-        self.stats.last_time = ctx.now;
-        let f = &mut self.flows[b];
-        if self.set.overflow == Overflow::Tail && self.total_pkts >= self.set.limit {
-            self.stats.drops[b] += 1;
-            f.vars.overflowed(&self.cfg, ctx);
+        let t = &mut self.t;
+        t.stats.arrivals[b] += 1;
+        t.stats.last_time = ctx.now;
+        if self.set.overflow == Overflow::Tail && t.total_pkts >= self.set.limit {
+            t.stats.drops[b] += 1;
+            t.flows[b].vars.overflowed(&self.cfg, ctx);
             return Verdict::Dropped(Reason::Overflow);
         }
+        let f = &mut t.flows[b];
         match f.vars.admit(&self.cfg, pkt, &f.q, ctx) {
             Err(r) => {
-                self.stats.drops[b] += 1;
+                t.stats.drops[b] += 1;
                 return Verdict::Dropped(r);
             }
-            Ok(true) => self.stats.marks[b] += 1,
+            Ok(true) => t.stats.marks[b] += 1,
             Ok(false) => {}
         }
-        f.q.push(pkt, size);
-        self.total_pkts += 1;
-        self.total_bytes += size as u64;
-        if f.list == List::None {
-            f.list = List::New;
-            f.deficit = self.set.quantum;
-            self.new_flows.push_back(b as u32);
-        }
+        t.push(b, pkt, size);
+        t.activate(b, self.set.quantum);
         if self.set.overflow == Overflow::Fattest
-            && self.total_pkts > self.set.limit
-            && self.drop_from_fattest(pkt, ctx)
+            && t.total_pkts > self.set.limit
+            && t.drop_from_fattest(pkt, self.set.drop_batch, &self.cfg, ctx)
         {
             return Verdict::Dropped(Reason::Overflow);
         }
@@ -280,54 +440,27 @@ impl<A: FlowAqm> FlowQueues<A> {
 
     /// The next packet by DRR over the new then the old list, each through its flow's AQM.
     pub fn dequeue(&mut self, ctx: &mut Ctx) -> Option<PacketId> {
+        let use_total = self.set.backlog == CodelBacklog::Total;
         loop {
-            let (from_new, idx) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (true, i as usize),
-                (None, Some(&i)) => (false, i as usize),
-                (None, None) => return None,
-            };
-            if from_new {
-                self.new_flows.pop_front();
-            } else {
-                self.old_flows.pop_front();
-            }
-            let f = &mut self.flows[idx];
-            if f.deficit <= 0 {
-                f.deficit += self.set.quantum;
-                f.list = List::Old;
-                self.old_flows.push_back(idx as u32);
+            let (list, idx) = self.t.head()?;
+            if self.t.flows[idx].deficit <= 0 {
+                self.t.next_round(list, idx, self.set.quantum);
                 continue;
             }
-            let mut src = FlowSource {
-                q: &mut f.q,
-                total_pkts: &mut self.total_pkts,
-                total_bytes: &mut self.total_bytes,
-                use_total: self.set.backlog == CodelBacklog::Total,
-                drops: &mut self.stats.drops[idx],
-                marks: &mut self.stats.marks[idx],
-            };
-            match f.vars.dequeue(&self.cfg, &mut src, ctx) {
+            let (vars, mut src) = self.t.serve(idx, use_total);
+            match vars.dequeue(&self.cfg, &mut src, ctx) {
                 Some(p) => {
-                    // Still its turn: back to the head of the list it came from.
-                    if from_new {
-                        self.new_flows.push_front(idx as u32);
-                    } else {
-                        self.old_flows.push_front(idx as u32);
-                    }
-                    f.deficit -= ctx.pool.get(p).size as i64;
-                    self.stats.depart(idx, p, ctx.pool, ctx.now);
+                    // Still its turn: it stays at the head of its list.
+                    let size = ctx.pool.get(p).size as i64;
+                    self.t.sent(idx, p, size, ctx);
                     return Some(p);
                 }
                 None => {
-                    let to_old = from_new
+                    let to_old = list == List::New
                         && (self.set.empty_new_flow == EmptyNewFlow::Rfc
-                            || !self.old_flows.is_empty());
-                    if to_old {
-                        f.list = List::Old;
-                        self.old_flows.push_back(idx as u32);
-                    } else {
-                        f.list = List::None;
-                    }
+                            || !self.t.old_flows.is_empty());
+                    self.t
+                        .retire(list, idx, if to_old { List::Old } else { List::None });
                 }
             }
         }
@@ -335,20 +468,20 @@ impl<A: FlowAqm> FlowQueues<A> {
 
     /// Packets held.
     pub fn len_packets(&self) -> usize {
-        self.total_pkts
+        self.t.total_pkts
     }
     /// Bytes held.
     pub fn len_bytes(&self) -> u64 {
-        self.total_bytes
+        self.t.total_bytes
     }
     /// The list lengths as time series.
     pub fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
-        out.push(("fq_new_flows", self.new_flows.len() as f64));
-        out.push(("fq_old_flows", self.old_flows.len() as f64));
+        out.push(("fq_new_flows", self.t.new_flows.len() as f64));
+        out.push(("fq_old_flows", self.t.old_flows.len() as f64));
     }
     /// One `class_stats` event per flow queue that saw traffic.
     pub fn take_events(&mut self) -> Vec<QdiscEvent> {
-        self.stats.events(|b| format!("flow queue {b}"))
+        self.t.stats.events(|b| format!("flow queue {b}"))
     }
 }
 
@@ -360,10 +493,10 @@ impl<A: FlowAqm> super::QueueDisc for FlowQueues<A> {
         FlowQueues::dequeue(self, ctx)
     }
     fn len_packets(&self) -> usize {
-        self.total_pkts
+        self.t.total_pkts
     }
     fn len_bytes(&self) -> u64 {
-        self.total_bytes
+        self.t.total_bytes
     }
     fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
         FlowQueues::observe(self, out)

@@ -9,6 +9,7 @@ pub mod accounting;
 pub mod fifo;
 // Baselines beyond RED (issue 5).
 pub mod avq;
+pub mod cake;
 pub mod classify;
 pub mod cobalt;
 pub mod codel;
@@ -326,6 +327,7 @@ disciplines! {
     FqCobalt(cobalt::FqCobalt) = "fq_cobalt": "Flow queues with COBALT per queue (ns-3 FqCobaltQueueDisc)",
     Htb(htb::Htb) = "htb": "Single-level Hierarchical Token Bucket shaper: classes with rate/ceil and a child discipline each (Linux sch_htb)",
     FqPie(fq_pie::FqPie) = "fq_pie": "Flow Queue PIE: RFC 8290 flow queues with PIE per queue (Linux sch_fq_pie)",
+    Cake(cake::Cake) = "cake": "CAKE: deficit shaper, DiffServ tins, host-fair set-associative flow queues with COBALT (Linux sch_cake)",
     // The worked example of docs/adding-an-aqm.md, compiled and tested only in tests.
     #[cfg(test)]
     PfifoHead(pfifo_head::PfifoHead) = "pfifo_head": "FIFO with a packet limit that drops from the head when full (Lakshman et al. 1996)",

@@ -26,6 +26,7 @@ const SHARED: &[(&str, &[&str])] = &[
     ("fq_codel", LIMIT_ECN),
     ("cobalt", LIMIT_ECN),
     ("fq_cobalt", LIMIT_ECN),
+    ("cake", LIMIT_ECN),
     ("avq", LIMIT_SIZE_ECN),
     ("rem", LIMIT_SIZE_ECN),
     ("dqred", LIMIT_SIZE_ECN),

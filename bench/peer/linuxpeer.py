@@ -45,6 +45,10 @@ FRAME = 1514  # Ethernet frame of a full segment on a veth: 1448 + 12 (timestamp
 IP_PKT = 1500  # the same segment as aqmlab counts it (IP bytes)
 PING_IP = 84  # ping's echo request, IP bytes (56 data + 8 ICMP + 20 IP); 98 B on the wire
 BASE_PORT = 5201
+# Linux congestion-control module -> aqmlab `cc`. Linux's `reno` is only the AIMD window rule
+# (tcp_reno_cong_avoid / tcp_reno_ssthresh); loss recovery is tcp_input.c's SACK recovery for
+# every module, which aqmlab's "newreno" with SACK is (aqmlab's "reno" is RFC 5681 Reno recovery).
+AQMLAB_CC = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr", "dctcp": "dctcp"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,7 +294,7 @@ def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
         elif case.ecn_classic:
             ecn = "ecn = true\n"
         out += ["", "[[flows]]", 'kind = "tcp"', f'from = "s{i}"', f'to = "d{i}"', f'name = "{cc}{i}"',
-                f'start = "{t * 1e3:g}ms"', 'profile = "linux"', f'cc = "{cc}"', 'mss = "1448B"', 'header = "40B"',
+                f'start = "{t * 1e3:g}ms"', 'profile = "linux"', f'cc = "{AQMLAB_CC[cc]}"', 'mss = "1448B"', 'header = "40B"',
                 'window_bytes = "64MB"' + ("\n" + ecn.strip() if ecn else "")]
     out += ["", "[[flows]]", 'kind = "cbr"', 'name = "ping"', 'from = "s1"', 'to = "d1"',
             f'rate = "{PING_IP * 8 * 10}bps"', f'size = "{PING_IP}B"']
@@ -579,3 +583,282 @@ def record(case: LinuxCase, run: int, res: dict) -> Path:
     keep = {k: v for k, v in res.items() if k != "source"}
     p.write_text(json.dumps(keep, indent=1) + "\n")
     return p
+
+
+# --------------------------------------------------------------------------------------------
+# The aqmlab side (a child interpreter: a crash there does not end the driver)
+
+AQMLAB_CHILD = textwrap.dedent(
+    r'''
+    import json, sys, time
+    try:
+        import tomllib
+    except ModuleNotFoundError:
+        import tomli as tomllib
+    spec = json.loads(sys.stdin.read())
+    try:
+        import aqmlab
+    except ImportError as e:
+        print(json.dumps({"unsupported": f"aqmlab is not importable: {e}"})); sys.exit(0)
+    doc = tomllib.loads(spec["scenario"])
+    try:
+        aqmlab.validate(doc)
+    except aqmlab.ScenarioError as e:
+        print(json.dumps({"unsupported": f"aqmlab rejects the scenario: {e}"})); sys.exit(0)
+    t0 = time.perf_counter()
+    res = aqmlab.run(doc)
+    wall = time.perf_counter() - t0
+    s = res.summary
+    q, link = s["queues"]["r1->r2"], s["links"]["r1->r2"]
+    tcp = [(name, f) for name, f in s["flows"].items() if f.get("kind") == "tcp"]
+    good = [f["goodput_bps"] / 1e6 for _, f in tcp]
+    total = sum(good)
+    bbr = [g for g, (name, _) in zip(good, tcp) if name.startswith("bbr")]
+    rtts = [f["rtt_mean_s"] * 1e3 for _, f in tcp if f.get("rtt_mean_s") is not None]
+    ping = s["flows"].get("ping", {})
+    arr = q["arrivals_pkts"]
+    print(json.dumps({
+        "simulator": "aqmlab",
+        "utilization_pct": link["utilization_frac"] * 100,
+        "queue_delay_ms": q["mean_len_bytes"] * 8 / link["rate_bps"] * 1e3,
+        "mean_queue_pkts": q["mean_len_pkts"],
+        "sojourn_mean_ms": q["sojourn_mean_s"] * 1e3 if q.get("sojourn_mean_s") is not None else None,
+        "drop_fraction": q["drops_pkts"] / arr if arr else None,
+        "mark_fraction": q.get("marks_pkts", 0) / arr if arr else None,
+        "drops": q["drops_pkts"], "marks": q.get("marks_pkts", 0), "arrivals": arr,
+        "goodput_total_mbps": total,
+        "goodput_per_flow_mbps": good,
+        "jain_index": total ** 2 / (len(good) * sum(g * g for g in good)) if total else None,
+        "bbr_share": sum(bbr) / total if bbr and len(bbr) < len(good) and total else None,
+        "ping_rtt_ms": (ping["delay_mean_s"] + spec["ping_return_s"]) * 1e3 if ping.get("delay_mean_s") is not None else None,
+        "mean_srtt_ms": sum(rtts) / len(rtts) if rtts else None,
+        "tcp_retransmissions": sum(f.get("retransmissions", 0) for _, f in tcp),
+        "tcp_timeouts": sum(f.get("timeouts", 0) for _, f in tcp),
+        "run_wall_s": wall,
+    }))
+    '''
+)
+
+
+def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable) -> dict:
+    """aqmlab on the case's scenario for `seed` (the same start offsets as Linux run `seed`)."""
+    text = aqmlab_scenario(case, seed)
+    rate = case.rate_mbps * 1e6 * IP_PKT / FRAME
+    # The probe's one-way delay, less its forward propagation ((RTT - tx) / 2, see aqmlab_scenario),
+    # plus the configured base RTT: the configured RTT plus the time waiting at the bottleneck, as
+    # Linux's ping measures it (its echo leaves htb without a transmission time).
+    rtt1 = case.flow_list()[0][1] / 1e3
+    ping_return = rtt1 - (rtt1 - IP_PKT * 8 / rate) / 2
+    p = subprocess.run([python, "-c", AQMLAB_CHILD], input=json.dumps({"scenario": text, "ping_return_s": ping_return}),
+                       capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-800:]}"}
+    return json.loads(lines[-1])
+
+
+# --------------------------------------------------------------------------------------------
+# The cases
+
+
+def _cubic(n: int) -> tuple[Flows, ...]:
+    return (Flows("cubic", n),)
+
+
+def _cases() -> list[LinuxCase]:
+    P = lambda n: Qdisc("pfifo", limit=n)  # noqa: E731
+    red = Qdisc("red", limit=1000, min_th=30, max_th=90, max_p=0.1, wlog=9)
+    step = Qdisc("red", limit=1000, min_th=20, max_th=20, max_p=1.0, wlog=1, ecn=True)
+    out = [
+        # issue 29's acceptance case: five CUBIC flows, 20 Mb/s, 24 ms, pfifo 1000, 60 s from 10 s
+        LinuxCase("cubic5-pfifo1000-20M-24ms", "core", 20, 24, P(1000), _cubic(5), duration=60),
+        LinuxCase("cubic1-pfifo1000-10M-80ms", "core", 10, 80, P(1000), _cubic(1), duration=40),
+        LinuxCase("cubic5-pfifo30-20M-20ms", "core", 20, 20, P(30), _cubic(5), duration=40),
+        LinuxCase("reno5-pfifo30-10M-20ms", "core", 10, 20, P(30), (Flows("reno", 5),), duration=40),
+        LinuxCase("cubic20-pfifo1000-50M-80ms", "core", 50, 80, P(1000), _cubic(20), duration=40),
+        LinuxCase("cubic5-red-20M-20ms", "core", 20, 20, red, _cubic(5), duration=40),
+        LinuxCase("dctcp2-redstep-20M-20ms", "core", 20, 20, step, (Flows("dctcp", 2),), duration=40),
+        LinuxCase("cubic5-codel-20M-20ms", "core", 20, 20, Qdisc("codel"), _cubic(5), duration=40),
+        LinuxCase("cubic1-fq_codel-20M-80ms", "core", 20, 80, Qdisc("fq_codel"), _cubic(1), duration=40),
+        LinuxCase("cubic5-fq_codel-20M-20ms", "core", 20, 20, Qdisc("fq_codel"), _cubic(5), duration=40),
+        LinuxCase("cubic5-pie-20M-20ms", "core", 20, 20, Qdisc("pie"), _cubic(5), duration=40),
+        LinuxCase("reno1-pie-10M-80ms", "core", 10, 80, Qdisc("pie"), (Flows("reno", 1),), duration=40),
+        LinuxCase("cubic5-fq_pie-20M-20ms", "core", 20, 20, Qdisc("fq_pie"), _cubic(5), duration=40),
+        LinuxCase("cubic5-sfq-20M-20ms", "core", 20, 20, Qdisc("sfq"), _cubic(5), duration=40),
+        LinuxCase("bbr1-pfifo1000-20M-40ms", "core", 20, 40, P(1000), (Flows("bbr", 1),), duration=40),
+        LinuxCase("bbr-cubic-pfifo1000-20M-40ms", "core", 20, 40, P(1000), (Flows("bbr", 1), Flows("cubic", 1)), duration=40),
+        LinuxCase("bbr-cubic-fq_codel-20M-40ms", "core", 20, 40, Qdisc("fq_codel"), (Flows("bbr", 1), Flows("cubic", 1)), duration=40),
+        LinuxCase("rttfair-pfifo1000-20M-20-80ms", "core", 20, 20, P(1000),
+                  (Flows("cubic", 1, 20.0), Flows("cubic", 1, 80.0)), duration=40),
+        LinuxCase("rttfair-fq_codel-20M-20-80ms", "core", 20, 20, Qdisc("fq_codel"),
+                  (Flows("cubic", 1, 20.0), Flows("cubic", 1, 80.0)), duration=40),
+        LinuxCase("cubic5-fq_codel-50M-80ms", "core", 50, 80, Qdisc("fq_codel"), _cubic(5), duration=40),
+    ]
+    # How fast the guest stays faithful: one CUBIC flow through pfifo at rising rates (the idle
+    # ping, the utilization and the guest's idle time tell; bench/peer/README.md).
+    for rate in (10, 50, 100, 200):
+        out.append(LinuxCase(f"rate-cubic1-pfifo1000-{rate}M-20ms", "rate", rate, 20, P(1000), _cubic(1),
+                             duration=20, warmup=5))
+    return out
+
+
+CASES = _cases()
+GROUPS = sorted({c.group for c in CASES})
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison
+
+# Issue 29's agreement targets: (metric, kind, tolerance, label); "abs" in the metric's unit,
+# "rel" a fraction of Linux's mean. The drop/mark row is the mark rate where the case uses ECN.
+TARGETS = [
+    ("utilization_pct", "abs", 1.0, "util"),
+    ("queue_delay_ms", "rel", 0.15, "qdelay"),
+    ("loss_or_mark", "rel", 0.20, "drop/mark"),
+    ("goodput_total_mbps", "rel", 0.05, "goodput"),
+    ("jain_index", "abs", 0.02, "Jain"),
+    ("bbr_share", "abs", 0.05, "BBR share"),
+]
+SHOWN = [
+    ("utilization_pct", "util [%]"), ("queue_delay_ms", "qdelay [ms]"), ("drop_fraction", "drop"),
+    ("mark_fraction", "mark"), ("goodput_total_mbps", "goodput [Mb/s]"), ("jain_index", "Jain"),
+    ("bbr_share", "BBR share"), ("ping_rtt_ms", "ping [ms]"), ("mean_srtt_ms", "srtt [ms]"),
+    ("tcp_retransmissions", "retx"), ("idle_ping_ms", "idle ping [ms]"), ("guest_cpu_busy", "guest busy"),
+]
+
+
+def _value(case: LinuxCase, d: dict, key: str):
+    if key == "loss_or_mark":
+        return d.get("mark_fraction") if case.qdisc.ecn else d.get("drop_fraction")
+    if key == "jain_index" and case.n_flows < 2:
+        return None
+    return d.get(key)
+
+
+def mean_of(case: LinuxCase, results: list[dict], key: str):
+    vals = [_value(case, r, key) for r in results]
+    vals = [v for v in vals if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(vals) / len(vals) if vals else None
+
+
+def compare(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> tuple[str, int, int]:
+    """The side-by-side and targets tables; returns (text, rows passing, rows compared)."""
+    from run import fmt, table, verdict  # bench/peer/run.py's helpers
+
+    head = ["case", "side", "n"] + [label for _, label in SHOWN]
+    out_rows = []
+    for case, lin, aq in rows:
+        for side, res in (("linux", lin), ("aqmlab", aq)):
+            out_rows.append([case.name, side, str(len(res))] + [fmt(mean_of(case, res, k)) for k, _ in SHOWN])
+    text = ["Results side by side (means over Linux runs and aqmlab seeds; window [warmup, duration])\n" + table(head, out_rows)]
+
+    head = ["case"] + [f"{label} ({'±' + fmt(t) if k == 'abs' else '±' + fmt(t * 100) + '%'})" for _, k, t, label in TARGETS]
+    trows = []
+    passed = compared = 0
+    for case, lin, aq in rows:
+        r = [case.name]
+        for key, kind, tol, _ in TARGETS:
+            v, d = verdict(kind, tol, mean_of(case, aq, key), mean_of(case, lin, key)) if lin and aq else ("-", None)
+            if v != "-":
+                compared += 1
+                passed += v == "pass"
+            r.append("-" if v == "-" else f"{v} ({'-' if d is None else (f'{d:+.3g}' if kind == 'abs' else f'{d * 100:+.1f}%')})")
+        trows.append(r)
+    text.append(f"Agreement targets of issue 29 (aqmlab - Linux): {passed} of {compared} metric rows pass\n" + table(head, trows))
+    shares = []
+    for case, lin, aq in rows:
+        if case.n_flows <= 5:
+            for side, res in (("linux", lin), ("aqmlab", aq)):
+                per = [r.get("goodput_per_flow_mbps") for r in res if r.get("goodput_per_flow_mbps")]
+                if per:
+                    m = [sum(x[i] for x in per) / len(per) for i in range(len(per[0]))]
+                    shares.append([case.name, side, " / ".join(f"{x / sum(m):.3f}" if sum(m) else "-" for x in m)])
+    if shares:
+        text.append("Per-flow goodput shares (flows in order, means)\n" + table(["case", "side", "shares"], shares))
+    return "\n\n".join(text), passed, compared
+
+
+def markdown(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> str:
+    from run import fmt, verdict
+
+    head = ("| case | util [%] | qdelay [ms] | drop/mark | goodput [Mb/s] | Jain | BBR share | ping [ms] | misses |\n"
+            "|---|---|---|---|---|---|---|---|---|")
+    lines = []
+    for case, lin, aq in rows:
+        cells, misses = [], []
+        for key, kind, tol, label in TARGETS:
+            lv, av = mean_of(case, lin, key), mean_of(case, aq, key)
+            cells.append(f"{fmt(lv)} / {fmt(av)}" if lv is not None or av is not None else "-")
+            v, d = verdict(kind, tol, av, lv)
+            if v == "FAIL":
+                misses.append(f"{label} {d:+.3g}" if kind == "abs" else f"{label} {'n/a' if d is None else f'{d * 100:+.0f}%'}")
+        cells.append(f"{fmt(mean_of(case, lin, 'ping_rtt_ms'))} / {fmt(mean_of(case, aq, 'ping_rtt_ms'))}")
+        lines.append(f"| {case.name} | " + " | ".join(cells) + f" | {', '.join(misses) or 'pass'} |")
+    return head + "\n" + "\n".join(lines) + "\n\n(each cell: Linux mean / aqmlab mean)"
+
+
+def main(ap, args) -> int:
+    """`run.py --peer linux`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    by_name = {c.name: c for c in CASES}
+    names: list[str] = []
+    for item in (args.scenarios or "core").split(","):
+        if item == "all":
+            names += [c.name for c in CASES]
+        elif item in GROUPS:
+            names += [c.name for c in CASES if c.group == item]
+        elif item in by_name:
+            names.append(item)
+        else:
+            ap.error(f"unknown Linux case {item!r}; groups: {', '.join(GROUPS)}; cases: {', '.join(by_name)}")
+    cases = [by_name[n].quick() if args.quick else by_name[n] for n in dict.fromkeys(names)]
+    runs = [int(x) for x in (args.runs or "1,2,3").split(",")]
+    seeds = [int(x) for x in args.seeds.split(",")]
+    if qemu_binary() is not None and not build_image.image_ready() and not (args.aqmlab_only or args.cached):
+        print("building the guest image first (bench/peer/linux/build_image.py)", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, str(LINUX / "build_image.py")], check=True)
+    if (qemu_binary() is None or not build_image.image_ready()) and not args.aqmlab_only:
+        why = "qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)" if qemu_binary() is None \
+            else f"no guest image in {build_image.CACHE} (python bench/peer/linux/build_image.py)"
+        print(f"Linux side: {why}; using the recorded runs in measured/ where present.", file=sys.stderr)
+
+    def one_linux(job):
+        case, run = job
+        try:
+            res = run_linux(case, run, fresh=args.fresh, cached=args.cached)
+        except Exception as e:  # noqa: BLE001  (a failed guest run is reported, the rest go on)
+            print(f"  linux: {case.name} run {run} failed: {e}", file=sys.stderr, flush=True)
+            return job, None
+        if res is not None and args.record and res.get("source") != "recorded":
+            print(f"  recorded {record(case, run, res).relative_to(HERE)}", file=sys.stderr, flush=True)
+        return job, res
+
+    lin: dict = {}
+    if not args.aqmlab_only:
+        jobs = [(c, r) for c in cases for r in runs]
+        with ThreadPoolExecutor(max_workers=max(1, min(2, args.jobs))) as pool:
+            for (case, run), res in pool.map(one_linux, jobs):
+                if res is not None:
+                    lin.setdefault(case.name, []).append(res)
+    aq: dict = {}
+    if not args.peer_only:
+        for case in cases:
+            for seed in seeds:
+                print(f"  aqmlab: {case.name} seed {seed}", file=sys.stderr, flush=True)
+                res = run_aqmlab(case, seed, args.python)
+                if "unsupported" in res:
+                    print(f"  aqmlab: {case.name}: {res['unsupported']}", file=sys.stderr)
+                    continue
+                aq.setdefault(case.name, []).append(res)
+    rows = [(c, lin.get(c.name, []), aq.get(c.name, [])) for c in cases]
+    text, passed, compared = compare(rows)
+    print(text)
+    if any(r.get("source") == "recorded" for c in cases for r in lin.get(c.name, [])):
+        print("\nLinux rows from the recorded runs in bench/peer/measured/.")
+    if args.markdown:
+        print()
+        print(markdown(rows))
+    if args.json:
+        args.json.write_text(json.dumps([{"case": c.name, "linux": l, "aqmlab": a} for c, l, a in rows], indent=1) + "\n")
+    return 0

@@ -42,6 +42,9 @@ def test_both_renderings_describe_the_same_experiment(case):
         assert cc == fcc and f["cc"] == L.AQMLAB_CC[cc]
         assert float(start) * 1e3 == pytest.approx(float(f["start"].removesuffix("ms")))
         assert f["mss"] == "1448B" and f["profile"] == "linux"
+    if case.qdisc.kind == "cake":
+        check_cake_case(case, guest, doc)
+        return
     # the same bottleneck: Linux's rate in 1514-B frames is aqmlab's in 1500-B packets
     rate = float(re.search(r"htb rate (\d+)bit", guest).group(1))
     assert rate == case.rate_mbps * 1e6
@@ -60,6 +63,92 @@ def test_both_renderings_describe_the_same_experiment(case):
     assert q["kind"] == case.qdisc.kind
     if case.qdisc.kind == "pfifo":
         assert f"pfifo limit {q['limit']}" in guest
+
+
+def check_cake_case(case, guest, doc):
+    """A CAKE case (issue 30): CAKE is the root and shapes (no htb), at the same rate counted in
+    frames (aqmlab: overhead 14 on IP bytes); the hosts, DSCPs and ACK-path discipline agree."""
+    assert "htb" not in guest
+    rate = float(re.search(r"root handle 1: cake bandwidth (\d+)mbit", guest).group(1)) * 1e6
+    assert rate == case.rate_mbps * 1e6
+    q = doc["topology"]["bottleneck"]["qdisc"]
+    assert q["kind"] == "cake" and q["overhead"] == 14 and q["bandwidth"] == f"{rate:.0f}bps"
+    for word in case.qdisc.cake.split():
+        if word in ("besteffort", "diffserv4", "triple-isolate", "dual-srchost"):
+            assert word in (q.get("diffserv"), q.get("flowmode")), word
+    tcp = [f for f in doc["flows"] if f["kind"] == "tcp"]
+    clients = re.findall(r"exec \$S iperf3 -c (\S+) -p \d+ -t \d+ -C \w+(?: -B (\S+))?(?: -S (\d+))? ", guest)
+    assert len(clients) == len(tcp)
+    for spec, f, (dst, src, tos) in zip(case.flow_specs(), tcp, clients):
+        # host h: 10.0.1.(10 + h) / 10.0.2.(10 + h) (h = 0: the namespaces' own addresses), node s/d<h + 1>
+        assert (src or "10.0.1.1") == (f"10.0.1.{10 + spec.host}" if spec.host else "10.0.1.1")
+        assert dst == (f"10.0.2.{10 + spec.dst_host}" if spec.dst_host else "10.0.2.2")
+        assert (f["from"], f["to"]) == (f"s{spec.host + 1}", f"d{spec.dst_host + 1}")
+        assert int(tos or 0) == spec.dscp << 2 and f.get("priority", 0) == spec.dscp
+    # the base RTT: twice the receiver's access delay + a segment's time on aqmlab's fast link
+    for acc in doc["topology"]["right_access"]:
+        delay_s = float(acc["delay"].removesuffix("us")) * 1e-6
+        assert 2 * delay_s + 1500 * 8 / L.LINK_UNDER_CAKE == pytest.approx(case.rtt_ms / 1e3, abs=1e-8)
+    rev = doc["topology"]["bottleneck"]["reverse_qdisc"]
+    if case.reverse is None:
+        assert rev["kind"] == "pfifo" and "dev r0" not in guest
+    else:
+        assert f"dev r0 root handle 1: cake {case.reverse.cake}" in guest
+        assert rev["kind"] == "cake" and rev.get("ack_filter", "off") == ("on" if "ack-filter" in case.reverse.cake.split() else "off")
+        assert any(f["name"] == "pong" and f["from"] == "d1" for f in doc["flows"])
+
+
+def test_cake_keywords_render_as_aqmlab_keys():
+    p = L.cake_params("bandwidth 20mbit diffserv4 dual-srchost ack-filter-aggressive rtt 50ms ingress wash")
+    assert p == {"kind": "cake", "overhead": 14, "bandwidth": "20000000bps", "diffserv": "diffserv4",
+                 "flowmode": "dual-srchost", "ack_filter": "aggressive", "rtt": "50ms", "ingress": True, "wash": True}
+    # raw on a veth = the frame (IP + 14); overhead N replaces the 14 B the kernel strips
+    assert L.cake_params("bandwidth 1mbit overhead 38 mpu 84")["overhead"] == 38
+    assert L.cake_rate_bps("bandwidth 300kbit ack-filter") == 300e3
+    assert L.cake_rate_bps("unlimited") == 0
+    with pytest.raises(ValueError):
+        L.cake_params("bandwidth 1mbit nat-ish")
+
+
+CAKE_TC = """@ 10.00
+qdisc cake 1: root refcnt 2 bandwidth 20Mbit besteffort triple-isolate nonat nowash no-ack-filter split-gso rtt 100ms raw overhead 0
+ Sent 1000000 bytes 700 pkt (dropped 3, overlimits 9 requeues 0)
+ backlog 15140b 10p requeues 0
+ memory used: 100Kb of 4Mb
+                   Tin 0
+  thresh         20Mbit
+  backlog        15140b
+  drops               3
+  marks               1
+  ack_drop            0
+@ 20.00
+qdisc cake 1: root refcnt 2 bandwidth 20Mbit besteffort triple-isolate nonat nowash no-ack-filter split-gso rtt 100ms raw overhead 0
+ Sent 26000000 bytes 17212 pkt (dropped 13, overlimits 9 requeues 0)
+ backlog 30280b 20p requeues 0
+ memory used: 100Kb of 4Mb
+                   Bulk  Best Effort        Voice
+  thresh       1250Kbit       20Mbit        5Mbit
+  backlog            0b       30280b           0b
+  drops               2            8            0
+  marks               0            5            2
+  ack_drop            0            0            0
+"""
+
+
+def test_decoder_reads_a_shaping_cake_as_root_and_test_qdisc():
+    # Worked by hand: CAKE (handle 1:) is both the root and the discipline under test; its marks
+    # are the per-tin "marks" row summed over the tins: 1 at 10 s, 0 + 5 + 2 = 7 at 20 s.
+    s = L.parse_tc(CAKE_TC)
+    assert [t for t, _ in s] == [10.0, 20.0]
+    q = L._test_qdisc(s[1][1])
+    assert (q["kind"], q["cake_marks"], q["cake_drops"], q["dropped"]) == ("cake", 7, 10, 13)
+    case = L.LinuxCase("t", "cake", 20, 30, L.Qdisc("cake", cake="bandwidth 20mbit"), (L.Flows("cubic", 1),),
+                       duration=20, warmup=10)
+    files = {"t0": b"0.00\n", "ping_t0": b"0.00\n", "tc.txt": CAKE_TC.encode(), "ss.txt": SS_SAMPLE.encode(),
+             "ping.txt": b"", "ping_idle.txt": b"", "setup.txt": b""}
+    r = L.decode(case, files)
+    assert r["utilization_pct"] == pytest.approx(25e6 * 8 / 10 / 20e6 * 100)
+    assert (r["arrivals"], r["drops"], r["marks"]) == (16532, 10, 6)
 
 
 def test_red_ewma_weight_follows_tc():

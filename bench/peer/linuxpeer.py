@@ -43,6 +43,8 @@ import build_image  # noqa: E402  (bench/peer/linux/build_image.py)
 
 FRAME = 1514  # Ethernet frame of a full segment on a veth: 1448 + 12 (timestamps) + 20 + 20 + 14
 IP_PKT = 1500  # the same segment as aqmlab counts it (IP bytes)
+LINK_UNDER_CAKE = 10e9  # aqmlab's link under a shaping CAKE (Linux: a veth, no serialization)
+ETH_HDR = FRAME - IP_PKT  # what Linux's qdiscs count on top of the IP packet
 PING_IP = 84  # ping's echo request, IP bytes (56 data + 8 ICMP + 20 IP); 98 B on the wire
 BASE_PORT = 5201
 # Linux congestion-control module -> aqmlab `cc`. Linux's `reno` is only the AIMD window rule
@@ -59,13 +61,19 @@ AQMLAB_CC = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr", "dctcp": "dctcp"
 class Qdisc:
     """The discipline under test, in neutral terms; `tc_args` and `aqmlab_table` render it."""
 
-    kind: str  # pfifo, red, codel, fq_codel, pie, fq_pie, sfq
+    kind: str  # pfifo, red, codel, fq_codel, pie, fq_pie, sfq, cake
     limit: int | None = None  # packets (RED: packets of FRAME bytes)
     ecn: bool = False
     min_th: float | None = None  # RED thresholds, packets of FRAME bytes
     max_th: float | None = None
     max_p: float | None = None
     wlog: int | None = None  # RED's EWMA weight 2^-wlog (tc derives it from `burst`)
+    cake: str = ""  # CAKE: tc-cake(8) keywords, e.g. "bandwidth 20mbit besteffort" (issue 30)
+
+    @property
+    def shapes(self) -> bool:
+        """True for a CAKE with a bandwidth: it is the bottleneck itself (no htb above it)."""
+        return self.kind == "cake" and cake_rate_bps(self.cake) > 0
 
     def label(self) -> str:
         return self.kind + (f"-{self.limit}" if self.kind == "pfifo" else "")
@@ -78,6 +86,12 @@ class Flows:
     cc: str  # cubic, reno, bbr, dctcp
     count: int = 1
     rtt_ms: float | None = None
+    # Issue 30 (CAKE's host isolation and tins): the sender and receiver host (0: 10.0.1.1 and
+    # 10.0.2.2; h > 0: the extra addresses 10.0.1.(10 + h) and 10.0.2.(10 + h) on the same
+    # namespaces; aqmlab: nodes s<h + 1> and d<h + 1>) and the DSCP the flow's packets carry.
+    host: int = 0
+    dst_host: int = 0
+    dscp: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,9 @@ class LinuxCase:
     warmup: float = 10.0
     start_spread: float = 1.0  # flow starts uniform in [0, start_spread) s, drawn per run
     note: str = ""
+    # A discipline on the ACK path too (the router's egress toward the sender, r0; aqmlab: the
+    # bottleneck's reverse_qdisc), its statistics read as the rev_* metrics (issue 30).
+    reverse: Qdisc | None = None
 
     @property
     def n_flows(self) -> int:
@@ -100,6 +117,20 @@ class LinuxCase:
     def flow_list(self) -> list[tuple[str, float]]:
         """(cc, base RTT in ms) of every flow, in order."""
         return [(f.cc, f.rtt_ms or self.rtt_ms) for f in self.flows for _ in range(f.count)]
+
+    def flow_specs(self) -> list[Flows]:
+        """Every flow, in order, as a `Flows` of one."""
+        return [replace(f, count=1) for f in self.flows for _ in range(f.count)]
+
+    @property
+    def hosts(self) -> bool:
+        """True if flows come from (or go to) several hosts: the aqmlab rendering then has a
+        dumbbell pair per host instead of one per flow."""
+        return any(f.host or f.dst_host for f in self.flows)
+
+    def host_of_flow(self) -> list[int]:
+        """The sender host of each flow, in order."""
+        return [f.host for f in self.flow_specs()]
 
     def starts(self, run: int) -> list[float]:
         """Start offsets of the flows for run (Linux) / seed (aqmlab) `run`, in seconds (ms grid)."""
@@ -162,7 +193,77 @@ def tc_args(q: Qdisc, rate_bps: float) -> str:
                 f"quantum {FRAME} {'ecn' if q.ecn else 'no_ecn'}")
     if q.kind == "sfq":
         return f"sfq limit {q.limit or 127} quantum {FRAME} divisor 1024 perturb 0"
+    if q.kind == "cake":
+        return f"cake {q.cake}"
     raise ValueError(f"no tc rendering for qdisc kind {q.kind!r}")
+
+
+_TC_RATE = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+_CAKE_WORDS = {
+    "diffserv": ("besteffort", "diffserv3", "diffserv4", "diffserv8", "precedence"),
+    "flowmode": ("flowblind", "srchost", "dsthost", "hosts", "flows", "dual-srchost", "dual-dsthost",
+                 "triple-isolate"),
+    "atm": ("noatm", "atm", "ptm"),
+}
+
+
+def cake_rate_bps(words: str) -> float:
+    """The `bandwidth` of tc-cake keywords in bit/s (0: unlimited)."""
+    w = words.split()
+    if "bandwidth" not in w:
+        return 0.0
+    m = re.fullmatch(r"([\d.]+)([kmg]?bit)", w[w.index("bandwidth") + 1])
+    if not m:
+        raise ValueError(f"unsupported cake bandwidth {w[w.index('bandwidth') + 1]!r}")
+    return float(m.group(1)) * _TC_RATE[m.group(2)]
+
+
+def cake_params(words: str) -> dict:
+    """tc-cake(8) keywords as aqmlab's `cake` keys (docs/aqm/cake.md). Linux's `raw` on a veth
+    (an Ethernet device) charges the frame, IP + 14 bytes: aqmlab's `overhead = 14`; with
+    `overhead N` the kernel strips the 14 bytes and adds N: aqmlab's `overhead = N`."""
+    out: dict = {"kind": "cake", "overhead": 14}
+    w = words.split()
+    i = 0
+    while i < len(w):
+        k = w[i]
+        if k == "bandwidth":
+            out["bandwidth"] = f"{cake_rate_bps(words):.0f}bps"
+            i += 1
+        elif k == "unlimited":
+            out["bandwidth"] = "unlimited"
+        elif k in ("rtt", "memlimit", "overhead", "mpu"):
+            v = w[i + 1]
+            i += 1
+            if k == "rtt":
+                out["rtt"] = v
+            elif k == "memlimit":
+                out["memlimit"] = v + ("" if v[-1].isalpha() else "B")
+            else:
+                out[k] = int(v)
+        elif k == "raw":
+            out["overhead"] = 14
+        elif k in ("ack-filter", "ack-filter-aggressive", "no-ack-filter"):
+            out["ack_filter"] = {"ack-filter": "on", "ack-filter-aggressive": "aggressive"}.get(k, "off")
+        elif k in ("ingress", "egress"):
+            out["ingress"] = k == "ingress"
+        elif k in ("wash", "nowash"):
+            out["wash"] = k == "wash"
+        elif k in ("split-gso", "no-split-gso", "nonat"):
+            pass  # no effect in a simulator without GSO or NAT
+        else:
+            for key, names in _CAKE_WORDS.items():
+                if k in names:
+                    out[key] = k
+                    break
+            else:
+                raise ValueError(f"no aqmlab rendering of the cake keyword {k!r}")
+        i += 1
+    return out
+
+
+def _toml_inline(d: dict) -> str:
+    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in d.items()) + " }"
 
 
 def aqmlab_qdisc(q: Qdisc) -> str:
@@ -197,6 +298,8 @@ def aqmlab_qdisc(q: Qdisc) -> str:
     if q.kind == "sfq":
         return (f'{{ kind = "sfq", mode = "quantum", buckets = 1024, limit = {q.limit or 127}, '
                 f'quantum = "{IP_PKT}B", classify = "hash", perturb = true }}')
+    if q.kind == "cake":
+        return _toml_inline(cake_params(q.cake))
     raise ValueError(f"no aqmlab rendering for qdisc kind {q.kind!r}")
 
 
@@ -211,6 +314,9 @@ def guest_script(case: LinuxCase, run: int) -> str:
     starts = case.starts(run)
     ccs = {cc for cc, _ in flows}
     rtts = sorted({r for _, r in flows})
+    specs = case.flow_specs()
+    src_hosts = sorted({f.host for f in specs} - {0})
+    dst_hosts = sorted({f.dst_host for f in specs} - {0})
     lines = [
         f"# case {case.name}, run {run} (rendered by bench/peer/linuxpeer.py)",
         f"DURATION={case.duration:g}",
@@ -222,9 +328,22 @@ def guest_script(case: LinuxCase, run: int) -> str:
         f"  $D sysctl -qw net.ipv4.tcp_congestion_control={'dctcp' if ccs == {'dctcp'} else 'cubic'}",
         "}",
         "case_router() {",
-        "  $R tc qdisc add dev r1 root handle 1: htb default 1 &&",
-        f"  $R tc class add dev r1 parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} cburst {burst} &&",
-        f"  $R tc qdisc add dev r1 parent 1:1 handle 10: {tc_args(case.qdisc, rate)}",
+    ]
+    # Extra host addresses (issue 30): CAKE tells hosts apart by address.
+    lines += [f"  $S ip addr add 10.0.1.{10 + h}/24 dev s0 &&" for h in src_hosts]
+    lines += [f"  $D ip addr add 10.0.2.{10 + h}/24 dev d0 &&" for h in dst_hosts]
+    if case.reverse is not None:
+        lines.append(f"  $R tc qdisc add dev r0 root handle 1: {tc_args(case.reverse, rate)} &&")
+    if case.qdisc.shapes:
+        # CAKE is the bottleneck itself: no htb (its own tc -s is read as both root and test).
+        lines.append(f"  $R tc qdisc add dev r1 root handle 1: {tc_args(case.qdisc, rate)}")
+    else:
+        lines += [
+            "  $R tc qdisc add dev r1 root handle 1: htb default 1 &&",
+            f"  $R tc class add dev r1 parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} cburst {burst} &&",
+            f"  $R tc qdisc add dev r1 parent 1:1 handle 10: {tc_args(case.qdisc, rate)}",
+        ]
+    lines += [
         "}",
         "case_receiver() {",
     ]
@@ -247,9 +366,16 @@ def guest_script(case: LinuxCase, run: int) -> str:
     for i in range(len(flows)):
         lines.append(f"  $D iperf3 -s -1 -p {BASE_PORT + i} > $OUT/iperf_s{i + 1}.txt 2>&1 &")
     lines += ["}", "case_flows() {"]
-    for i, ((cc, _), t) in enumerate(zip(flows, starts)):
+    if case.reverse is not None:
+        # The ACK path's discipline, sampled like r1's (stopped with the flows).
+        lines.append("""  $R sh -c 'while :; do echo "@ $(cut -d" " -f1 /proc/uptime)"; /usr/bin/tc -s qdisc show dev r0; """
+                     """sleep 0.1; done' > $OUT/tc_rev.txt 2>&1 &""")
+        lines.append('  flow_pids="$flow_pids $!"')
+    for i, ((cc, _), t, f) in enumerate(zip(flows, starts, specs)):
         length = math.ceil(case.duration - t + 2)
-        lines.append(f"  (sleep_until {t:.3f}; exec $S iperf3 -c 10.0.2.2 -p {BASE_PORT + i} -t {length} -C {cc} "
+        dst = f"10.0.2.{10 + f.dst_host}" if f.dst_host else "10.0.2.2"
+        extra = (f" -B 10.0.1.{10 + f.host}" if f.host else "") + (f" -S {f.dscp << 2}" if f.dscp else "")
+        lines.append(f"  (sleep_until {t:.3f}; exec $S iperf3 -c {dst} -p {BASE_PORT + i} -t {length} -C {cc}{extra} "
                      f"> $OUT/iperf_{i + 1}.txt 2>&1) &")
         lines.append('  flow_pids="$flow_pids $!"')
     lines += ["}"]
@@ -264,10 +390,29 @@ def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
     receiver's access link, the bottleneck at rate x 1500/1514 (IP bytes at the frame rate)."""
     rate = case.rate_mbps * 1e6
     ip_rate = rate * IP_PKT / FRAME
+    if case.qdisc.shapes:
+        # CAKE shapes (in frames: overhead 14); the link only carries what it lets out, as a veth.
+        ip_rate = LINK_UNDER_CAKE
     tx = IP_PKT * 8 / ip_rate  # a segment's transmission time at the bottleneck (= 1514 B at rate)
     flows = case.flow_list()
+    specs = case.flow_specs()
     starts = case.starts(seed)
-    right = ", ".join(f'{{ rate = "10Gbps", delay = "{(r / 1e3 - tx) / 2 * 1e6:.3f}us" }}' for _, r in flows)
+    if case.hosts or case.qdisc.kind == "cake":
+        # One pair per host: flows of host h leave from s<h+1>, those to receiver host g reach d<g+1>
+        # (CAKE tells hosts apart, so its cases keep Linux's hosts: by default one of each).
+        pairs = max(max(f.host, f.dst_host) for f in specs) + 1
+        rtt_of = {}
+        for f, (_, r) in zip(specs, flows):
+            if rtt_of.setdefault(f.dst_host, r) != r:
+                raise ValueError(f"{case.name}: flows to one receiver host must share a base RTT")
+        pair_rtts = [rtt_of.get(g, flows[0][1]) for g in range(pairs)]
+        ends = [(f.host + 1, f.dst_host + 1) for f in specs]
+    else:
+        pairs = len(flows)
+        pair_rtts = [r for _, r in flows]
+        ends = [(i, i) for i in range(1, len(flows) + 1)]
+    right = ", ".join(f'{{ rate = "10Gbps", delay = "{(r / 1e3 - tx) / 2 * 1e6:.3f}us" }}' for r in pair_rtts)
+    reverse = aqmlab_qdisc(case.reverse) if case.reverse is not None else '{ kind = "pfifo", limit = 100000 }'
     out = [
         f'name = "linux-peer-{case.name}"',
         f'description = "bench/peer/linuxpeer.py case {case.name} (Linux 6.1 peer), seed {seed}"',
@@ -280,24 +425,28 @@ def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
         "",
         "[topology]",
         'kind = "dumbbell"',
-        f"pairs = {len(flows)}",
+        f"pairs = {pairs}",
         "default_qdisc = { kind = \"pfifo\", limit = 100000 }",
         'left_access = { rate = "10Gbps", delay = "0s" }',
         f"right_access = [{right}]",
         f'bottleneck = {{ rate = "{ip_rate:.6f}bps", delay = "0s", qdisc = {aqmlab_qdisc(case.qdisc)}, '
-        "reverse_qdisc = { kind = \"pfifo\", limit = 100000 } }",
+        f"reverse_qdisc = {reverse} }}",
     ]
-    for i, ((cc, _), t) in enumerate(zip(flows, starts), start=1):
+    for i, ((cc, _), t, f, (a, b)) in enumerate(zip(flows, starts, specs, ends), start=1):
         ecn = ""
         if cc == "dctcp":
             ecn = 'ecn = "dctcp"\n'
         elif case.ecn_classic:
             ecn = "ecn = true\n"
-        out += ["", "[[flows]]", 'kind = "tcp"', f'from = "s{i}"', f'to = "d{i}"', f'name = "{cc}{i}"',
+        out += ["", "[[flows]]", 'kind = "tcp"', f'from = "s{a}"', f'to = "d{b}"', f'name = "{cc}{i}"',
                 f'start = "{t * 1e3:g}ms"', 'profile = "linux"', f'cc = "{AQMLAB_CC[cc]}"', 'mss = "1448B"', 'header = "40B"',
-                'window_bytes = "64MB"' + ("\n" + ecn.strip() if ecn else "")]
+                'window_bytes = "64MB"' + ("\n" + ecn.strip() if ecn else "") + (f"\npriority = {f.dscp}" if f.dscp else "")]
     out += ["", "[[flows]]", 'kind = "cbr"', 'name = "ping"', 'from = "s1"', 'to = "d1"',
             f'rate = "{PING_IP * 8 * 10}bps"', f'size = "{PING_IP}B"']
+    if case.reverse is not None:
+        # ping's echo replies share the ACK path's discipline
+        out += ["", "[[flows]]", 'kind = "cbr"', 'name = "pong"', 'from = "d1"', 'to = "s1"',
+                f'rate = "{PING_IP * 8 * 10}bps"', f'size = "{PING_IP}B"']
     return "\n".join(out) + "\n"
 
 
@@ -416,7 +565,35 @@ def parse_tc(text: str) -> list[tuple[float, dict[str, dict]]]:
             m = re.search(rf"\b{key} (\d+)", line)
             if m:
                 cur[key] = int(m.group(1))
-    return [s for s in samples if "10" in s[1] and "1" in s[1]]
+        # CAKE's per-tin rows (one column per tin): summed over the tins.
+        m = re.fullmatch(r"\s+(drops|marks|ack_drop)((?:\s+\d+)+)\s*", line)
+        if m and cur.get("kind") == "cake":
+            cur[f"cake_{m.group(1)}"] = sum(int(x) for x in m.group(2).split())
+    # A shaping CAKE is the root itself (handle 1:); otherwise htb 1: holds the test qdisc 10:.
+    return [s for s in samples if "1" in s[1] and ("10" in s[1] or s[1]["1"]["kind"] == "cake")]
+
+
+def _test_qdisc(sample: dict) -> dict:
+    return sample.get("10", sample["1"])
+
+
+def decode_reverse(case: LinuxCase, text: str, w0: float, w1: float) -> dict:
+    """The ACK-path discipline's statistics (tc_rev.txt, r0's root) over the window."""
+    tc = parse_tc(text)
+    a, b = _nearest(tc, w0), _nearest(tc, w1)
+    qa, qb = a[1]["1"], b[1]["1"]
+    dropped = qb["dropped"] - qa["dropped"]
+    arrivals = (qb["sent_pkts"] - qa["sent_pkts"]) + dropped + (qb["backlog_pkts"] - qa["backlog_pkts"])
+    inside = [s[1]["1"] for s in tc if w0 <= s[0] <= w1]
+    rate = cake_rate_bps(case.reverse.cake) if case.reverse.kind == "cake" else 0
+    backlog = sum(q["backlog_bytes"] for q in inside) / len(inside)
+    return {
+        "rev_drop_fraction": dropped / arrivals if arrivals else None,
+        "rev_ack_drops": qb.get("cake_ack_drop", 0) - qa.get("cake_ack_drop", 0),
+        "rev_arrivals": arrivals,
+        "rev_queue_delay_ms": backlog * 8 / rate * 1e3 if rate else None,
+        "rev_sent_pkts": qb["sent_pkts"] - qa["sent_pkts"],
+    }
 
 
 def parse_ss(text: str) -> list[tuple[float, dict, dict[tuple[str, str], dict]]]:
@@ -471,15 +648,15 @@ def decode(case: LinuxCase, files: dict[str, bytes]) -> dict:
     a, b = _nearest(tc, w0), _nearest(tc, w1)
     dt = b[0] - a[0]
     root_a, root_b = a[1]["1"], b[1]["1"]
-    qa, qb = a[1]["10"], b[1]["10"]
+    qa, qb = _test_qdisc(a[1]), _test_qdisc(b[1])
     util = (root_b["sent_bytes"] - root_a["sent_bytes"]) * 8 / (dt * rate) * 100
     dropped = qb["dropped"] - qa["dropped"]
-    marks_key = next((k for k in ("ecn_mark", "marked") if k in qb), None)
+    marks_key = next((k for k in ("ecn_mark", "marked", "cake_marks") if k in qb), None)
     marks = (qb[marks_key] - qa[marks_key]) if marks_key else 0
     arrivals = (qb["sent_pkts"] - qa["sent_pkts"]) + dropped + (qb["backlog_pkts"] - qa["backlog_pkts"])
     in_window = [s for s in tc if w0 <= s[0] <= w1]
-    backlog_b = sum(s[1]["10"]["backlog_bytes"] for s in in_window) / len(in_window)
-    backlog_p = sum(s[1]["10"]["backlog_pkts"] for s in in_window) / len(in_window)
+    backlog_b = sum(_test_qdisc(s[1])["backlog_bytes"] for s in in_window) / len(in_window)
+    backlog_p = sum(_test_qdisc(s[1])["backlog_pkts"] for s in in_window) / len(in_window)
 
     ss = parse_ss(text["ss.txt"])
     sa, sb = _nearest(ss, w0), _nearest(ss, w1)
@@ -530,6 +707,8 @@ def decode(case: LinuxCase, files: dict[str, bytes]) -> dict:
         "window_s": [round(a[0] - t0, 3), round(b[0] - t0, 3)],
         "tc_samples": len(in_window),
     }
+    if case.reverse is not None and "tc_rev.txt" in text:
+        out.update(decode_reverse(case, text["tc_rev.txt"], w0, w1))
     m = re.search(r"kernel (\S+)", text.get("setup.txt", ""))
     out["kernel"] = m.group(1) if m else None
     return out
@@ -610,17 +789,40 @@ AQMLAB_CHILD = textwrap.dedent(
     wall = time.perf_counter() - t0
     s = res.summary
     q, link = s["queues"]["r1->r2"], s["links"]["r1->r2"]
-    tcp = [(name, f) for name, f in s["flows"].items() if f.get("kind") == "tcp"]
+    # in flow order (the summary's keys are sorted: cubic10 before cubic2)
+    tcp = sorted(((name, f) for name, f in s["flows"].items() if f.get("kind") == "tcp"),
+                 key=lambda nf: int("".join(c for c in nf[0] if c.isdigit()) or 0))
     good = [f["goodput_bps"] / 1e6 for _, f in tcp]
     total = sum(good)
     bbr = [g for g, (name, _) in zip(good, tcp) if name.startswith("bbr")]
     rtts = [f["rtt_mean_s"] * 1e3 for _, f in tcp if f.get("rtt_mean_s") is not None]
     ping = s["flows"].get("ping", {})
     arr = q["arrivals_pkts"]
+    util = link["utilization_frac"] * 100
+    qdelay = q["mean_len_bytes"] * 8 / link["rate_bps"] * 1e3
+    shaper = spec.get("shaper_bps")
+    if shaper:
+        # A shaping CAKE: utilization and queue in Linux's frames (IP + 14 B) at CAKE's rate.
+        util = (link["tx_bytes"] + 14 * link["tx_pkts"]) * 8 / spec["window_s"] / shaper * 100
+        qdelay = (q["mean_len_bytes"] + 14 * q["mean_len_pkts"]) * 8 / shaper * 1e3
+    extra = {}
+    rev_rate = spec.get("reverse_bps")
+    if rev_rate:
+        rq = s["queues"]["r2->r1"]
+        ev = res.events
+        tins = ev[(ev.event == "tin_stats") & (ev.queue == "r2->r1")]
+        extra = {
+            "rev_drop_fraction": rq["drops_pkts"] / rq["arrivals_pkts"] if rq["arrivals_pkts"] else None,
+            "rev_ack_drops": float(tins["ack_drops_pkts"].sum()) if len(tins) else 0,
+            "rev_arrivals": rq["arrivals_pkts"],
+            "rev_queue_delay_ms": (rq["mean_len_bytes"] + 14 * rq["mean_len_pkts"]) * 8 / rev_rate * 1e3,
+            "rev_sent_pkts": rq["dequeued_pkts"],
+        }
     print(json.dumps({
+        **extra,
         "simulator": "aqmlab",
-        "utilization_pct": link["utilization_frac"] * 100,
-        "queue_delay_ms": q["mean_len_bytes"] * 8 / link["rate_bps"] * 1e3,
+        "utilization_pct": util,
+        "queue_delay_ms": qdelay,
         "mean_queue_pkts": q["mean_len_pkts"],
         "sojourn_mean_ms": q["sojourn_mean_s"] * 1e3 if q.get("sojourn_mean_s") is not None else None,
         "drop_fraction": q["drops_pkts"] / arr if arr else None,
@@ -648,9 +850,15 @@ def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable) -> dict
     # plus the configured base RTT: the configured RTT plus the time waiting at the bottleneck, as
     # Linux's ping measures it (its echo leaves htb without a transmission time).
     rtt1 = case.flow_list()[0][1] / 1e3
+    if case.qdisc.shapes:
+        rate = LINK_UNDER_CAKE
     ping_return = rtt1 - (rtt1 - IP_PKT * 8 / rate) / 2
-    p = subprocess.run([python, "-c", AQMLAB_CHILD], input=json.dumps({"scenario": text, "ping_return_s": ping_return}),
-                       capture_output=True, text=True)
+    spec = {"scenario": text, "ping_return_s": ping_return, "window_s": case.duration - case.warmup}
+    if case.qdisc.shapes:
+        spec["shaper_bps"] = cake_rate_bps(case.qdisc.cake)
+    if case.reverse is not None and case.reverse.kind == "cake":
+        spec["reverse_bps"] = cake_rate_bps(case.reverse.cake)
+    p = subprocess.run([python, "-c", AQMLAB_CHILD], input=json.dumps(spec), capture_output=True, text=True)
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     if p.returncode != 0 or not lines:
         return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-800:]}"}
@@ -699,7 +907,32 @@ def _cases() -> list[LinuxCase]:
     for rate in (10, 50, 100, 200):
         out.append(LinuxCase(f"rate-cubic1-pfifo1000-{rate}M-20ms", "rate", rate, 20, P(1000), _cubic(1),
                              duration=20, warmup=5))
-    return out
+    return out + _cake_cases()
+
+
+def _cake_cases() -> list[LinuxCase]:
+    """Issue 30: CAKE shaping by itself (no htb), its tins, host isolation and ACK filter."""
+    C = lambda words: Qdisc("cake", cake=words)  # noqa: E731
+    be = "bandwidth 20mbit besteffort"
+    F = Flows
+    return [
+        LinuxCase("cake-be-cubic5-20M-40ms", "cake", 20, 40, C(be), _cubic(5), duration=40),
+        # four best-effort flows and one marked EF (Voice: priority up to 1/4 of the rate)
+        LinuxCase("cake-ds4-cubic4-ef1-20M-40ms", "cake", 20, 40, C("bandwidth 20mbit diffserv4"),
+                  (F("cubic", 4), F("cubic", 1, dscp=46)), duration=40),
+        # three sender hosts with 1, 2 and 4 flows, each to a receiver host of its own
+        LinuxCase("cake-triple-hosts124-20M-40ms", "cake", 20, 40, C(be + " triple-isolate"),
+                  (F("cubic", 1), F("cubic", 2, host=1, dst_host=1), F("cubic", 4, host=2, dst_host=2)),
+                  duration=40),
+        # two sender hosts with 1 and 8 flows to one receiver: each host's share
+        LinuxCase("cake-dualsrc-1v8-20M-40ms", "cake", 20, 40, C(be + " dual-srchost"),
+                  (F("cubic", 1), F("cubic", 8, host=1)), duration=40),
+        # the ACK path shaped below what the ACKs of 20 Mb/s need (~0.44 Mb/s of 66-B frames)
+        LinuxCase("cake-ackfilter-cubic2-20M-40ms", "cake", 20, 40, C(be), _cubic(2),
+                  reverse=C("bandwidth 300kbit besteffort ack-filter"), duration=40),
+        LinuxCase("cake-noackfilter-cubic2-20M-40ms", "cake", 20, 40, C(be), _cubic(2),
+                  reverse=C("bandwidth 300kbit besteffort"), duration=40),
+    ]
 
 
 CASES = _cases()
@@ -775,7 +1008,59 @@ def compare(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> tuple[str, 
                     shares.append([case.name, side, " / ".join(f"{x / sum(m):.3f}" if sum(m) else "-" for x in m)])
     if shares:
         text.append("Per-flow goodput shares (flows in order, means)\n" + table(["case", "side", "shares"], shares))
+    extra = flow_host_checks(rows)
+    if extra:
+        text.append(extra)
     return "\n\n".join(text), passed, compared
+
+
+# Issue 30's further targets: per-flow and per-host goodput ±5% of Linux's mean, host shares
+# ±2 percentage points (dual-srchost), and the ACK path's drop rate ±20% and queue ±15%.
+FLOW_TOL, HOST_TOL, SHARE_TOL = 0.05, 0.05, 0.02
+REVERSE_TARGETS = [("rev_drop_fraction", "rel", 0.20, "ACK-path drop"),
+                   ("rev_queue_delay_ms", "rel", 0.15, "ACK-path qdelay")]
+
+
+def _mean_list(results: list[dict], key: str) -> list[float] | None:
+    per = [r.get(key) for r in results if r.get(key)]
+    return [sum(x[i] for x in per) / len(per) for i in range(len(per[0]))] if per else None
+
+
+def host_goodputs(case: LinuxCase, per_flow: list[float]) -> list[float]:
+    hosts = case.host_of_flow()
+    return [sum(g for g, h in zip(per_flow, hosts) if h == k) for k in sorted(set(hosts))]
+
+
+def flow_host_checks(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> str:
+    """Per-flow and per-host goodput, host shares and ACK-path rows for the cases that ask for
+    them (the `cake` group); '' if none."""
+    from run import fmt, table, verdict
+
+    out = []
+    for case, lin, aq in rows:
+        if case.group != "cake" or not lin or not aq:
+            continue
+        lf, af = _mean_list(lin, "goodput_per_flow_mbps"), _mean_list(aq, "goodput_per_flow_mbps")
+        if not lf or not af or len(lf) != len(af):
+            continue
+        checks = [(f"flow {i + 1} [Mb/s]", "rel", FLOW_TOL, a, l) for i, (l, a) in enumerate(zip(lf, af))]
+        if case.hosts:
+            lh, ah = host_goodputs(case, lf), host_goodputs(case, af)
+            checks += [(f"host {k} [Mb/s]", "rel", HOST_TOL, a, l) for k, (l, a) in enumerate(zip(lh, ah))]
+            checks += [(f"host {k} share", "abs", SHARE_TOL, a / sum(ah), l / sum(lh))
+                       for k, (l, a) in enumerate(zip(lh, ah))]
+        if case.reverse is not None:
+            checks += [(label, kind, tol, mean_of(case, aq, key), mean_of(case, lin, key))
+                       for key, kind, tol, label in REVERSE_TARGETS]
+        for label, kind, tol, a, l in checks:
+            v, d = verdict(kind, tol, a, l)
+            dev = "-" if d is None else (f"{d:+.3g}" if kind == "abs" else f"{d * 100:+.1f}%")
+            out.append([case.name, label, fmt(l), fmt(a), f"{'±' + fmt(tol) if kind == 'abs' else '±' + fmt(tol * 100) + '%'}",
+                        f"{v} ({dev})"])
+    if not out:
+        return ""
+    return ("Per-flow and per-host goodput, host shares, ACK path (issue 30; Linux mean, aqmlab mean)\n"
+            + table(["case", "metric", "linux", "aqmlab", "target", "verdict"], out))
 
 
 def markdown(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> str:

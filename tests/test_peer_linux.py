@@ -33,6 +33,9 @@ def test_both_renderings_describe_the_same_experiment(case):
     guest = L.guest_script(case, 2)
     doc = tomllib.loads(L.aqmlab_scenario(case, 2))
     aqmlab.validate(doc)
+    if case.qdisc.kind == "cake":
+        check_cake_case(case, guest, doc)
+        return
     flows = case.flow_list()
     tcp = [f for f in doc["flows"] if f["kind"] == "tcp"]
     clients = re.findall(r"sleep_until ([\d.]+); exec \$S iperf3 -c \S+ -p (\d+) -t \d+ -C (\w+)", guest)
@@ -42,9 +45,6 @@ def test_both_renderings_describe_the_same_experiment(case):
         assert cc == fcc and f["cc"] == L.AQMLAB_CC[cc]
         assert float(start) * 1e3 == pytest.approx(float(f["start"].removesuffix("ms")))
         assert f["mss"] == "1448B" and f["profile"] == "linux"
-    if case.qdisc.kind == "cake":
-        check_cake_case(case, guest, doc)
-        return
     # the same bottleneck: Linux's rate in 1514-B frames is aqmlab's in 1500-B packets
     rate = float(re.search(r"htb rate (\d+)bit", guest).group(1))
     assert rate == case.rate_mbps * 1e6
@@ -76,10 +76,16 @@ def check_cake_case(case, guest, doc):
     for word in case.qdisc.cake.split():
         if word in ("besteffort", "diffserv4", "triple-isolate", "dual-srchost"):
             assert word in (q.get("diffserv"), q.get("flowmode")), word
-    tcp = [f for f in doc["flows"] if f["kind"] == "tcp"]
-    clients = re.findall(r"exec \$S iperf3 -c (\S+) -p \d+ -t \d+ -C \w+(?: -B (\S+))?(?: -S (\d+))? ", guest)
-    assert len(clients) == len(tcp)
-    for spec, f, (dst, src, tos) in zip(case.flow_specs(), tcp, clients):
+    data = [f for f in doc["flows"] if f["name"] not in ("ping", "pong")]
+    clients = re.findall(r"exec \$S iperf3 -c (\S+) -p \d+ -t \d+ (-C \w+|-u -b \S+ -l 1472)(?: -B (\S+))?(?: -S (\d+))? ", guest)
+    assert len(clients) == len(data) == case.n_flows
+    for spec, f, (dst, how, src, tos) in zip(case.flow_specs(), data, clients):
+        if spec.cc == "udp":
+            # iperf3's -b counts the 1472-B payload of each 1500-B packet
+            assert how == f"-u -b {spec.udp_mbps:g}M -l 1472" and f["kind"] == "cbr" and f["size"] == "1500B"
+            assert float(f["rate"].removesuffix("bps")) == pytest.approx(spec.udp_mbps * 1e6 * 1500 / 1472)
+        else:
+            assert how == f"-C {spec.cc}" and f["kind"] == "tcp"
         # host h: 10.0.1.(10 + h) / 10.0.2.(10 + h) (h = 0: the namespaces' own addresses), node s/d<h + 1>
         assert (src or "10.0.1.1") == (f"10.0.1.{10 + spec.host}" if spec.host else "10.0.1.1")
         assert dst == (f"10.0.2.{10 + spec.dst_host}" if spec.dst_host else "10.0.2.2")
@@ -133,6 +139,17 @@ qdisc cake 1: root refcnt 2 bandwidth 20Mbit besteffort triple-isolate nonat now
   marks               0            5            2
   ack_drop            0            0            0
 """
+
+
+def test_udp_goodput_is_the_servers_reports_inside_the_window():
+    # iperf3 -u server reports, the test started 0.5 s after the experiment: intervals 9.5-10.5
+    # (before the 10-s window), 10.5-11.5 and 11.5-12.5 inside a [10, 12.5] window; the final
+    # summary line (0-3 s) is not a one-second report.
+    text = ("[  5]   9.00-10.00  sec  1.19 MBytes  10.0 Mbits/sec  0.010 ms  0/848 (0%)\n"
+            "[  5]  10.00-11.00  sec   795 KBytes  6.50 Mbits/sec  0.010 ms  0/553 (0%)\n"
+            "[  5]  11.00-12.00  sec   801 KBytes  6.56 Mbits/sec  0.010 ms  0/557 (0%)\n"
+            "[  5]   0.00-12.00  sec  9.50 MBytes  6.64 Mbits/sec  0.010 ms  0/6700 (0%)  receiver\n")
+    assert L.udp_goodput(text, 0.5, 10.0, 12.5) == pytest.approx((6.50 + 6.56) / 2)
 
 
 def test_decoder_reads_a_shaping_cake_as_root_and_test_qdisc():

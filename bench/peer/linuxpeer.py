@@ -43,6 +43,7 @@ import build_image  # noqa: E402  (bench/peer/linux/build_image.py)
 
 FRAME = 1514  # Ethernet frame of a full segment on a veth: 1448 + 12 (timestamps) + 20 + 20 + 14
 IP_PKT = 1500  # the same segment as aqmlab counts it (IP bytes)
+UDP_PAYLOAD = 1472  # iperf3 -u -l: one 1500-B IP packet; iperf3's rate counts the payload
 LINK_UNDER_CAKE = 10e9  # aqmlab's link under a shaping CAKE (Linux: a veth, no serialization)
 ETH_HDR = FRAME - IP_PKT  # what Linux's qdiscs count on top of the IP packet
 PING_IP = 84  # ping's echo request, IP bytes (56 data + 8 ICMP + 20 IP); 98 B on the wire
@@ -83,7 +84,7 @@ class Qdisc:
 class Flows:
     """`count` flows with one congestion control; `rtt_ms` overrides the case's base RTT."""
 
-    cc: str  # cubic, reno, bbr, dctcp
+    cc: str  # cubic, reno, bbr, dctcp; "udp": an unresponsive iperf3 -u flow of udp_mbps
     count: int = 1
     rtt_ms: float | None = None
     # Issue 30 (CAKE's host isolation and tins): the sender and receiver host (0: 10.0.1.1 and
@@ -92,6 +93,7 @@ class Flows:
     host: int = 0
     dst_host: int = 0
     dscp: int = 0
+    udp_mbps: float = 0.0  # cc "udp": the sending rate (1500-B IP packets, 1472 B of payload)
 
 
 @dataclass(frozen=True)
@@ -375,7 +377,8 @@ def guest_script(case: LinuxCase, run: int) -> str:
         length = math.ceil(case.duration - t + 2)
         dst = f"10.0.2.{10 + f.dst_host}" if f.dst_host else "10.0.2.2"
         extra = (f" -B 10.0.1.{10 + f.host}" if f.host else "") + (f" -S {f.dscp << 2}" if f.dscp else "")
-        lines.append(f"  (sleep_until {t:.3f}; exec $S iperf3 -c {dst} -p {BASE_PORT + i} -t {length} -C {cc}{extra} "
+        how = f"-u -b {f.udp_mbps:g}M -l {UDP_PAYLOAD}" if cc == "udp" else f"-C {cc}"
+        lines.append(f"  (sleep_until {t:.3f}; exec $S iperf3 -c {dst} -p {BASE_PORT + i} -t {length} {how}{extra} "
                      f"> $OUT/iperf_{i + 1}.txt 2>&1) &")
         lines.append('  flow_pids="$flow_pids $!"')
     lines += ["}"]
@@ -433,6 +436,11 @@ def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
         f"reverse_qdisc = {reverse} }}",
     ]
     for i, ((cc, _), t, f, (a, b)) in enumerate(zip(flows, starts, specs, ends), start=1):
+        if cc == "udp":
+            out += ["", "[[flows]]", 'kind = "cbr"', f'from = "s{a}"', f'to = "d{b}"', f'name = "udp{i}"',
+                    f'start = "{t * 1e3:g}ms"', f'rate = "{f.udp_mbps * 1e6 * IP_PKT / UDP_PAYLOAD:.3f}bps"',
+                    f'size = "{IP_PKT}B"' + (f"\npriority = {f.dscp}" if f.dscp else "")]
+            continue
         ecn = ""
         if cc == "dctcp":
             ecn = 'ecn = "dctcp"\n'
@@ -636,7 +644,19 @@ def _nearest(samples, t):
     return min(samples, key=lambda s: abs(s[0] - t))
 
 
-def decode(case: LinuxCase, files: dict[str, bytes]) -> dict:
+def udp_goodput(text: str, start: float, w0: float, w1: float) -> float:
+    """An iperf3 -u server's mean received rate (Mb/s of payload) over its one-second reports
+    that lie inside the window [w0, w1] (seconds after the experiment's start; the test began
+    at the flow's start offset)."""
+    rates = []
+    for m in re.finditer(r"\]\s+([\d.]+)-([\d.]+)\s+sec\s+\S+ \w?Bytes\s+([\d.]+) (\w?)bits/sec", text):
+        a, b = float(m.group(1)) + start, float(m.group(2)) + start
+        if w0 <= a and b <= w1 and float(m.group(2)) - float(m.group(1)) < 1.5:
+            rates.append(float(m.group(3)) * {"": 1e-6, "K": 1e-3, "M": 1.0, "G": 1e3}[m.group(4)])
+    return sum(rates) / len(rates) if rates else 0.0
+
+
+def decode(case: LinuxCase, files: dict[str, bytes], run: int | None = None) -> dict:
     """The metrics of one guest run, on the window [warmup, duration] after the experiment's start."""
     text = {k: v.decode(errors="replace") for k, v in files.items()}
     t0 = float(text["t0"])
@@ -662,7 +682,12 @@ def decode(case: LinuxCase, files: dict[str, bytes]) -> dict:
     sa, sb = _nearest(ss, w0), _nearest(ss, w1)
     sdt = sb[0] - sa[0]
     good, retx, srtt = [], 0, []
+    starts = case.starts(run) if run is not None else None
     for i in range(len(flows)):
+        if flows[i][0] == "udp":
+            good.append(udp_goodput(text.get(f"iperf_s{i + 1}.txt", ""), starts[i] if starts else 0.0,
+                                    case.warmup, case.duration))
+            continue
         port = f":{BASE_PORT + i}"
 
         def data_conn(sample):
@@ -736,7 +761,7 @@ def run_linux(case: LinuxCase, run: int, fresh: bool = False, cached: bool = Fal
         return None
     print(f"  linux: {case.name} run {run} ({case.duration:g} s)", file=sys.stderr, flush=True)
     files, wall, cmd = boot(case, run)
-    res = decode(case, files)
+    res = decode(case, files, run)
     res["run_wall_s"] = wall
     res["starts_s"] = case.starts(run)
     res["image"] = json.loads((build_image.CACHE / "image.json").read_text())["packages"].get(
@@ -790,9 +815,12 @@ AQMLAB_CHILD = textwrap.dedent(
     s = res.summary
     q, link = s["queues"]["r1->r2"], s["links"]["r1->r2"]
     # in flow order (the summary's keys are sorted: cubic10 before cubic2)
-    tcp = sorted(((name, f) for name, f in s["flows"].items() if f.get("kind") == "tcp"),
-                 key=lambda nf: int("".join(c for c in nf[0] if c.isdigit()) or 0))
-    good = [f["goodput_bps"] / 1e6 for _, f in tcp]
+    data = sorted(((name, f) for name, f in s["flows"].items() if name not in ("ping", "pong")),
+                  key=lambda nf: int("".join(c for c in nf[0] if c.isdigit()) or 0))
+    tcp = [(name, f) for name, f in data if f.get("kind") == "tcp"]
+    # TCP: goodput; UDP (iperf3 -u): the payload rate, 1472 of each 1500-B packet
+    good = [f["goodput_bps"] / 1e6 if f.get("kind") == "tcp" else f["throughput_bps"] * 1472 / 1500 / 1e6
+            for _, f in data]
     total = sum(good)
     bbr = [g for g, (name, _) in zip(good, tcp) if name.startswith("bbr")]
     rtts = [f["rtt_mean_s"] * 1e3 for _, f in tcp if f.get("rtt_mean_s") is not None]
@@ -932,6 +960,8 @@ def _cake_cases() -> list[LinuxCase]:
                   reverse=C("bandwidth 300kbit besteffort ack-filter"), duration=40),
         LinuxCase("cake-noackfilter-cubic2-20M-40ms", "cake", 20, 40, C(be), _cubic(2),
                   reverse=C("bandwidth 300kbit besteffort"), duration=40),
+        # no TCP: three unresponsive 10 Mb/s flows into 20 Mb/s (COBALT's BLUE, the shaper, DRR)
+        LinuxCase("cake-udp3-20M-40ms", "cake", 20, 40, C(be), (F("udp", 3, udp_mbps=10),), duration=40),
     ]
 
 

@@ -945,6 +945,8 @@ def _cake_cases() -> list[LinuxCase]:
     F = Flows
     return [
         LinuxCase("cake-be-cubic5-20M-40ms", "cake", 20, 40, C(be), _cubic(5), duration=40),
+        # the same with Reno (Linux's AIMD module = aqmlab's newreno): is a drop-rate gap CUBIC's?
+        LinuxCase("cake-be-reno5-20M-40ms", "cake", 20, 40, C(be), (F("reno", 5),), duration=40),
         # four best-effort flows and one marked EF (Voice: priority up to 1/4 of the rate)
         LinuxCase("cake-ds4-cubic4-ef1-20M-40ms", "cake", 20, 40, C("bandwidth 20mbit diffserv4"),
                   (F("cubic", 4), F("cubic", 1, dscp=46)), duration=40),

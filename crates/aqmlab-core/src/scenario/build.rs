@@ -495,7 +495,7 @@ fn build_flow(
                 // The congestion control's own stream (BBR's gain-cycle phase): a new name,
                 // so no other component's draws change.
                 crate::transport::cc::CongestionControl::seed(
-                    &mut flow.sender.cc,
+                    flow.sender.cc_mut(),
                     Rng::stream(config.seed, &format!("cc:{name}")),
                 );
                 flow.sender.seed_app(config.seed, &name);
@@ -618,7 +618,7 @@ fn build_capture(
         .flows
         .iter()
         .map(|f| match &f.app {
-            App::Tcp(t) => t.sender.app.as_ref().map(|a| a.layout.clone()),
+            App::Tcp(t) => t.sender.app().map(|a| a.layout.clone()),
             _ => None,
         })
         .collect();

@@ -615,10 +615,11 @@ fn resolve_flow(
     }
     let kind = if is_tcp {
         warn::tcp(&params, path, warnings);
-        let p: TcpParams = from_table(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
+        let (p, aliases) =
+            TcpParams::read(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
         let cfg = p
             .validate()
-            .map_err(|m| ScenarioError::from_keyed(path, &m))?;
+            .map_err(|m| ScenarioError::from_keyed(path, &aliases.rename(&m)))?;
         FlowKind::Tcp(Box::new(cfg), to_table(&p.resolved()))
     } else {
         let mut params = params;

@@ -43,7 +43,9 @@
 //! - The PROBE_BW starting phase is drawn from the flow's own random stream, so runs are
 //!   deterministic per seed.
 
-use super::cc::{CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window};
+use super::cc::{
+    CcEnv, Configure, CongestionControl, LossInfo, Needs, NoOptions, PacingNeed, Recovery, Window,
+};
 use super::rate::{CaState, RateSample};
 use super::winfilter::WindowedMax;
 use crate::rng::Rng;
@@ -472,6 +474,15 @@ impl CongestionControl for Bbr {
     }
     fn owns_window(&self) -> bool {
         true
+    }
+    /// Delivery-rate samples and recovery read the SACK scoreboard; it always paces at its
+    /// model's rate (Linux BBR requests internal pacing; ns-3's `TcpBbr` forces it on).
+    fn needs(&self) -> Needs {
+        Needs {
+            sack: true,
+            pacing: PacingNeed::Own,
+            ..Needs::default()
+        }
     }
     fn seed(&mut self, rng: Rng) {
         self.rng = rng;

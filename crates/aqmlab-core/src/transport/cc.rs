@@ -95,6 +95,35 @@ pub enum Recovery {
     NewReno,
 }
 
+/// What a congestion control needs from its connection. The flow's checks ask it instead of
+/// naming controls: a need turns the matching option on by default, and a scenario that
+/// turns it off is refused naming the option.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// SACK (RFC 2018): its recovery or its delivery-rate samples read the scoreboard.
+    pub sack: bool,
+    /// ECN with feedback of every CE mark (`ecn.feedback` other than "classic").
+    pub precise_ecn: bool,
+    /// ECT(1) on its data (an L4S control, RFC 9331).
+    pub ect1: bool,
+    /// Pacing.
+    pub pacing: PacingNeed,
+}
+
+/// A congestion control's need for pacing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacingNeed {
+    /// None: the flow's `pacing` option decides (default off).
+    #[default]
+    None,
+    /// Linux internal pacing by default (`pacing.mode = "linux"`), as Linux's
+    /// `sk_pacing_status` request; the scenario may choose another mode.
+    Requested,
+    /// It paces at its own rate ([`CongestionControl::pacing_rate`], `pacing.mode = "cc"`);
+    /// the sender's own pacing rules do not apply.
+    Own,
+}
+
 /// Event hooks of a congestion control. Every hook has a no-op default.
 pub trait CongestionControl {
     /// Name used in scenarios and results.
@@ -102,6 +131,10 @@ pub trait CongestionControl {
     /// Which loss recovery the sender runs for this algorithm.
     fn recovery(&self) -> Recovery {
         Recovery::NewReno
+    }
+    /// What it needs from the connection (SACK, precise ECN feedback, ECT(1), pacing).
+    fn needs(&self) -> Needs {
+        Needs::default()
     }
     /// A new cumulative ACK while not in fast recovery: grow the window.
     fn on_ack(&mut self, _w: &mut Window, _a: &AckInfo) {}
@@ -266,6 +299,9 @@ macro_rules! congestion_controls {
             #[inline]
             fn recovery(&self) -> Recovery {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.recovery()),* }
+            }
+            fn needs(&self) -> Needs {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.needs()),* }
             }
             #[inline]
             fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {

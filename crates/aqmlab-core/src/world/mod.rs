@@ -693,7 +693,7 @@ ecn = {ecn}
         let App::Tcp(t) = &world.flows[0].app else {
             panic!("not tcp")
         };
-        let times = &t.sender.ecn_reduction_times;
+        let times = t.sender.ecn_reduction_times();
         assert!(times.len() >= 5, "{} reductions", times.len());
         eprintln!(
             "ECN: {marks} marks, {} reductions, min gap {:?}",

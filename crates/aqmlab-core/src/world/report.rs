@@ -59,7 +59,7 @@ impl World {
             let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
             let (cwnd, ssthresh, srtt, rtt) = match &f.app {
                 App::Tcp(tcp) => {
-                    let s = &tcp.sender;
+                    let s = tcp.sender.conn();
                     (
                         s.w.cwnd,
                         s.w.ssthresh.min(1e9),
@@ -189,7 +189,7 @@ impl World {
             rtt_mean_s: f.stats.rtt.mean() / 1e9,
             rtt_p95_s: f.stats.rtt.quantile(0.95) / 1e9,
             fct_s: match &f.app {
-                App::Tcp(tcp) => tcp.sender.fct.map_or(f64::NAN, to_secs),
+                App::Tcp(tcp) => tcp.sender.fct().map_or(f64::NAN, to_secs),
                 App::Udp(_) => f64::NAN,
             },
         }
@@ -290,7 +290,7 @@ impl World {
         results.tables.insert("events".into(), events);
         let trace =
             crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
-                App::Tcp(t) => t.sender.trace.as_deref().map(|r| (f.name.as_str(), r)),
+                App::Tcp(t) => t.sender.trace_rows().map(|r| (f.name.as_str(), r)),
                 _ => None,
             }));
         if trace.rows() > 0 {
@@ -299,7 +299,7 @@ impl World {
         let mut rtt_log = Table::new();
         for f in &self.flows {
             if let App::Tcp(t) = &f.app {
-                for &(time, r) in t.sender.rtt_log.iter().flatten() {
+                for &(time, r) in t.sender.rtt_log() {
                     let row = crate::schema::RttLogSample {
                         time_s: to_secs(time),
                         flow: f.name.clone(),
@@ -316,11 +316,7 @@ impl World {
             .flows
             .iter()
             .filter_map(|f| match &f.app {
-                App::Tcp(t) => t
-                    .sender
-                    .app
-                    .as_ref()
-                    .map(|a| (f.name.as_str(), &a.done[..])),
+                App::Tcp(t) => t.sender.app().map(|a| (f.name.as_str(), &a.done[..])),
                 _ => None,
             })
             .peekable();

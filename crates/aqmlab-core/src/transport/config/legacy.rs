@@ -122,7 +122,13 @@ fn text(v: &toml::Value) -> String {
 }
 
 /// Puts `v` at `table.key` in `t`; an error if the table already has it (both spellings).
-fn put(t: &mut toml::Table, old: &str, table: &str, key: &str, v: toml::Value) -> Result<(), String> {
+fn put(
+    t: &mut toml::Table,
+    old: &str,
+    table: &str,
+    key: &str,
+    v: toml::Value,
+) -> Result<(), String> {
     let sub = t
         .entry(table.to_string())
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -145,11 +151,7 @@ fn put(t: &mut toml::Table, old: &str, table: &str, key: &str, v: toml::Value) -
 pub fn lift(params: &toml::Table) -> Result<(toml::Table, Aliases), String> {
     let mut t = params.clone();
     let mut aliases = Aliases::default();
-    for (key, table, conv) in [
-        ("ecn", "ecn", 0),
-        ("pacing", "pacing", 1),
-        ("trace", "trace", 2),
-    ] {
+    for (key, conv) in [("ecn", 0), ("pacing", 1), ("trace", 2)] {
         let Some(v) = t.get(key) else { continue };
         if v.is_table() {
             continue;
@@ -166,7 +168,9 @@ pub fn lift(params: &toml::Table) -> Result<(toml::Table, Aliases), String> {
                 }
             },
             _ => match v {
-                toml::Value::Boolean(_) => [("events".to_string(), v.clone())].into_iter().collect(),
+                toml::Value::Boolean(_) => {
+                    [("events".to_string(), v.clone())].into_iter().collect()
+                }
                 other => {
                     return Err(format!(
                         "trace: a table {{ events = true, rtt = true }}, got a {}",
@@ -175,8 +179,14 @@ pub fn lift(params: &toml::Table) -> Result<(toml::Table, Aliases), String> {
                 }
             },
         };
-        t.insert(table.into(), toml::Value::Table(lifted));
-        aliases.add(table, key);
+        t.insert(key.into(), toml::Value::Table(lifted));
+        // Errors about what the old value set name the old key; the table's other keys
+        // (given in their current spelling) keep theirs.
+        match conv {
+            0 => aliases.add("ecn", key),
+            1 => aliases.add("pacing.mode", key),
+            _ => aliases.add("trace.events", key),
+        }
     }
     for (old, new) in TCP_FLAT_KEYS {
         let Some(v) = t.remove(*old) else { continue };
@@ -198,12 +208,10 @@ fn lift_cubic(t: &mut toml::Table, aliases: &mut Aliases) -> Result<(), String> 
         return Ok(());
     };
     let name = match t.get("cc") {
-        Some(toml::Value::Table(_)) => {
-            return Err(format!(
-                "{first}: give CUBIC options inside the cc table (cc = {{ kind = \"cubic\", ... }}), \
+        Some(toml::Value::Table(_)) => return Err(format!(
+            "{first}: give CUBIC options inside the cc table (cc = {{ kind = \"cubic\", ... }}), \
                  not both"
-            ))
-        }
+        )),
         Some(toml::Value::String(n)) => n.clone(),
         Some(_) => return Ok(()), // a wrong cc type: reported when cc is read
         None => {
@@ -248,9 +256,13 @@ mod tests {
         assert_eq!(a.rename("loss.sack: needs x"), "sack: needs x");
         assert_eq!(a.rename("pacing.rate: bad"), "pacing_rate: bad");
         assert_eq!(a.rename("pacing.mode: bad"), "pacing: bad");
+        assert_eq!(a.rename("pacing.ss_ratio: bad"), "pacing.ss_ratio: bad");
         assert_eq!(a.rename("ecn.codepoint: bad"), "ecn: bad");
         assert_eq!(a.rename("loss.recovery: bad"), "loss.recovery: bad");
-        assert_eq!(a.rename_path("flows[0]", "flows[0].rto.min"), "flows[0].min_rto");
+        assert_eq!(
+            a.rename_path("flows[0]", "flows[0].rto.min"),
+            "flows[0].min_rto"
+        );
     }
 
     #[test]
@@ -258,7 +270,10 @@ mod tests {
         let e = lift(&table("sack = true\nloss = { sack = false }")).unwrap_err();
         assert!(e.starts_with("sack: given twice"), "{e}");
         let e = lift(&table("cubic_beta = 0.8\ncc = { kind = \"cubic\" }")).unwrap_err();
-        assert!(e.starts_with("cubic_beta: give CUBIC options inside"), "{e}");
+        assert!(
+            e.starts_with("cubic_beta: give CUBIC options inside"),
+            "{e}"
+        );
         let e = lift(&table("cubic_beta = 0.8\ncc = \"reno\"")).unwrap_err();
         assert!(e.contains("only applies to cc = \"cubic\""), "{e}");
     }
@@ -266,7 +281,10 @@ mod tests {
     #[test]
     fn cubic_flat_keys_follow_the_profile_default_control() {
         let (t, a) = lift(&table("profile = \"linux\"\ncubic_c = 0.5")).unwrap();
-        assert_eq!(t["cc"], toml::Value::Table(table("kind = \"cubic\"\nc = 0.5")));
+        assert_eq!(
+            t["cc"],
+            toml::Value::Table(table("kind = \"cubic\"\nc = 0.5"))
+        );
         assert_eq!(a.rename("cc.c: bad"), "cubic_c: bad");
         assert!(lift(&table("cubic_c = 0.5")).is_err()); // ns2's default is newreno
     }

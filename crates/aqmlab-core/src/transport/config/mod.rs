@@ -8,6 +8,8 @@
 
 pub mod legacy;
 pub mod options;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 pub use options::TcpParams;

@@ -6,7 +6,9 @@
 //! control: a control's needs and its recovery kind are asked.
 
 use super::super::app::{AppConfig, Dist, MAX_TRANSFER};
-use super::super::cc::{Cc, CcEnv, CcParams, CongestionControl, Needs, PacingNeed, Recovery, CC_NAMES};
+use super::super::cc::{
+    Cc, CcEnv, CcParams, CongestionControl, Needs, PacingNeed, Recovery, CC_NAMES,
+};
 use super::super::pacing::{PacingConfig, PacingMode};
 use super::super::profile::{profile, ProfileDefaults};
 use super::legacy::{lift, Aliases};
@@ -32,7 +34,8 @@ impl TcpParams {
     /// errors are "key: message".
     pub fn config_from(text: &str) -> Result<TcpConfig, String> {
         let t: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
-        let (p, aliases) = TcpParams::read(&t, "").map_err(|e| format!("{}: {}", e.path, e.message))?;
+        let (p, aliases) =
+            TcpParams::read(&t, "").map_err(|e| format!("{}: {}", e.path, e.message))?;
         p.validate().map_err(|e| aliases.rename(&e))
     }
 
@@ -63,7 +66,9 @@ impl TcpParams {
                 options.remove("kind");
                 Ok((CcParams::parse(&kind, &options)?, true))
             }
-            Some(toml::Value::String(name)) => Ok((CcParams::parse(name, &toml::Table::new())?, false)),
+            Some(toml::Value::String(name)) => {
+                Ok((CcParams::parse(name, &toml::Table::new())?, false))
+            }
             None => Ok((CcParams::parse(d.cc, &toml::Table::new())?, false)),
             Some(other) => Err(format!(
                 "cc: a name such as \"cubic\" or a table {{ kind = \"cubic\", ... }}, got {}",
@@ -127,7 +132,8 @@ impl TcpParams {
         let a = &mut r.ack;
         let delayed = *a.delayed.get_or_insert(d.delayed_ack);
         a.timeout.get_or_insert(Duration(d.delayed_ack_timeout));
-        a.quickack.get_or_insert(if delayed { d.quickack } else { 0 });
+        a.quickack
+            .get_or_insert(if delayed { d.quickack } else { 0 });
         fill_ecn(&mut r.ecn, &needs);
         let p = &mut r.pacing;
         let mode = *p.mode.get_or_insert(match needs.pacing {
@@ -144,7 +150,8 @@ impl TcpParams {
         }
         let c = &mut r.compat;
         c.syn.get_or_insert(true);
-        c.fast_retransmit_guard.get_or_insert(d.fast_retransmit_guard);
+        c.fast_retransmit_guard
+            .get_or_insert(d.fast_retransmit_guard);
         c.halving.get_or_insert(Reduction::Rfc5681);
         c.timeout_ssthresh.get_or_insert(Reduction::Rfc5681);
         r.trace.events.get_or_insert(false);
@@ -376,8 +383,11 @@ fn fill_ecn(e: &mut EcnOptions, needs: &Needs) {
     if !*e.enabled.get_or_insert(wanted) {
         return;
     }
-    e.codepoint
-        .get_or_insert(if needs.ect1 { Codepoint::Ect1 } else { Codepoint::Ect0 });
+    e.codepoint.get_or_insert(if needs.ect1 {
+        Codepoint::Ect1
+    } else {
+        Codepoint::Ect0
+    });
     e.feedback.get_or_insert(if needs.precise_ecn {
         Feedback::Precise
     } else {
@@ -463,11 +473,20 @@ fn pacing_config(p: &PacingOptions, needs: &Needs, name: &str) -> Result<PacingC
         ("pacing.ss_ratio", p.ss_ratio.is_some()),
         ("pacing.ca_ratio", p.ca_ratio.is_some()),
     ];
-    if matches!(mode, PacingMode::Off | PacingMode::Cc) {
-        if let Some((k, _)) = stray.iter().find(|(_, s)| *s) {
-            return Err(format!(
-                "{k}: applies to mode = \"linux\" or \"fixed\" (this flow's pacing is {mode:?})"
-            ));
+    if let Some((k, _)) = stray.iter().find(|(_, s)| *s) {
+        match mode {
+            PacingMode::Off => {
+                return Err(format!(
+                    "{k}: pacing is off; set pacing.mode = \"linux\" or \"fixed\" to use it"
+                ))
+            }
+            PacingMode::Cc => {
+                return Err(format!(
+                    "{k}: cc = {name:?} paces at its own rate; {k} applies to mode = \"linux\" \
+                     or \"fixed\""
+                ))
+            }
+            _ => {}
         }
     }
     Ok(PacingConfig {

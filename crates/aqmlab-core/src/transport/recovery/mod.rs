@@ -20,9 +20,9 @@
 
 pub mod dupack;
 pub mod rack;
-pub mod sack;
 #[cfg(test)]
-pub mod rto_only; // the worked example of docs/adding-a-congestion-control.md
+pub mod rto_only;
+pub mod sack; // the worked example of docs/adding-a-congestion-control.md
 
 pub use super::cc::Recovery as RecoveryKind;
 

@@ -118,9 +118,8 @@ impl SackRecovery {
             return;
         }
         let s = c.snd_nxt;
-        let new_ok = s < c.snd_una + c.cfg.rwnd
-            && io.now < c.stop
-            && c.data_end().is_none_or(|t| s < t);
+        let new_ok =
+            s < c.snd_una + c.cfg.rwnd && io.now < c.stop && c.data_end().is_none_or(|t| s < t);
         if new_ok {
             c.send_seg(s, io, self);
             c.send_new_done();

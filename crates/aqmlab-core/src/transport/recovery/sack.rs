@@ -303,8 +303,7 @@ impl LossRecovery for SackRecovery {
             self.send_next_seg(c, io);
         } else {
             // RFC 3042: one new segment per duplicate ACK below the threshold.
-            let limited = if c.cfg.limited_transmit && self.ep.dupacks < c.cfg.dupack_threshold
-            {
+            let limited = if c.cfg.limited_transmit && self.ep.dupacks < c.cfg.dupack_threshold {
                 self.ep.dupacks as u64
             } else {
                 0

@@ -528,14 +528,7 @@ impl Conn {
             return;
         };
         let srtt = self.rtt.srtt();
-        let rs = r.generate(
-            now,
-            s.losses,
-            s.prior_in_flight,
-            s.in_flight,
-            s.state,
-            srtt,
-        );
+        let rs = r.generate(now, s.losses, s.prior_in_flight, s.in_flight, s.state, srtt);
         if self.cc.on_rate_sample(&mut self.w, &rs) {
             r.mark_app_limited(s.in_flight);
         }

@@ -21,8 +21,8 @@ use super::trace::TraceRow;
 use super::{flags, Outbox, TimerKind};
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
-use conn::{Conn, Io};
 pub use conn::Phase;
+use conn::{Conn, Io};
 
 /// Sender state of one connection.
 #[derive(Clone, Debug)]

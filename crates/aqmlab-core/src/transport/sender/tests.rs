@@ -150,7 +150,10 @@ fn ns2_halving_is_reno_only() {
             "cc = \"newreno\"\nhalving = \"ns2\"",
             "applies to cc = \"reno\"",
         ),
-        ("cc = \"reno\"\nhalving = \"half\"", "unknown variant `half`"),
+        (
+            "cc = \"reno\"\nhalving = \"half\"",
+            "unknown variant `half`",
+        ),
     ] {
         let e = TcpParams::config_from(extra).unwrap_err();
         assert!(e.starts_with("halving:") && e.contains(part), "{e}");
@@ -560,8 +563,7 @@ fn timestamps_give_rtt_samples_from_retransmissions_and_option_bytes() {
 
 #[test]
 fn ecn_echo_reduces_once_per_window_and_sets_cwr() {
-    let mut d =
-        Drive::new("initial_window = 10\ninitial_ssthresh = 10\necn = true\ncc = \"reno\"");
+    let mut d = Drive::new("initial_window = 10\ninitial_ssthresh = 10\necn = true\ncc = \"reno\"");
     d.sent();
     d.now += MS;
     d.s.on_ack(1, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);

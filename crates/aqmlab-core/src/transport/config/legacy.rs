@@ -208,10 +208,12 @@ fn lift_cubic(t: &mut toml::Table, aliases: &mut Aliases) -> Result<(), String> 
         return Ok(());
     };
     let name = match t.get("cc") {
-        Some(toml::Value::Table(_)) => return Err(format!(
+        Some(toml::Value::Table(_)) => {
+            return Err(format!(
             "{first}: give CUBIC options inside the cc table (cc = {{ kind = \"cubic\", ... }}), \
                  not both"
-        )),
+        ))
+        }
         Some(toml::Value::String(n)) => n.clone(),
         Some(_) => return Ok(()), // a wrong cc type: reported when cc is read
         None => {

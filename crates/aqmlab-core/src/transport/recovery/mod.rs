@@ -202,12 +202,112 @@ impl Recovery {
     pub fn new(cfg: &TcpConfig) -> Self {
         #[cfg(test)]
         if cfg.detection == super::config::LossDetection::RtoOnly {
-            return Recovery::RtoOnly(rto_only::RtoOnly::default());
+            return Recovery::RtoOnly(rto_only::RtoOnly);
         }
         if cfg.sack {
             Recovery::Sack(Box::new(sack::SackRecovery::new(cfg)))
         } else {
             Recovery::Dupack(dupack::DupackRecovery::default())
         }
+    }
+}
+
+#[cfg(test)]
+mod worked_example {
+    use super::super::config::TcpParams;
+    use super::super::sender::TcpSender;
+    use super::super::Outbox;
+    use crate::stats::flow::FlowStats;
+    use crate::time::SimTime;
+
+    const MS: SimTime = 1_000_000;
+
+    #[test]
+    fn the_recipe_page_shows_the_rto_only_file_verbatim() {
+        let page = include_str!("../../../../../docs/adding-a-congestion-control.md");
+        let file = include_str!("rto_only.rs");
+        assert!(
+            page.contains(file.trim_end()),
+            "docs/adding-a-congestion-control.md must show transport/recovery/rto_only.rs as it is"
+        );
+    }
+
+    #[test]
+    fn duplicate_acks_retransmit_nothing_and_the_timeout_goes_back_n() {
+        // Worked by hand: window 4, segments 0..3 sent at 0; 1 is lost. ACK 1 (for 0) opens
+        // the window to 5 (slow start): 4 and 5 go out. ACKs of 2, 3, 4 repeat ACK 1: three
+        // duplicate ACKs, nothing is resent (no fast retransmit). The RTO (3 s initial, ns-2
+        // profile) then resends 1 and goes back N: cwnd 1 after the timeout sends 1 only.
+        let cfg = TcpParams::config_from(
+            "compat = { syn = false }
+window = { initial = 4 }
+loss = { detection = \"rto_only\" }",
+        )
+        .unwrap();
+        let mut s = TcpSender::new(&cfg, 0, SimTime::MAX);
+        let (mut out, mut st) = (Outbox::default(), FlowStats::new(0));
+        s.start(0, &mut out, &mut st);
+        let sent = |out: &mut Outbox| -> Vec<u64> { out.segs.drain(..).map(|x| x.seq).collect() };
+        assert_eq!(sent(&mut out), vec![0, 1, 2, 3]);
+        s.on_ack(1, 0, 0, None, 100 * MS, &mut out, &mut st);
+        assert_eq!(sent(&mut out), vec![4, 5]);
+        for t in [101, 102, 103] {
+            s.on_ack(1, 0, 0, None, t * MS, &mut out, &mut st);
+        }
+        assert!(sent(&mut out).is_empty(), "a duplicate ACK retransmitted");
+        assert_eq!(st.total.fast_retransmits, 0);
+        let (at, _, gen) = *out
+            .timers
+            .iter()
+            .rev()
+            .find(|t| t.1 == super::super::TimerKind::Rto)
+            .unwrap();
+        s.on_timer(gen, at, &mut out, &mut st);
+        assert_eq!(sent(&mut out), vec![1]);
+        assert_eq!(st.total.timeouts, 1);
+        assert_eq!(s.window().cwnd, 1.0);
+    }
+
+    #[test]
+    fn rto_only_repairs_every_loss_by_timeout_and_loses_to_newreno() {
+        // 10 Mb/s, 40 ms base RTT, 20-packet pfifo: a window above BDP + buffer (70 packets)
+        // overflows the buffer. NewReno repairs the drops by fast retransmit; the timer-only
+        // recovery waits an RTO (>= 200 ms, five RTTs) each time and restarts from one segment.
+        let run = |extra: &str| {
+            let text = format!(
+                r#"
+                [simulation]
+                duration = "30s"
+                warmup = "5s"
+                [topology]
+                kind = "dumbbell"
+                pairs = 1
+                access = {{ rate = "1Gbps", delay = "1ms" }}
+                bottleneck = {{ rate = "10Mbps", delay = "18ms", qdisc = {{ kind = "pfifo", limit = 20 }} }}
+                [[flows]]
+                kind = "tcp"
+                from = "s1"
+                to = "d1"
+                cc = "newreno"
+                {extra}
+            "#
+            );
+            let r = crate::run(&text, None).unwrap();
+            r.summary["flows"]["f1"].clone()
+        };
+        let (timer, newreno) = (run("loss = { detection = \"rto_only\" }"), run(""));
+        assert_eq!(timer["fast_retransmits"].as_u64(), Some(0), "{timer}");
+        assert!(timer["timeouts"].as_u64().unwrap() > 0, "{timer}");
+        assert!(
+            newreno["fast_retransmits"].as_u64().unwrap() > 0,
+            "{newreno}"
+        );
+        let g = |f: &serde_json::Value| f["goodput_bps"].as_f64().unwrap();
+        assert!(
+            g(&timer) < g(&newreno),
+            "timer {} >= newreno {}",
+            g(&timer),
+            g(&newreno)
+        );
     }
 }

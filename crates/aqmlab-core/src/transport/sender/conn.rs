@@ -6,14 +6,14 @@
 //! knows which recovery runs.
 
 use super::super::app::AppState;
-use super::super::cc::{AckInfo, Cc, CongestionControl, LossInfo, Window};
+use super::super::cc::{AckInfo, Cc, CongestionControl, Window};
 use super::super::config::TcpConfig;
-use super::super::dctcp::EcnFeedback;
 use super::super::pacing::Pacer;
 use super::super::rate::{CaState, RateSampler};
 use super::super::rto::RttEstimator;
 use super::super::trace::{TraceState, Tracer};
 use super::super::{flags, OutSeg, Outbox, Timer, TimerKind};
+use super::ecn::EcnState;
 use crate::packet::{Ecn, PacketKind};
 use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
@@ -48,17 +48,6 @@ pub struct Io<'a> {
 pub trait Transmitted {
     /// Segment `seq` has just been sent (`retx`: it had been sent before).
     fn transmitted(&mut self, c: &mut Conn, seq: u64, retx: bool, now: SimTime);
-}
-
-/// The ECN state of a sender (RFC 3168 section 6.1.2).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct EcnState {
-    /// No new reaction to ECE until the cumulative ACK passes this (one reaction per window).
-    pub recover: Option<u64>,
-    /// Set CWR on the next new data segment.
-    pub send_cwr: bool,
-    /// SND.UNA when the ACK being processed arrived (precise ECN feedback).
-    pub una_at_ack: u64,
 }
 
 /// Sender state of one connection, without its loss recovery.
@@ -539,49 +528,6 @@ impl Conn {
         self.rate.as_ref()?;
         let st = self.cc.state();
         self.trace.cc_state_change(st)
-    }
-
-    /// The ECN part of an ACK: precise per-ACK feedback to the congestion control, then the
-    /// once-per-window reaction to ECE (not while `in_recovery`). Returns true if the window
-    /// was reduced.
-    pub fn ecn_ack(&mut self, ack: u64, fl: u8, in_recovery: bool, io: &mut Io) -> bool {
-        if !self.cfg.ecn {
-            return false;
-        }
-        let ece = fl & flags::ECE != 0;
-        if self.cfg.precise_ecn {
-            let f = EcnFeedback {
-                acked: self.snd_una.saturating_sub(self.ecn.una_at_ack),
-                ece,
-                snd_una: self.snd_una,
-                snd_nxt: self.snd_max,
-            };
-            self.cc.on_ecn_feedback(&f);
-        }
-        ece && self.ecn_echo(ack, in_recovery, io)
-    }
-
-    fn ecn_echo(&mut self, ack: u64, in_recovery: bool, io: &mut Io) -> bool {
-        if in_recovery || self.phase != Phase::Open {
-            return false;
-        }
-        if let Some(r) = self.ecn.recover {
-            if ack <= r {
-                return false; // already reduced for this window of data
-            }
-        }
-        let l = LossInfo {
-            now: io.now,
-            flight: self.snd_max - self.snd_una,
-            repeated_timeout: false,
-        };
-        self.cc.on_ecn(&mut self.w, &l);
-        io.stats.total.ecn_reductions += 1;
-        #[cfg(test)]
-        self.ecn_reduction_times.push(io.now);
-        self.ecn.recover = Some(self.snd_max);
-        self.ecn.send_cwr = true;
-        true
     }
 
     /// Appends a trace row with the recovery's state `st` (trace on only).

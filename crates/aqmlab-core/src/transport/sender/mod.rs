@@ -8,6 +8,7 @@
 //! Sequence numbers are segment indices. `ack` values are "next segment expected".
 
 pub mod conn;
+pub mod ecn;
 #[cfg(test)]
 mod tests;
 

@@ -164,6 +164,35 @@ schema! {
         sojourn_p95_s: F64 ["s"] "95th percentile sojourn time",
         sojourn_p99_s: F64 ["s"] "99th percentile sojourn time",
     }
+    /// One internal queue (class) of a discipline that has several, over the measurement
+    /// window: DualPI2's `L` and `C`, HTB's classes (`0`, `1`, ... as in `classes`), the
+    /// flow-queue schedulers' `sparse` (served from the new-flow list) and `bulk` (the old
+    /// list) traffic. Summed over a queue's classes, every count equals the queue's own.
+    "queue_classes" => QueueClassRow (Table, extra: None) {
+        queue: Str [""] "queue (link direction) name, `from->to`",
+        qdisc: Str [""] "discipline kind",
+        class: Str [""] "class name within the discipline",
+        arrivals_pkts: U64 ["pkts"] "packets offered to the class",
+        enqueued_pkts: U64 ["pkts"] "packets accepted",
+        dequeued_pkts: U64 ["pkts"] "packets sent on",
+        dequeued_bytes: U64 ["bytes"] "bytes sent on",
+        drops_pkts: U64 ["pkts"] "packets dropped, all reasons",
+        drops_overflow_pkts: U64 ["pkts"] "drops because the queue was full",
+        drops_early_pkts: U64 ["pkts"] "early (probabilistic) drops",
+        drops_forced_pkts: U64 ["pkts"] "forced drops",
+        drops_delay_pkts: U64 ["pkts"] "drops on sojourn-time rules",
+        marks_pkts: U64 ["pkts"] "ECN marks, all reasons",
+        marks_early_pkts: U64 ["pkts"] "early (probabilistic) ECN marks",
+        marks_forced_pkts: U64 ["pkts"] "forced ECN marks",
+        marks_delay_pkts: U64 ["pkts"] "ECN marks on sojourn-time rules (DualPI2: the native L4S ramp)",
+        drop_frac: F64 ["frac"] "drops / arrivals",
+        mark_frac: F64 ["frac"] "marks / packets sent on",
+        throughput_bps: F64 ["bps"] "bits sent on from the class per second of window",
+        sojourn_mean_s: F64 ["s"] "mean time from enqueue to dequeue",
+        sojourn_p50_s: F64 ["s"] "median sojourn time",
+        sojourn_p95_s: F64 ["s"] "95th percentile sojourn time",
+        sojourn_p99_s: F64 ["s"] "99th percentile sojourn time",
+    }
     /// One link direction, over the measurement window.
     "links" => LinkRow (TableAndSummary, extra: None) {
         link: Str [""] "link direction name, `from->to`",
@@ -211,6 +240,10 @@ schema! {
         rtt_mean_s: F64 ["s"] "mean TCP RTT sample",
         rtt_p95_s: F64 ["s"] "95th percentile TCP RTT sample",
         fct_s: F64 ["s"] "TCP flow completion time (NaN if unfinished or not TCP)",
+        cc: Str [""] "congestion control kind (empty for an open-loop flow)",
+        ecn: Str [""] "ECN codepoint of the data packets: not_ect, ect0 or ect1",
+        profile: Str [""] "TCP defaults profile: ns2, linux or ns3 (empty for an open-loop flow)",
+        base_rtt_s: F64 ["s"] "round-trip propagation delay: the link delays of the path there and back (no transmission or queueing time)",
     }
     /// A notable event of a discipline (e.g. a controller's switch), with its values.
     "events" => EventRow (Table, extra: Some("the event's named values (f64)")) {

@@ -788,20 +788,20 @@ impl TcpParams {
             return r;
         };
         let kind = cct.kind();
-        if is_table {
+        // CUBIC's options are written in the `cc` table whatever the spelling read (the flat
+        // keys are deprecated aliases), so the resolved text is canonical and re-reading it
+        // warns of nothing; both spellings resolve to the same text and hash.
+        if is_table || matches!(cct, CcParams::Cubic(_)) {
             let mut t = toml::Table::new();
             t.insert("kind".into(), toml::Value::String(kind.into()));
             t.extend(cct.to_table());
             r.cc = Some(toml::Value::Table(t));
+            r.cubic_c = None;
+            r.cubic_beta = None;
+            r.fast_convergence = None;
+            r.reno_friendly = None;
         } else {
             r.cc = Some(toml::Value::String(kind.into()));
-            // The deprecated flat keys resolve as flat keys, so old files keep their hash.
-            if let CcParams::Cubic(p) = &cct {
-                r.cubic_c.get_or_insert(p.c);
-                r.cubic_beta.get_or_insert(p.beta);
-                r.fast_convergence.get_or_insert(p.fast_convergence);
-                r.reno_friendly.get_or_insert(p.reno_friendly);
-            }
         }
         if self.transfer_bytes.is_some() {
             // Repeated transfers: their defaults written out (absent otherwise, so other
@@ -874,19 +874,24 @@ mod tests {
     }
 
     #[test]
-    fn flat_cubic_keys_resolve_as_flat_keys_and_build_the_cubic_of_the_table() {
+    fn flat_cubic_keys_resolve_to_the_canonical_cc_table_and_build_the_same_cubic() {
         let flat = params("cc = \"cubic\"\ncubic_beta = 0.8");
         let table = params("cc = { kind = \"cubic\", beta = 0.8 }");
-        // The flat spelling resolves as it always did (the scenario hash stays the same) ...
+        // Both spellings resolve to the canonical table, with the user's value and RFC 9438's
+        // C = 0.4, and no deprecated flat key (docs/scenario-format.md: canonical spellings) ...
         let r = toml::Value::try_from(flat.resolved()).unwrap();
-        assert_eq!(r["cc"].as_str(), Some("cubic"));
-        assert_eq!(r["cubic_beta"].as_float(), Some(0.8));
-        assert_eq!(r["cubic_c"].as_float(), Some(0.4)); // RFC 9438's C
-                                                        // ... the table shows every option of CUBIC ...
         let t = toml::Value::try_from(table.resolved()).unwrap();
+        assert_eq!(r, t);
         assert_eq!(t["cc"]["beta"].as_float(), Some(0.8));
+        assert_eq!(t["cc"]["c"].as_float(), Some(0.4));
         assert_eq!(t["cc"]["hystart"].as_bool(), Some(false));
-        assert!(t.get("cubic_beta").is_none());
+        for k in ["cubic_beta", "cubic_c", "fast_convergence", "reno_friendly"] {
+            assert!(r.get(k).is_none(), "{k}");
+        }
+        // ... a bare `cc = "cubic"` too ...
+        let bare = toml::Value::try_from(params("cc = \"cubic\"").resolved()).unwrap();
+        assert_eq!(bare["cc"]["kind"].as_str(), Some("cubic"));
+        assert!(bare.get("cubic_c").is_none());
         // ... and both build the same control.
         let (Cc::Cubic(a), Cc::Cubic(b)) =
             (flat.validate().unwrap().cc, table.validate().unwrap().cc)

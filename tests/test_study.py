@@ -86,11 +86,11 @@ def test_dualpi2_runs_report_each_queue_and_flows_say_how_they_send(study):
     # one L and one C row per DualPI2 run of the bottleneck
     assert len(dq) == 2 * (runs["queue_qdisc"] == "dualpi2").sum()
     # With two CUBIC flows nothing is ECT(1): the L queue sees no packet at all.
-    mixed = dq.merge(runs[["run", "mix"]], on="run")
+    mixed = dq   # every dataset row carries the run's axis values
     assert (mixed[(mixed["mix"] == "cubic+cubic") & (mixed["class"] == "L")]["arrivals_pkts"] == 0).all()
     assert (mixed[(mixed["mix"] == "cubic+prague") & (mixed["class"] == "L")]["arrivals_pkts"] > 100).all()
     # the flow labels: the axis set the second flow's cc and ecn
-    f = flows[flows["flow"] == "other"].merge(runs[["run"]], on="run")
+    f = flows[flows["flow"] == "other"]
     assert set(zip(f["mix"], f["cc"], f["ecn"])) == {("cubic+cubic", "cubic", "not_ect"), ("cubic+prague", "prague", "ect1")}
     assert set(flows["profile"]) == {"ns2"}
     # base RTT by hand: 2·(1 + delay + 1) ms; BDP = 10 Mb/s × RTT / 8

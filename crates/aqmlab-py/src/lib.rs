@@ -21,6 +21,12 @@ fn scenario_err(py: Python<'_>, e: aqmlab_core::ScenarioError) -> PyErr {
     let _ = value.setattr("line", e.line);
     let _ = value.setattr("file", e.file.clone());
     let _ = value.setattr("detail", e.message.clone());
+    // every problem found in the pass: (path, message, line, file), the first one first
+    let all: Vec<(String, String, Option<usize>, Option<String>)> = e
+        .all()
+        .map(|x| (x.path.clone(), x.message.clone(), x.line, x.file.clone()))
+        .collect();
+    let _ = value.setattr("errors", all);
     err
 }
 

@@ -169,12 +169,12 @@ def results_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], by: st
         err_console.print(plain("warning:", "bold yellow"), plain(f"each group {note}, besides {seeds}: the intervals mix unlike conditions "
                           f"(add them to --by to separate them)"), highlight=False, soft_wrap=True)
     caption = f"{c.name}: mean ± 95% CI (Student t over n runs; {seeds}" + (f"; {note}" if note else "; nothing else pooled") + ")"
-    t = Table(title=caption, title_justify="left")
+    t = Table(title=escape(clean(caption)), title_justify="left")
     for k in keys:
-        t.add_column(k if raw else labels.name(k))
+        t.add_column(escape(k if raw else labels.axis_name(k)))
     t.add_column("n", justify="right")
     for m in chosen:
-        t.add_column(m if raw else labels.header(m) + ("" if not pooled else " (pooled)"), justify="right")
+        t.add_column(escape(m if raw else labels.header(m) + ("" if not pooled else " (pooled)")), justify="right")
     for _, r in s.iterrows():
         if raw:
             cells = [f"{r[f'{m}_mean']:.4g}" + ("" if r[f"{m}_ci95"] != r[f"{m}_ci95"] else f" ± {r[f'{m}_ci95']:.2g}") for m in chosen]
@@ -391,7 +391,7 @@ def plot_timeseries(source: Path, where: tuple[str, ...], seed: int | None, queu
             row = runs.iloc[0]
             run_dir, queue = source / "runs" / row["run"], queue or row["queue"]
             cols = [a["column"] for a in dataset.axes(source)]
-            context = " · ".join([*(f"{labels.name(c)} = {labels.value(c, row[c])}" for c in cols), f"seed {row['seed']}"])
+            context = " · ".join([*(f"{labels.axis_name(c)} = {labels.value(c, row[c])}" for c in cols), f"seed {row['seed']}"])
             console.print(f"run {row['run']} ({context})", highlight=False)
         elif where or seed is not None:
             raise CampaignError("--where", f"{source} is a single run; --where and --seed choose a run in a campaign directory")

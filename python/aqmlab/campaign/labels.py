@@ -64,6 +64,14 @@ def name(col: str) -> str:
     return stem.replace("_", " ")
 
 
+def axis_name(col: str) -> str:
+    """An axis column by the axis's own name, as the campaign file writes it (`bn_delay_s` →
+    `bn_delay`); the dataset's other columns by their human name."""
+    if col in NAMES:
+        return NAMES[col]
+    return split_unit(col)[0]
+
+
 def header(col: str) -> str:
     """A column's heading with its unit: "sojourn mean [ms]"."""
     unit = split_unit(col)[1]

@@ -270,7 +270,7 @@ def delay_goodput(runs: "pd.DataFrame", by: str, *, facet: str | None = None, fa
                         cx, cy, w, h, a = ellipse(x, y)
                         ax.add_patch(Ellipse((cx, cy), w, h, angle=a, fill=False, linestyle=st.line(k), edgecolor=col, linewidth=1.3, zorder=2))
             ax.grid(True, color="0.85", linewidth=0.6)
-            title = " · ".join(f"{labels.name(c)} = {labels.value(c, v)}" for c, v in ((facet_row, rk), (facet, ck)) if c is not None)
+            title = " · ".join(f"{labels.axis_name(c)} = {labels.value(c, v)}" for c, v in ((facet_row, rk), (facet, ck)) if c is not None)
             if title:
                 ax.set_title(title, fontsize=9)
             _apply(ax, o, xlabel="mean queueing delay [ms]" if ri == len(rows) - 1 else "",
@@ -284,7 +284,7 @@ def delay_goodput(runs: "pd.DataFrame", by: str, *, facet: str | None = None, fa
     if any_split:
         handles += [Line2D([], [], marker="o", markerfacecolor="white", markeredgecolor="black", linestyle="", label="L4S queue (L)"),
                     Line2D([], [], marker="o", markerfacecolor="0.3", markeredgecolor="black", linestyle="", label="Classic queue (C)")]
-    fig.legend(handles=handles, title=labels.name(by), fontsize=8, title_fontsize=8, loc="center right", frameon=False)
+    fig.legend(handles=handles, title=labels.axis_name(by), fontsize=8, title_fontsize=8, loc="center right", frameon=False)
     head = o.title if o.title is not None else "Delay vs goodput (ellipses: one standard deviation of the runs)"
     fig.suptitle(head + (f"\n{note}" if note else ""), fontsize=10)
     fig.tight_layout(rect=(0, 0, 1 - 1.5 / size[0], 1))
@@ -321,11 +321,11 @@ def fairness(runs: "pd.DataFrame", by: str, *, hue: str | None = None, note: str
             for b, g in zip(bars, part[by]):
                 b.set_hatch(gst.hatch(g))
     ax.set_xticks(range(len(groups)), [labels.value(by, g) for g in groups])
-    _apply(ax, o, zero_default=True, xlabel=labels.name(by), ylabel="Jain's fairness index [0–1]")
+    _apply(ax, o, zero_default=True, xlabel=labels.axis_name(by), ylabel="Jain's fairness index [0–1]")
     if o.ylim is None and not o.log_y:
         ax.set_ylim(0, 1.05)
     if hue:
-        ax.legend(title=labels.name(hue), fontsize=8, loc="lower right")
+        ax.legend(title=labels.axis_name(hue), fontsize=8, loc="lower right")
     ax.grid(True, axis="y", color="0.85", linewidth=0.6)
     ax.set_title((o.title or "Fairness (mean over runs, 95% t interval)") + (f"\n{note}" if note else ""), fontsize=10)
     fig.tight_layout()
@@ -365,7 +365,7 @@ def cdfs(out: str | Path, runs: "pd.DataFrame", flows: "pd.DataFrame", by: str, 
     for a in (a1, a2):
         a.set_ylim(0, 1.02)
         a.grid(True, color="0.85", linewidth=0.6)
-    a2.legend(title=labels.name(by), fontsize=8, loc="lower right")
+    a2.legend(title=labels.axis_name(by), fontsize=8, loc="lower right")
     if o.title or note:
         fig.suptitle((o.title or "") + (f"\n{note}" if note else ""), fontsize=10)
     fig.tight_layout()

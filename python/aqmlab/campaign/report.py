@@ -65,7 +65,7 @@ def _layout(runs, cols: list[str]) -> tuple[str, str | None, str | None]:
 
 
 def _names(cols) -> str:
-    return ", ".join(labels.name(c) for c in cols)
+    return ", ".join(labels.axis_name(c) for c in cols)
 
 
 def figures(campaign: Campaign, out: Path, runs, flows, classes=None, timeseries_by: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -89,23 +89,23 @@ def figures(campaign: Campaign, out: Path, runs, flows, classes=None, timeseries
     text, note = pooled([by, facet, row])
     split = classes is not None and not classes.empty and any(k in plot.SPLIT_CLASSES for k in runs["queue_qdisc"])
     add(plot.delay_goodput(runs, by, facet=facet, facet_row=row, classes=classes, note=note), "delay vs goodput",
-        f"Mean queueing delay at {', '.join(dict.fromkeys(runs['queue']))} against total goodput, one point per run, by {labels.name(by)}"
+        f"Mean queueing delay at {', '.join(dict.fromkeys(runs['queue']))} against total goodput, one point per run, by {labels.axis_name(by)}"
         + (f"; panels by {_names([c for c in (row, facet) if c])}" if facet or row else "")
         + ("; a DualPI2 run gives two points, one per queue at that queue's mean sojourn (hollow: L4S, filled: Classic)" if split else "")
         + f"; ellipses: one standard deviation of the runs (RFC 7928). {text}")
     others = [c for c in cols[1:] if runs[c].nunique() > 1]
     hue = others[0] if others else None
     text, note = pooled([by, hue])
-    add(plot.fairness(runs, by, hue=hue, note=note), "fairness", f"Jain's fairness index by {labels.name(by)}"
-        + (f" and {labels.name(hue)}" if hue else "") + f": mean over runs with 95% t intervals. {text}")
+    add(plot.fairness(runs, by, hue=hue, note=note), "fairness", f"Jain's fairness index by {labels.axis_name(by)}"
+        + (f" and {labels.axis_name(hue)}" if hue else "") + f": mean over runs with 95% t intervals. {text}")
     text, note = pooled([by])
-    add(plot.cdfs(out, runs, flows, by, note=note), "CDFs", f"CDFs by {labels.name(by)}: sojourn time of the studied queue (per sampling "
+    add(plot.cdfs(out, runs, flows, by, note=note), "CDFs", f"CDFs by {labels.axis_name(by)}: sojourn time of the studied queue (per sampling "
         f"interval, pooled over runs) and per-flow throughput (one value per flow and run). {text}")
     split_by = [by, *resolve_columns(runs, list(timeseries_by), "--timeseries-by")] if timeseries_by else [by]
     shown = runs.drop_duplicates(subset=split_by)
     left = max(0, len(shown) - MAX_TIMESERIES)
     for _, r in shown.head(MAX_TIMESERIES).iterrows():
-        context = " · ".join([*(f"{labels.name(c)} = {labels.value(c, r[c])}" for c in cols), f"seed {r['seed']}"])
+        context = " · ".join([*(f"{labels.axis_name(c)} = {labels.value(c, r[c])}" for c in cols), f"seed {r['seed']}"])
         try:
             fig = plot.timeseries(out / "runs" / r["run"], r["queue"], context=context)
         except (CampaignError, FileNotFoundError, KeyError) as e:
@@ -126,7 +126,7 @@ def figures(campaign: Campaign, out: Path, runs, flows, classes=None, timeseries
 def _table(df, keys: list[str], metrics: list[str]) -> dict[str, Any]:
     """A results table: groups of `keys`, means ± 95% t intervals in the headers' units."""
     s = summarize(df, keys, metrics)
-    header = [*(labels.name(k) for k in keys), "runs", *(labels.header(m) for m in metrics)]
+    header = [*(labels.axis_name(k) for k in keys), "runs", *(labels.header(m) for m in metrics)]
     rows = []
     for _, r in s.iterrows():
         rows.append([*(labels.value(k, r[k]) for k in keys), int(r["n"]), *(labels.cell(m, r[f"{m}_mean"], r[f"{m}_ci95"]) for m in metrics)])

@@ -24,7 +24,7 @@ def resolve_columns(df: "pd.DataFrame", names: Sequence[str], what: str) -> list
     the column of the values as written); unknown names are an error listing the columns."""
     out = []
     for n in names:
-        match = [c for c in df.columns if c.rsplit("_", 1)[0] == n and c.rsplit("_", 1)[1] in ("s", "bps", "bytes")]
+        match = [c for c in df.columns if "_" in c and c.rsplit("_", 1)[0] == n and c.rsplit("_", 1)[1] in ("s", "bps", "bytes")]
         if len(match) == 1:
             out.append(match[0])
         elif n in df.columns:
@@ -54,7 +54,7 @@ def pooling_note(pooled: dict[str, list], column_label=None) -> str:
 
     if not pooled:
         return ""
-    parts = [f"{a} ({', '.join(labels.value(a, v) for v in vs)})" for a, vs in pooled.items()]
+    parts = [f"{labels.axis_name(a)} ({', '.join(labels.value(a, v) for v in vs)})" for a, vs in pooled.items()]
     return "pooled over " + "; ".join(parts)
 
 

@@ -264,8 +264,8 @@ def delay_goodput(runs: "pd.DataFrame", by: str, *, facet: str | None = None, fa
                     any_split = True
                     sets.append((name, xs, ys, "white" if name == "L4S" else col))
                 for name, x, y, face in sets:
-                    ax.scatter(x, y, marker=mk, facecolor=face, edgecolors="black" if face != "white" else col, linewidths=0.8 if face == "white" else 0.5,
-                               s=30, zorder=3)
+                    ax.scatter(x, y, marker=mk, facecolor=face, edgecolors="black", linewidths=1.0 if face == "white" else 0.5,
+                               s=30, zorder=3, clip_on=False)
                     if len(x):
                         cx, cy, w, h, a = ellipse(x, y)
                         ax.add_patch(Ellipse((cx, cy), w, h, angle=a, fill=False, linestyle=st.line(k), edgecolor=col, linewidth=1.3, zorder=2))
@@ -273,12 +273,21 @@ def delay_goodput(runs: "pd.DataFrame", by: str, *, facet: str | None = None, fa
             title = " · ".join(f"{labels.axis_name(c)} = {labels.value(c, v)}" for c, v in ((facet_row, rk), (facet, ck)) if c is not None)
             if title:
                 ax.set_title(title, fontsize=9)
-            _apply(ax, o, xlabel="mean queueing delay [ms]" if ri == len(rows) - 1 else "",
+    # Limits once all panels are drawn (they share both axes): delay grows to the left, from 0
+    # unless logarithmic or bounded.
+    lead = axes[0][0]
+    xo = FigureOptions(**{**o.__dict__, "xlim": None})
+    for ri, row_axes in enumerate(axes):
+        for ci, ax in enumerate(row_axes):
+            _apply(ax, xo, xlabel="mean queueing delay [ms]" if ri == len(rows) - 1 else "",
                    ylabel="total goodput [Mb/s]" if ci == 0 else "")
-            if o.xlim is None and not o.log_x:
-                ax.set_xlim(left=0)
-            if not ax.xaxis_inverted():
-                ax.invert_xaxis()
+    if o.xlim is not None:
+        lead.set_xlim(max(o.xlim), min(o.xlim))
+    elif o.log_x:
+        lo, hi = sorted(lead.get_xlim())
+        lead.set_xlim(hi, lo)
+    else:
+        lead.set_xlim(max(lead.get_xlim()) * 1.02 or 1.0, 0)
     handles = [Line2D([], [], marker=st.marker(k), color=st.color(k), markeredgecolor="black", linestyle=st.line(k), label=st.label(k))
                for k, _ in _groups(runs, by, st)]
     if any_split:
@@ -325,7 +334,7 @@ def fairness(runs: "pd.DataFrame", by: str, *, hue: str | None = None, note: str
     if o.ylim is None and not o.log_y:
         ax.set_ylim(0, 1.05)
     if hue:
-        ax.legend(title=labels.axis_name(hue), fontsize=8, loc="lower right")
+        ax.legend(title=labels.axis_name(hue), fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(True, axis="y", color="0.85", linewidth=0.6)
     ax.set_title((o.title or "Fairness (mean over runs, 95% t interval)") + (f"\n{note}" if note else ""), fontsize=10)
     fig.tight_layout()
@@ -460,16 +469,20 @@ def timeseries(run_dir: str | Path, queue: str | None = None, max_flows: int = 4
     ax["cwnd"].set_ylabel("cwnd [pkts]")
     ax["cwnd"].set_xlabel(o.xlabel or "simulated time [s]")
     warm = summary.get("simulation", {}).get("warmup_s") or 0.0
+    for name, a in ax.items():
+        if not (name == "delay" and o.log_y):
+            a.set_ylim(bottom=0)            # lengths, delays, probabilities and windows from 0
     for a in axs:
         a.grid(True, color="0.85", linewidth=0.6)
+        a.set_xlim(left=0)
         if warm > 0:
-            a.axvspan(float(t.min()) if len(t) else 0.0, warm, color="0.92", zorder=0, linewidth=0)
+            a.axvspan(0.0, warm, color="0.92", zorder=0, linewidth=0)
         if a.get_legend_handles_labels()[0]:
             a.legend(fontsize=7, loc="upper right", ncol=2 if len(a.get_legend_handles_labels()[0]) > 3 else 1)
         if o.xlim is not None:
             a.set_xlim(*o.xlim)
     if warm > 0:
-        axs[0].text(warm / 2, 0.97, "warm-up", transform=axs[0].get_xaxis_transform(), ha="center", va="top", fontsize=7, color="0.35")
+        axs[-1].text(warm / 2, 0.03, "warm-up", transform=axs[-1].get_xaxis_transform(), ha="center", va="bottom", fontsize=7, color="0.35")
     kind = summary["queues"][queue]["qdisc"]
     head = o.title or f"{queue} ({kind})"
     axs[0].set_title(head + (f" — {context}" if context else f" — seed {summary.get('simulation', {}).get('seed')}"), fontsize=9)

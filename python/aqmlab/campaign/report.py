@@ -116,7 +116,7 @@ def figures(campaign: Campaign, out: Path, runs, flows, classes=None, timeseries
             "discipline's per-queue lengths, sojourn per sampling interval (per queue where it has several), its probabilities and "
             "other state, congestion windows; the shaded span is the warm-up, left out of every statistic."
             + ("" if timeseries_by else " One run per value of the first axis, the first of the other axes' values; "
-               "`aqmlab campaign report --timeseries-by AXIS` adds one per value of AXIS."))
+               "aqmlab campaign report --timeseries-by AXIS adds one per value of AXIS."))
     if left:
         figs.append({"data": "", "width": 0, "height": 0, "title": "more time series",
                      "caption": f"{left} further time-series figures left out (at most {MAX_TIMESERIES}); draw any run with aqmlab plot timeseries."})

@@ -97,8 +97,10 @@ def axis_columns(axis) -> list[str]:
 
 
 def reserved_columns() -> set[str]:
-    """Column names an axis may not take: identifiers, run conditions, metrics and labels."""
-    return {"run", "seed", "scenario_hash", "aqmlab_version", "core_hash", "queue", "queue_qdisc", "class", *FLOW_LABELS,
+    """Column names an axis may not take: identifiers, run conditions and metrics. (A flow's
+    label columns — `cc`, `ecn`, `profile` — may be axis names: in the flows table the flow's own
+    value is then stored as `flow_<name>`, see `table_rows`.)"""
+    return {"run", "seed", "scenario_hash", "aqmlab_version", "core_hash", "queue", "queue_qdisc", "class", "flow", "kind", "src", "dst",
             *RUN_METRICS, *FLOW_METRICS, *RUN_CONDITIONS}
 
 
@@ -166,8 +168,11 @@ def table_rows(campaign: Campaign, run: Run, meta: dict[str, Any], t, keep):
     for k, v in ids(campaign, run, meta).items():
         names.append(k)
         cols.append(pa.array([v] * t.num_rows, type=_arrow_type(v)))
+    taken = set(names)
     for f, col in zip(t.schema, t.columns):
         column = "queue_qdisc" if f.name == "qdisc" else f.name
+        if column in taken:
+            column = f"flow_{column}"     # a label column named like an axis (an axis `cc` or `profile`)
         if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
             col = col.cast(pa.large_string())
         elif not keep(column):

@@ -26,13 +26,24 @@ CLASS_METRICS = ["sojourn_mean_s", "sojourn_p99_s", "throughput_bps", "drop_frac
 MAX_TIMESERIES = 48
 
 
-def _png(fig) -> tuple[str, int, int]:
-    """A figure as base64 PNG text with its pixel size."""
+def _png(fig, density: int = 1) -> tuple[str, int, int]:
+    """A figure as base64 PNG text with the pixel size to show it at (100 px per inch); the
+    image itself has `density` times as many pixels each way (2: sharp on high-density screens)."""
     buf = io.BytesIO()
     w, h = fig.get_size_inches()
-    fig.savefig(buf, format="png", dpi=200)   # shown at 100 px per inch: sharp on high-density screens
+    fig.savefig(buf, format="png", dpi=100 * density)
     plot._pyplot().close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii"), round(w * 100), round(h * 100)
+
+
+def _cell(m: float, h: float, scale: float) -> str:
+    """mean ± half-width scaled (the RFC 7928 characterization report's table cells)."""
+    if m != m:
+        return "—"
+    s = f"{m * scale:.4g}"
+    if h != h:
+        return s
+    return f"{s} ± 0" if h <= 1e-9 * abs(m) else f"{s} ± {h * scale:.2g}"
 
 
 def _versions() -> list[tuple[str, str]]:
@@ -83,7 +94,7 @@ def figures(campaign: Campaign, out: Path, runs, flows, classes=None, timeseries
         return (f"Each group is {note}, besides the {seeds}." if note else f"Nothing is pooled but the {seeds}."), note
 
     def add(fig, title, caption):
-        data, w, h = _png(fig)
+        data, w, h = _png(fig, density=2)
         figs.append({"data": data, "width": w, "height": h, "title": title, "caption": caption})
 
     text, note = pooled([by, facet, row])

@@ -200,6 +200,30 @@ def test_a_discipline_keeps_its_marker_whatever_is_filtered_out(study):
     assert len({full[k] for k in ("pfifo", "PIE", "FQ-CoDel", "DualPI2")}) == 4
 
 
+def test_a_discipline_looks_the_same_in_every_figure_of_the_report(study):
+    # the delay–goodput marker's fill, the fairness bar's colour and hatch, the CDF's line: all
+    # from the discipline's place among the campaign's values, in figures drawn from different
+    # subsets of the runs
+    import matplotlib.colors as mc
+
+    _, _, out = study
+    runs = dataset.load(out, "runs")
+    some = plot.select(runs, ["qdisc=DualPI2,PIE", "mix=cubic+prague"])
+    dg = plot.delay_goodput(runs, "qdisc")
+    fair = plot.fairness(some, "qdisc")
+    cdf = plot.cdfs(out, some, dataset.load(out, "flows"), "qdisc")
+    marker = {h.get_label(): (h.get_marker(), mc.to_hex(h.get_color()), h.get_linestyle()) for h in dg.legends[0].legend_handles}
+    bars = fair.axes[0].patches
+    ticks = [t.get_text() for t in fair.axes[0].get_xticklabels()]
+    assert ticks == ["PIE", "DualPI2"]                   # campaign order, not the rows' order
+    for name, bar in zip(ticks, bars):
+        assert mc.to_hex(bar.get_facecolor()) == marker[name][1]
+    lines = {l.get_label(): l for l in cdf.axes[1].get_lines()}
+    for name in ("PIE", "DualPI2"):
+        assert mc.to_hex(lines[name].get_color()) == marker[name][1]
+        assert lines[name].get_linestyle() == marker[name][2]
+
+
 def test_dualpi2_runs_give_two_points_and_options_apply(study):
     _, _, out = study
     runs = plot.select(dataset.load(out, "runs"), ["qdisc=DualPI2", "mix=cubic+prague"])

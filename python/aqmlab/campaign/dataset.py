@@ -113,8 +113,6 @@ def ids(campaign: Campaign, run: Run, meta: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-_ids = ids
-
 
 def conditions(summary: dict[str, Any], queue: str) -> dict[str, Any]:
     """The run's base RTT (mean over its flows of their round-trip propagation delay; NaN
@@ -126,11 +124,9 @@ def conditions(summary: dict[str, Any], queue: str) -> dict[str, Any]:
     return {"base_rtt_s": rtt, "bdp_bytes": rate * rtt / 8 if rate is not None and rtt == rtt else float("nan")}
 
 
-def run_row(campaign: Campaign, run: Run, summary: dict[str, Any] | Path, meta: dict[str, Any]) -> dict[str, Any]:
+def run_row(campaign: Campaign, run: Run, summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     """The run's row from its summary: identifiers, swept values, conditions and the kept run
-    metrics. (`summary` may also be the run's directory, for older callers.)"""
-    if isinstance(summary, Path):
-        summary = json.loads((summary / "summary.json").read_text())
+    metrics."""
     row = ids(campaign, run, meta)
     q = studied_queue(summary, campaign.queue)
     row["queue"] = q

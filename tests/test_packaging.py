@@ -32,7 +32,7 @@ def test_a_wheel_installs_and_runs_without_rust(tmp_path):
     wheels = tmp_path / "wheels"
     subprocess.run([maturin, "build", "--release", "--out", str(wheels)], cwd=ROOT, check=True, timeout=1800)
     (wheel,) = wheels.glob("aqmlab-*-cp310-abi3-*.whl")
-    assert wheel.stat().st_size < 5_000_000  # stripped: ~1 MB, not the 16 MB with debug info
+    assert wheel.stat().st_size < 5_000_000  # stripped: ~1.5 MB, not the 16 MB with debug info
     # the README's figure for the wheel's size ("about N MB") is the built one, rounded
     import re
 

@@ -147,10 +147,13 @@ pub struct BuildOptions {
 /// Resolves a loaded scenario; errors point into the user's files (see [`Loaded::locate`]).
 pub fn resolve(loaded: &Loaded, opts: &BuildOptions) -> Result<Resolved, ScenarioError> {
     resolve_doc(&loaded.doc, opts).map_err(|e| {
-        let more = other_errors(&loaded.doc, opts);
-        loaded
-            .locate(e)
-            .with_more(more.into_iter().map(|x| loaded.locate(x)).collect())
+        let mut more: Vec<ScenarioError> = other_errors(&loaded.doc, opts)
+            .into_iter()
+            .map(|x| loaded.locate(x))
+            .collect();
+        // in the order of the user's file (errors without a line last, as found)
+        more.sort_by_key(|x| x.line.unwrap_or(usize::MAX));
+        loaded.locate(e).with_more(more)
     })
 }
 
@@ -167,8 +170,9 @@ const TOP_KEYS: &[&str] = &[
 
 /// After the first error: every section resolved on its own (the simulation, the topology
 /// with its disciplines, each flow, the capture), so one pass reports every problem it can
-/// find, each with its field; in document order. A section that cannot be read at all is one
-/// error; what depends on it (a flow's times on the simulation) is checked against defaults.
+/// find, each with its field (`resolve` puts them in line order). A section that cannot be
+/// read at all is one error; what depends on it (a flow's times on the simulation) is checked
+/// against stand-ins.
 fn other_errors(doc: &toml::Table, opts: &BuildOptions) -> Vec<ScenarioError> {
     let mut errs = Vec::new();
     for k in doc.keys() {

@@ -167,6 +167,13 @@ def _holds_in(j: Judgment, readings: Sequence[Reading]) -> str:
     return f"{len(hits)} of {len(tried)}" if tried else "-"
 
 
+def _others(what: str, keys: list[str], j: Judgment) -> str:
+    """'holds under *a*, *b* (e.g. *a*: figures)': the readings, with the first one's figures."""
+    names = ", ".join(f"*{k}*" for k in keys)
+    first = j.outcomes[keys[0]].value if keys else ""
+    return f"{what} {names}" + (f" (*{keys[0]}*: {first})" if first else "")
+
+
 def claims_table(judgments: Sequence[Judgment], readings: Sequence[Reading]) -> pd.DataFrame:
     """The claims table: one row per claim, verdict from the pre-registered reading."""
     pre = {r.group: r for r in readings if r.preregistered}
@@ -176,12 +183,10 @@ def claims_table(judgments: Sequence[Judgment], readings: Sequence[Reading]) -> 
         p = j.outcomes.get(pre[c.group].key) if c.group in pre else None
         evidence = p.value if p and p.status != NA else ""
         if j.verdict == "reproduced under a fitted reading":
-            names = ", ".join(f"*{k}*: {j.outcomes[k].value}" if j.outcomes[k].value else f"*{k}*" for k in j.fitted)
-            evidence = (f"{evidence}; " if evidence else "") + f"holds under {names}"
+            evidence = (f"{evidence}; " if evidence else "") + _others("holds under", j.fitted, j)
         elif j.verdict == "partly" and p is not None and p.status != PARTLY:
-            part = [k for k, o in j.outcomes.items() if o.status == PARTLY]
-            names = ", ".join(f"*{k}*: {j.outcomes[k].value}" if j.outcomes[k].value else f"*{k}*" for k in part)
-            evidence = (f"{evidence}; " if evidence else "") + f"in part under {names}"
+            evidence = (f"{evidence}; " if evidence else "") + _others(
+                "in part under", [k for k, o in j.outcomes.items() if o.status == PARTLY], j)
         rows.append({
             "id": c.id,
             "claim (paper)": f"{c.claim} ({c.where})",
@@ -207,7 +212,7 @@ def sensitivity_table(judgments: Sequence[Judgment], readings: Sequence[Reading]
             if r.group != j.claim.group:
                 continue
             o = j.outcomes.get(r.key, Outcome(NA))
-            row[r.key + (" (pre-registered)" if r.preregistered else "")] = _MARK[o.status]
+            row[r.key + (" (pre-registered)" if r.preregistered and "pre-registered" not in r.key else "")] = _MARK[o.status]
         row["holds in"] = _holds_in(j, readings)
         rows.append(row)
     df = pd.DataFrame(rows)
@@ -318,6 +323,11 @@ def fmt(x: float, spec: str = ".3g") -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     return format(x, spec)
+
+
+def ratio(a: float, b: float) -> float:
+    """a / b, NaN when b is 0 (a comparison with NaN is false: the case counts as not holding)."""
+    return a / b if b else math.nan
 
 
 def arrow(values: Iterable[float], spec: str = ".3g") -> str:

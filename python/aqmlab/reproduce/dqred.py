@@ -933,10 +933,10 @@ def _claims(runs: pd.DataFrame) -> list[Claim]:
 
     def ftp_heavy(r):
         d = p2(r, (150,))
-        ns = sorted(set(d["N"]))
+        ns = sorted(int(x) for x in set(d["N"]))
         gain = {n: cls(d, n, "DQRED", "ftp", "thr_kbps") / cls(d, n, "RED", "ftp", "thr_kbps") - 1 for n in ns}
         ok = gain[150] > 0 and gain[150] >= max(gain.values()) - 1e-12
-        return outcome(ok, "FTP throughput DQRED vs RED: " + ", ".join(f"N = {n} {fmt(100 * g, '+.1f')}%" for n, g in gain.items()),
+        return outcome(ok, "FTP throughput DQRED vs RED: " + ", ".join(f"N = {n:.0f} {fmt(100 * g, '+.1f')}%" for n, g in gain.items()),
                        partly=gain[150] > 0)
 
     def rt_thr(r):

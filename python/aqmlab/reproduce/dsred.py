@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.reproduce import SCENARIOS, Config, PackResults, claims, summarize
-from aqmlab.reproduce.claims import Claim, Reading, fmt, fraction
+from aqmlab.reproduce.claims import Claim, Reading, fmt, fraction, ratio
 from aqmlab.results import write_atomic
 from aqmlab.schema import columns
 
@@ -523,7 +523,7 @@ def _claims(summ: pd.DataFrame) -> list[Claim]:
             parts, hits = [], 0
             for c in cs:
                 a, b = v(r, "RED", col, c), v(r, "DSRED", col, c)
-                hits += b < a
+                hits += b < 0.95 * a  # a difference within 5% counts as none
                 parts.append(f"{c}: RED {fmt(a, '.3g')}, DSRED {fmt(b, '.3g')} {unit} ({fmt(100 * (b / a - 1) if a else math.nan, '+.0f')}%)")
             return fraction(hits, len(cs), "; ".join(parts))
         return check
@@ -546,7 +546,7 @@ def _claims(summ: pd.DataFrame) -> list[Claim]:
     def peak(r):
         base(r)
         cs = contracts(r)
-        ratios = [v(r, "DSRED", PK, c) / v(r, "RED", PK, c) for c in cs]
+        ratios = [ratio(v(r, "DSRED", PK, c), v(r, "RED", PK, c)) for c in cs]
         ok = [0.375 <= x <= 0.625 for x in ratios]
         return fraction(sum(ok), len(cs), "DSRED / RED peak: " + ", ".join(f"{c} {fmt(x, '.2f')}" for c, x in zip(cs, ratios)))
 
@@ -567,10 +567,10 @@ def _claims(summ: pd.DataFrame) -> list[Claim]:
         cs = contracts(r)
         if set(cs) != {"CBR", "rt-VBR"}:
             raise KeyError(r)
-        gaps = [(aqm, col, abs(v(r, aqm, col, "rt-VBR") / v(r, aqm, col, "CBR") - 1))
+        gaps = [(aqm, col, abs(ratio(v(r, aqm, col, "rt-VBR"), v(r, aqm, col, "CBR")) - 1))
                 for aqm in ("RED", "DSRED") for col in ("normalized throughput", "drop rate [pkt/s]", "queueing delay [s]")]
         ok = [g for g in gaps if g[2] <= 0.20]
-        worst = max(gaps, key=lambda g: g[2])
+        worst = max(gaps, key=lambda g: -1 if math.isnan(g[2]) else g[2])
         return fraction(len(ok), len(gaps), f"{len(ok)} of {len(gaps)} within 20%; largest gap {worst[0]} {worst[1]} {fmt(100 * worst[2], '.0f')}%")
 
     def outperforms(r):
@@ -587,6 +587,8 @@ def _claims(summ: pd.DataFrame) -> list[Claim]:
 
     def start(r):
         base(r)
+        if "policer" in READING_SPEC[r][0]:
+            raise KeyError(r)  # the gateway never drops there: its losses are the policer's
         cs = contracts(r)
         x = {(c, a): v(r, a, "drops in the first 10 s", c) for c in cs for a in ("RED", "DSRED")}
         hits = sum(val == 0 for val in x.values())
@@ -594,11 +596,11 @@ def _claims(summ: pd.DataFrame) -> list[Claim]:
 
     return [
         Claim("S1", "DSRED keeps a shorter long-term queueing delay than RED", "Fig. 8, Fig. 12, Table 3", "0.35 vs 0.56 s",
-              "DSRED's delay over the last sixth of the run below RED's (each contract run)", lower(DL, "s")),
+              "DSRED's delay over the last sixth of the run at least 5% below RED's, under each contract", lower(DL, "s")),
         Claim("S2", "long-term queueing delays of 0.56 s (RED) and 0.35 s (DSRED)", "Table 3", "0.56 / 0.35 s",
               "each within 25%", values(DL, "s")),
         Claim("S3", "DSRED drops fewer packets than RED in the long term", "Figs. 7, 11, Table 3", "1 vs 3 pkt/s",
-              "DSRED's drop rate over the last sixth below RED's", lower(DR, "pkt/s")),
+              "DSRED's drop rate over the last sixth at least 5% below RED's, under each contract", lower(DR, "pkt/s")),
         Claim("S4", "long-term drop rates of 3 (RED) and 1 pkt/s (DSRED)", "Table 3", "3 / 1 pkt/s", "each within 25%",
               values(DR, "pkt/s")),
         Claim("S5", "peak drop rate: RED 5, DSRED 2.5 pkt/s", "Table 3", "5 / 2.5 pkt/s (ratio 0.5)",

@@ -398,7 +398,7 @@ def report(results: PackResults, reg: pd.DataFrame) -> str:
     parts.append("## Scenario 1 against GRED (negative = lower than GRED)\n\n"
                  "Paper: RNLGRED up to 40% less delay and jitter, 35% less avgQ than GRED, slightly more drops.\n\n"
                  + results.write_table("scenario1_vs_gred", head, ".3g"))
-    oh = headline(reg, OPNET)
+    oh = headline(reg, {title: col for col, title in OPNET.items()})
     if len(oh):
         parts.append("## Scenario 1 against GRED, OPNET-style statistics\n\n"
                      "OPNET plots running averages from t = 0, and its delay variation is not IPDV. The same runs "
@@ -540,7 +540,7 @@ def _claims(reg: pd.DataFrame) -> list[Claim]:
 
     def drops_slightly_more(s, labs, regions, hi=0.10):
         def check(r):
-            rel = [(lab, rg, v(r, s, rg, lab, "drops") / v(r, s, rg, "GRED", "drops") - 1) for lab in labs for rg in regions]
+            rel = [(lab, rg, _rel(v(r, s, rg, lab, "drops"), v(r, s, rg, "GRED", "drops"))) for lab in labs for rg in regions]
             ok = [x for x in rel if -1e-9 <= x[2] <= hi]
             return fraction(len(ok), len(rel), f"{len(ok)} of {len(rel)} between 0 and +{fmt(100 * hi, 'g')}%; range "
                                                f"{fmt(100 * min(x[2] for x in rel), '+.1f')} to {fmt(100 * max(x[2] for x in rel), '+.1f')}%")
@@ -671,6 +671,13 @@ def _claims(reg: pd.DataFrame) -> list[Claim]:
         Claim("R27", "RNLGRED improves UDP and mixed traffic more than TCP only", "§5 D 1, §6", "",
               "its largest delay reduction against GRED over B-E larger in scenarios 1 and 2 than in 3", udp_more),
     ]
+
+
+def _rel(a: float, b: float) -> float:
+    """a / b - 1, with 0 / 0 = 0 and x / 0 = +inf."""
+    if b:
+        return a / b - 1
+    return 0.0 if a == 0 else math.inf
 
 
 def _merge(*outcomes: Outcome) -> Outcome:

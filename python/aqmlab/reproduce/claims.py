@@ -237,7 +237,6 @@ def write(results, claims: Sequence[Claim], readings: Sequence[Reading]) -> str:
     `results` (a PackResults) and returns the report section."""
     js = judge(claims, readings)
     ct = claims_table(js, readings)
-    st = sensitivity_table(js, readings)
     rt = readings_table(readings)
     n = counts(js)
     tally = ", ".join(f"{k} {v}" for k, v in n.items())
@@ -245,10 +244,13 @@ def write(results, claims: Sequence[Claim], readings: Sequence[Reading]) -> str:
            f"{len(js)} claims: {tally}.\n",
            results.write_table("claims", ct, ".4g") + "\n",
            "## Sensitivity: each claim on every reading run\n",
-           "✓ holds, ~ partly, ✗ fails, · not run on that reading.\n",
-           results.write_table("sensitivity", st) + "\n",
-           "## Readings\n",
-           results.write_table("readings", rt) + "\n"]
+           "✓ holds, ~ partly, ✗ fails, · not run on that reading.\n"]
+    groups = list(dict.fromkeys(r.group for r in readings))
+    for g in groups:
+        st = sensitivity_table([j for j in js if j.claim.group == g], [r for r in readings if r.group == g])
+        name = "sensitivity" if len(groups) == 1 else "sensitivity_" + re.sub(r"\W+", "_", g).strip("_")
+        out.append((f"### {g}\n\n" if len(groups) > 1 else "") + results.write_table(name, st) + "\n")
+    out += ["## Readings\n", results.write_table("readings", rt) + "\n"]
     return "\n".join(out)
 
 

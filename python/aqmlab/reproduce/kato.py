@@ -624,6 +624,7 @@ def _peer_report(results: PackResults, runs: pd.DataFrame) -> str:
             row[f"{k} ns-2"] = n[k]
             row[f"{k} aqmlab"] = r[k]
         rows.append(row)
+    rows.sort(key=lambda x: (PEER.index(x["scenario"]) if x["scenario"] in PEER else len(PEER), x["run"]))
     if rows:
         out.append("## ns-2.35 beside aqmlab on this dumbbell (gamma = 0 as RED)\n")
         out.append("bench/peer/ns2peer.py's scenarios (Reno with ns-2's window reduction, 1-ms tick); ns-2's side from "

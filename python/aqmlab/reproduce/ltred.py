@@ -318,7 +318,7 @@ def _claims(m: pd.DataFrame) -> list[Claim]:
         return s
 
     def table(r: str, dims: Sequence[str], col: str) -> dict[tuple[int, int], dict[str, float]]:
-        s = spec(r, dims)
+        s = spec(r, dims) if dims else READING_SPEC[r]
         out = {}
         for b, mm in cases:
             row = {}
@@ -367,8 +367,9 @@ def _claims(m: pd.DataFrame) -> list[Claim]:
         return fraction(hits, len(t), f"below RED in {hits} of {len(t)} cases (RED − LTRED {fmt(min(gap), '.2f')} to {fmt(max(gap), '.2f')} points)")
 
     def avq_lowest(r):
-        td = table(r, (*SCHEMES, "delay"), "delay")
-        tu = table(r, (*SCHEMES, "util"), "util")
+        spec(r, (*SCHEMES, "util", "delay"))
+        td = table(r, (), "delay")
+        tu = table(r, (), "util")
         hits = sum(min(td[k], key=td[k].get) == "AVQ" and min(tu[k], key=tu[k].get) == "AVQ" for k in td)
         return fraction(hits, len(td), f"AVQ lowest in both in {hits} of {len(td)} cases")
 

@@ -72,6 +72,13 @@ def recorded(name: str, run: int = 1) -> dict[str, Any] | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
+def ns2_per_flow(rec: dict[str, Any]) -> str:
+    """ns-2's per-flow figures [Mb/s] of a recorded run, as aqmlab_side writes its own: the TCP
+    goodputs, then the UDP throughputs, in flow order."""
+    vals = list(rec.get("tcp_goodputs_mbps") or []) + list(rec.get("udp_throughputs_mbps") or [])
+    return " / ".join(f"{x:.4f}" for x in vals)
+
+
 def recorded_file(filename: str) -> dict[str, Any] | None:
     """A recorded ns-2 result file of bench/peer/measured/ (None if absent)."""
     p = MEASURED / filename
@@ -83,7 +90,14 @@ def aqmlab_side(row: pd.Series, queue: str = "r1->r2") -> dict[str, float]:
     computes from the summary: utilization, mean queue, drop fraction, TCP goodput)."""
     good = [row[c] / 1e6 for c in row.index if c.startswith("flows.") and c.endswith(".goodput_bps")
             and row.get(c.replace(".goodput_bps", ".kind")) == "tcp" and row[c] == row[c]]
+    names = sorted({c.split(".")[1] for c in row.index if c.startswith("flows.") and c.endswith(".flow") and row[c] == row[c]},
+                   key=lambda n: row[f"flows.{n}.flow"])
+    tcp = [n for n in names if row[f"flows.{n}.kind"] == "tcp"]
+    udp = [n for n in names if row[f"flows.{n}.kind"] != "tcp"]
+    per_flow = [row[f"flows.{n}.goodput_bps"] / 1e6 for n in tcp] + [row[f"flows.{n}.throughput_bps"] / 1e6 for n in udp]
     return {
+        "per_flow_mbps": " / ".join(f"{x:.4f}" for x in per_flow),
+        "tcp_timeouts": float(sum(row[f"flows.{n}.timeouts"] for n in tcp)),
         "utilization_pct": 100 * row[f"links.{queue}.utilization_frac"],
         "mean_queue_pkts": row[f"queues.{queue}.mean_len_pkts"],
         "drop_fraction": row[f"queues.{queue}.drop_frac"],

@@ -72,7 +72,7 @@ def test_committed_tables_regenerate_from_the_committed_runs(root, pack, tmp_pat
     runs = mod.read_runs(committed / "runs.csv")
     mod.report(PackResults(table=pd.DataFrame(), runs={}, out=tmp_path, quick=False, seeds=1), runs)
     produced = sorted(p.name for p in (tmp_path / "tables").iterdir())
-    assert "claims.csv" in produced and "sensitivity.csv" in produced
+    assert "claims.csv" in produced and any(n.startswith("sensitivity") for n in produced)
     for name in produced:
         assert (tmp_path / "tables" / name).read_text() == (committed / name).read_text(), f"{pack}/tables/{name} is stale"
     leftover = {p.name for p in committed.iterdir()} - set(produced) - {"runs.csv"} - FROM_RUN_DIRS.get(pack, set())

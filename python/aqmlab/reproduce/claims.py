@@ -327,6 +327,14 @@ def fmt(x: float, spec: str = ".3g") -> str:
     return format(x, spec)
 
 
+def read_csv_exact(path, **kw) -> pd.DataFrame:
+    """A CSV written by pandas, read back to the same floats (pandas >= 3 does by default; older
+    versions need the round-trip parser)."""
+    if int(pd.__version__.split(".")[0]) < 3:
+        kw.setdefault("float_precision", "round_trip")
+    return pd.read_csv(path, **kw)
+
+
 def ratio(a: float, b: float) -> float:
     """a / b, NaN when b is 0 (a comparison with NaN is false: the case counts as not holding)."""
     return a / b if b else math.nan

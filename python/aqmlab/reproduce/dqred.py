@@ -464,7 +464,7 @@ def per_run(results: PackResults) -> pd.DataFrame:
 
 
 def read_runs(path) -> pd.DataFrame:
-    return pd.read_csv(path, float_precision="round_trip", dtype={"part": str, "setup": str, "scheme": str, "per_flow_mbps": str})
+    return claims.read_csv_exact(path, dtype={"part": str, "setup": str, "scheme": str, "per_flow_mbps": str})
 
 
 def analyze(results: PackResults) -> str:

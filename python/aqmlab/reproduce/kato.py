@@ -476,7 +476,7 @@ def analyze(results: PackResults) -> str:
 
 
 def read_runs(path) -> pd.DataFrame:
-    return pd.read_csv(path, keep_default_na=True, float_precision="round_trip", dtype={"tcp": str, "check": str})
+    return claims.read_csv_exact(path, keep_default_na=True, dtype={"tcp": str, "check": str})
 
 
 def report(results: PackResults, runs: pd.DataFrame) -> str:

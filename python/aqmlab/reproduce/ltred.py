@@ -465,7 +465,7 @@ def analyze(results: PackResults) -> str:
 
 
 def read_runs(path) -> pd.DataFrame:
-    return pd.read_csv(path, float_precision="round_trip", dtype={"bandwidth": str, "aqm": str})
+    return claims.read_csv_exact(path, dtype={"bandwidth": str, "aqm": str})
 
 
 #: Columns of the per-case tables: (title, metric, index in the paper's rows).

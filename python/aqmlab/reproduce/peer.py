@@ -75,7 +75,13 @@ def recorded(name: str, run: int = 1) -> dict[str, Any] | None:
 def ns2_per_flow(rec: dict[str, Any]) -> str:
     """ns-2's per-flow figures [Mb/s] of a recorded run, as aqmlab_side writes its own: the TCP
     goodputs, then the UDP throughputs, in flow order."""
-    vals = list(rec.get("tcp_goodputs_mbps") or []) + list(rec.get("udp_throughputs_mbps") or [])
+    udp = list(rec.get("udp_throughputs_mbps") or [])
+    # dumbbell.tcl creates the CBR flows, then the on/off ones: put the UDP figures in pair order
+    args = dict(a.split("=", 1) for a in rec.get("ns2_args") or [] if "=" in a)
+    pairs = [int(x) for x in args.get("cbrflows", "").split()[0::5]] + [int(x) for x in args.get("expflows", "").split()[0::7]]
+    if len(pairs) == len(udp):
+        udp = [v for _, v in sorted(zip(pairs, udp))]
+    vals = list(rec.get("tcp_goodputs_mbps") or []) + udp
     return " / ".join(f"{x:.4f}" for x in vals)
 
 

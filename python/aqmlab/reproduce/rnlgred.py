@@ -213,7 +213,7 @@ def per_run(results: PackResults) -> pd.DataFrame:
 
 
 def read_runs(path) -> pd.DataFrame:
-    return pd.read_csv(path, float_precision="round_trip", keep_default_na=False, na_values=[""],
+    return claims.read_csv_exact(path, keep_default_na=False, na_values=[""],
                        dtype={"algorithm": str, "param": str, "label": str, "region": str})
 
 

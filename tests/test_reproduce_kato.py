@@ -67,7 +67,7 @@ def test_report_has_the_claims_and_sensitivity_tables(pack):
     tables = report.parent / "tables"
     c = pd.read_csv(tables / "claims.csv")
     assert list(c["id"]) == [f"K{i}" for i in range(1, 17)]
-    assert set(c["verdict"]) <= set(claims.VERDICTS)
+    assert set(c["verdict"]) <= {*claims.VERDICTS, claims.NOT_RUN}  # the quick pack runs no gamma 3
     assert c.set_index("id").loc["K16", "verdict"] == "not a result"
     s = pd.read_csv(tables / "sensitivity.csv")
     assert "Tahoe (pre-registered)" in s.columns

@@ -201,7 +201,7 @@ def _scenarios() -> list[Ns2Scenario]:
                 + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)))
     out.append(Ns2Scenario("dqred-SFQ16", "SFQ and DRR, ns-2 defaults", _DQ_NS2 + ("qdisc=SFQ",), "scenarios/dqred/small.toml",
                            ('topology.bottleneck.qdisc={ kind = "sfq" }',) + tcp_opts, 60, 5))
-    udp_ns2 = tuple(a for a in _DQ_NS2 if not a.startswith(("tcpflows=", "cbrflows="))) + (
+    udp_ns2 = tuple(a for a in _DQ_NS2 if not a.startswith(("tcpflows=", "cbrflows=", "tcp=", "sink=", "tcpvars="))) + (
         "qdisc=SFQ", "cbrflows=1 500kb 1000 0 0.1 2 300kb 500 0 0.1 3 1.5Mb 1000 0 0.1 4 448kb 210 0 0.1")
     out.append(Ns2Scenario("dqred-SFQ16-udp", "SFQ and DRR, ns-2 defaults", udp_ns2, "scenarios/dqred/small.toml",
                            ('topology.bottleneck.qdisc={ kind = "sfq" }',

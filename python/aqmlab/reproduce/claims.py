@@ -35,6 +35,8 @@ import pandas as pd
 HOLDS, PARTLY, FAILS, NA = "holds", "partly", "fails", "n/a"
 #: The verdicts, in the order the summaries list them.
 VERDICTS = ("reproduced", "reproduced under a fitted reading", "partly", "not reproduced", "not a result")
+#: What a claim gets when no reading has the runs to judge it (only in a shortened pack).
+NOT_RUN = "not run (shortened pack)"
 _MARK = {HOLDS: "✓", PARTLY: "~", FAILS: "✗", NA: "·"}
 
 
@@ -154,7 +156,7 @@ def judge(claims: Sequence[Claim], readings: Sequence[Reading]) -> list[Judgment
             elif p.status == PARTLY or any(o.status == PARTLY for o in others.values()):
                 j.verdict = "partly"
             elif p.status == NA and not any(o.status != NA for o in others.values()):
-                raise ValueError(f"claim {c.id}: no reading has the runs to judge it")
+                j.verdict = NOT_RUN  # a shortened (--quick) pack lacks the runs
             else:
                 j.verdict = "not reproduced"
         out.append(j)
@@ -226,7 +228,7 @@ def readings_table(readings: Sequence[Reading]) -> pd.DataFrame:
 
 
 def counts(judgments: Sequence[Judgment]) -> dict[str, int]:
-    out = {v: 0 for v in VERDICTS}
+    out = {v: 0 for v in (*VERDICTS, NOT_RUN)}
     for j in judgments:
         out[j.verdict] += 1
     return out
@@ -239,7 +241,7 @@ def write(results, claims: Sequence[Claim], readings: Sequence[Reading]) -> str:
     ct = claims_table(js, readings)
     rt = readings_table(readings)
     n = counts(js)
-    tally = ", ".join(f"{k} {v}" for k, v in n.items())
+    tally = ", ".join(f"{k} {v}" for k, v in n.items() if v or k != NOT_RUN)
     out = ["## Claims (verdicts from the pre-registered reading)\n",
            f"{len(js)} claims: {tally}.\n",
            results.write_table("claims", ct, ".4g") + "\n",

@@ -389,14 +389,21 @@ def _size(x: str) -> float:
     return float(m.group(1)) * {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}[m.group(2)]
 
 
-def parse_tc(text: str) -> list[tuple[float, dict[str, dict]]]:
-    """`@ t` + `tc -s qdisc show` blocks -> [(t, {handle: stats})]."""
+def parse_tc(text: str, stamps: str | None = None) -> list[tuple[float, dict[str, dict]]]:
+    """`tc -s qdisc show` blocks -> [(t, {handle: stats})]. The times are `@ t` lines in `text`,
+    or (`tc -batch` output) one line of `stamps` per block, each block starting at the root qdisc."""
     samples: list[tuple[float, dict[str, dict]]] = []
     cur: dict | None = None
+    times = iter(float(x) for x in stamps.split()) if stamps is not None else None
     for line in text.splitlines():
         if line.startswith("@ "):
             samples.append((float(line[2:]), {}))
             continue
+        if times is not None and re.match(r"qdisc \S+ 1: root", line):
+            t = next(times, None)
+            if t is None:
+                raise ValueError("more tc -s blocks than time stamps")
+            samples.append((t, {}))
         if not samples:
             continue
         m = re.match(r"qdisc (\S+) (\S+):", line)
@@ -467,7 +474,7 @@ def decode(case: LinuxCase, files: dict[str, bytes]) -> dict:
     rate = case.rate_mbps * 1e6
     flows = case.flow_list()
 
-    tc = parse_tc(text["tc.txt"])
+    tc = parse_tc(text["tc.txt"], text.get("tc_t.txt"))
     a, b = _nearest(tc, w0), _nearest(tc, w1)
     dt = b[0] - a[0]
     root_a, root_b = a[1]["1"], b[1]["1"]

@@ -92,6 +92,11 @@ class LinuxCase:
     warmup: float = 10.0
     start_spread: float = 1.0  # flow starts uniform in [0, start_spread) s, drawn per run
     note: str = ""
+    # Diagnostic changes to the Linux side: (file under /sys or /proc/sys, value) written in the
+    # guest before the flows start, e.g. ("/sys/module/tcp_cubic/parameters/hystart", "0").
+    knobs: tuple[tuple[str, str], ...] = ()
+    # Diagnostic changes to the aqmlab side: `key = value` lines added to every TCP flow.
+    aqmlab_flow_keys: tuple[str, ...] = ()
 
     @property
     def n_flows(self) -> int:
@@ -219,7 +224,8 @@ def guest_script(case: LinuxCase, run: int) -> str:
         f"  $S sysctl -qw net.ipv4.tcp_ecn={1 if case.ecn_classic or 'dctcp' in ccs else 0} &&",
         # DCTCP's receiver side (its ECE echo, dctcp_ece_ack_update) runs in the receiver's
         # congestion control: the listener inherits the namespace's default.
-        f"  $D sysctl -qw net.ipv4.tcp_congestion_control={'dctcp' if ccs == {'dctcp'} else 'cubic'}",
+        f"  $D sysctl -qw net.ipv4.tcp_congestion_control={'dctcp' if ccs == {'dctcp'} else 'cubic'}"
+        + "".join(f" &&\n  echo {v} > {k}" for k, v in case.knobs),
         "}",
         "case_router() {",
         "  $R tc qdisc add dev r1 root handle 1: htb default 1 &&",
@@ -293,9 +299,15 @@ def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
             ecn = 'ecn = "dctcp"\n'
         elif case.ecn_classic:
             ecn = "ecn = true\n"
-        out += ["", "[[flows]]", 'kind = "tcp"', f'from = "s{i}"', f'to = "d{i}"', f'name = "{cc}{i}"',
-                f'start = "{t * 1e3:g}ms"', 'profile = "linux"', f'cc = "{AQMLAB_CC[cc]}"', 'mss = "1448B"', 'header = "40B"',
-                'window_bytes = "64MB"' + ("\n" + ecn.strip() if ecn else "")]
+        keys = {"kind": '"tcp"', "from": f'"s{i}"', "to": f'"d{i}"', "name": f'"{cc}{i}"', "start": f'"{t * 1e3:g}ms"',
+                "profile": '"linux"', "cc": f'"{AQMLAB_CC[cc]}"', "mss": '"1448B"', "header": '"40B"',
+                "window_bytes": '"64MB"'}
+        if ecn:
+            keys["ecn"] = ecn.split("=", 1)[1].strip()
+        for line in case.aqmlab_flow_keys:  # diagnostic overrides replace a key or add one
+            k, v = (x.strip() for x in line.split("=", 1))
+            keys[k] = v
+        out += ["", "[[flows]]"] + [f"{k} = {v}" for k, v in keys.items()]
     out += ["", "[[flows]]", 'kind = "cbr"', 'name = "ping"', 'from = "s1"', 'to = "d1"',
             f'rate = "{PING_IP * 8 * 10}bps"', f'size = "{PING_IP}B"']
     return "\n".join(out) + "\n"
@@ -706,6 +718,10 @@ def _cases() -> list[LinuxCase]:
     for rate in (10, 50, 100, 200):
         out.append(LinuxCase(f"rate-cubic1-pfifo1000-{rate}M-20ms", "rate", rate, 20, P(1000), _cubic(1),
                              duration=20, warmup=5))
+    # Diagnostics: one side changed to test a cause (bench/peer/README.md, "Causes").
+    hystart_off = (("/sys/module/tcp_cubic/parameters/hystart", "0"),)
+    out.append(replace(out[0], name="diag-cubic5-pfifo1000-20M-24ms-nohystart", group="diag", knobs=hystart_off,
+                       note="Linux CUBIC without HyStart"))
     return out
 
 

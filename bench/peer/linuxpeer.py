@@ -223,7 +223,9 @@ def guest_script(case: LinuxCase, run: int) -> str:
         "case_sysctl() {",
         f"  $S sysctl -qw net.ipv4.tcp_ecn={1 if case.ecn_classic or 'dctcp' in ccs else 0} &&",
         # DCTCP's receiver side (its ECE echo, dctcp_ece_ack_update) runs in the receiver's
-        # congestion control: the listener inherits the namespace's default.
+        # congestion control: the listener inherits the namespace's default. Only the initial
+        # namespace may make a restricted module (dctcp) a default unless it is allowed there.
+        *(["  sysctl -qw net.ipv4.tcp_allowed_congestion_control='reno cubic dctcp' &&"] if ccs == {"dctcp"} else []),
         f"  $D sysctl -qw net.ipv4.tcp_congestion_control={'dctcp' if ccs == {'dctcp'} else 'cubic'}"
         + "".join(f" &&\n  echo {v} > {k}" for k, v in case.knobs),
         "}",

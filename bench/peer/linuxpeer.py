@@ -818,7 +818,8 @@ def markdown(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> str:
             if v == "FAIL":
                 misses.append(f"{label} {d:+.3g}" if kind == "abs" else f"{label} {'n/a' if d is None else f'{d * 100:+.0f}%'}")
         cells.append(f"{fmt(mean_of(case, lin, 'ping_rtt_ms'))} / {fmt(mean_of(case, aq, 'ping_rtt_ms'))}")
-        lines.append(f"| {case.name} | " + " | ".join(cells) + f" | {', '.join(misses) or 'pass'} |")
+        verdict_text = "not run on both sides" if not (lin and aq) else (", ".join(misses) or "pass")
+        lines.append(f"| {case.name} | " + " | ".join(cells) + f" | {verdict_text} |")
     return head + "\n" + "\n".join(lines) + "\n\n(each cell: Linux mean / aqmlab mean)"
 
 

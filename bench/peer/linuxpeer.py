@@ -164,7 +164,7 @@ def tc_args(q: Qdisc, rate_bps: float) -> str:
         return f"pie limit {q.limit or 1000} target 15ms tupdate 15ms alpha 2 beta 20 {ecn}"
     if q.kind == "fq_pie":
         return (f"fq_pie limit {q.limit or 10240} flows 1024 target 15ms tupdate 15ms alpha 2 beta 20 "
-                f"quantum {FRAME} {'ecn' if q.ecn else 'no_ecn'}")
+                f"quantum {FRAME} {ecn}")
     if q.kind == "sfq":
         return f"sfq limit {q.limit or 127} quantum {FRAME} divisor 1024 perturb 0"
     raise ValueError(f"no tc rendering for qdisc kind {q.kind!r}")

@@ -94,8 +94,7 @@ impl Model<'_> {
             .open
             .iter()
             .filter(|o| t >= o.start && t < o.stop)
-            .map(|o| o.rate_pps)
-            .sum()
+            .fold(0.0, |a, o| a + o.rate_pps)
     }
 
     /// Right-hand side at time t for windows `w`, queue `q` and average `avg`.

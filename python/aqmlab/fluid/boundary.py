@@ -33,12 +33,13 @@ def _resolved_without_record(text: str) -> str:
 
 def analyze(out: str | Path, axis: str | None = None) -> tuple["pd.DataFrame", "Figure"]:
     """The table (one row per run: the axis value, seed, phase and gain margins, stable, the
-    predicted period, the packet run's mean, std, coefficient of variation, period and peak
-    share) and the figure, for the campaign directory `out`."""
+    predicted period and q0; the fluid model's mean queue, coefficient of variation and
+    period; the packet run's mean, std, coefficient of variation, period and peak share) and
+    the figure, for the campaign directory `out`."""
     import pandas as pd
 
     from aqmlab.campaign import dataset
-    from aqmlab.fluid import plot, stability
+    from aqmlab.fluid import fluid, plot, stability
 
     out = Path(out)
     runs = dataset.load(out, "runs")
@@ -65,6 +66,10 @@ def analyze(out: str | Path, axis: str | None = None) -> tuple["pd.DataFrame", "
         except Exception as e:  # noqa: BLE001 - recorded per run (e.g. an operating point off the law)
             row.update(phase_margin_deg=float("nan"), gain_margin_db=float("nan"), stable=False, predicted_period_s=float("nan"),
                        q0_pkts=float("nan"), note=str(e))
+        fres = fluid(text)
+        fs = fres.series
+        fm = measure(fs["time_s"], fs["queue_pkts"], start=summary["simulation"]["warmup_s"])
+        row.update(fluid_mean_pkts=fm["mean"], fluid_cov=fm["cov"], fluid_period_s=fm["period_s"])
         qs = pd.read_parquet(d / "queue_series.parquet")
         queue = r.get("queue") if "queue" in runs.columns else None
         if not queue or queue not in set(qs["queue"].astype(str)):

@@ -187,7 +187,9 @@ def boundary(df: "pd.DataFrame", x: str, xlabel: str, *, log_x: bool = False) ->
     stable = d["stable"].astype(bool)
     a1.plot(d.loc[stable, x], d.loc[stable, "cov"], "o", color="black", mfc="white", label="packet runs, predicted stable")
     a1.plot(d.loc[~stable, x], d.loc[~stable, "cov"], "s", color="black", label="packet runs, predicted unstable")
-    a1.set_ylabel("queue std / mean (packet runs)")
+    fl = d.groupby(x, sort=True)["fluid_cov"].mean()
+    a1.plot(fl.index, fl.values, "-", color="black", lw=1.2, label="fluid model")
+    a1.set_ylabel("queue std / mean")
     a1.set_ylim(bottom=0)
     t = a1.twinx()
     t.plot(xs, pred["phase_margin_deg"], color="0.4", ls="--", label="phase margin (linear loop)")
@@ -201,7 +203,12 @@ def boundary(df: "pd.DataFrame", x: str, xlabel: str, *, log_x: bool = False) ->
     h1, l1 = a1.get_legend_handles_labels()
     h2, l2 = t.get_legend_handles_labels()
     a1.legend(h1 + h2, l1 + l2, fontsize=8, loc="center left")
-    a2.plot(d[x], d["period_s"], "o", color="black", mfc="white", label="packet runs: dominant period")
+    clear = d["peak_share"] >= 0.25
+    a2.plot(d.loc[clear, x], d.loc[clear, "period_s"], "o", color="black", label="packet runs: dominant period (peak ≥ 25% of the variance)")
+    a2.plot(d.loc[~clear, x], d.loc[~clear, "period_s"], "o", color="0.5", mfc="white", label="packet runs: no clear peak")
+    osc = pred[pred["fluid_cov"] > 0.05]
+    if len(osc):
+        a2.plot(osc.index, osc["fluid_period_s"], "^", color="black", mfc="white", label="fluid model: limit-cycle period")
     un = pred[~pred["stable"].astype(bool)]
     if len(un):
         a2.plot(un.index, un["predicted_period_s"], "-", color="0.3", marker="x", label="predicted period 2π/ω₁₈₀")

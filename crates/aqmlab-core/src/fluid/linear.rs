@@ -381,7 +381,7 @@ fn pie_scale(law: &Law, p0: f64) -> f64 {
     let target = l.params.target.secs();
     v.st.drop_prob = p0;
     v.st.qdelay_old = target;
-    let eps = 1e-9;
+    let eps = 1e-6;
     v.update(&l.cfg, target + eps);
     (v.st.drop_prob - p0) / ((l.params.alpha + l.params.beta) * eps)
 }

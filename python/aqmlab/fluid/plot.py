@@ -76,8 +76,11 @@ def overlay(res: "FluidResults", max_classes: int = 4) -> "Figure":
     if pq is not None and len(pq) > 1:
         t = pq["time_s"].to_numpy()
         lost = (pq["drops_cum_pkts"] + pq["marks_cum_pkts"]).to_numpy(float)
+        # per sampling interval, then a 1-s moving mean (counts per 50 ms are a few packets)
         rate = np.diff(lost) / np.diff(t)
-        ax.step(t[1:], rate, where="pre", color="0.6", lw=0.8, label="packet run: dropped or marked")
+        k = max(1, int(round(1.0 / float(np.median(np.diff(t))))))
+        smooth = np.convolve(rate, np.ones(k) / k, mode="same")
+        ax.plot(t[1:], smooth, color="0.55", lw=0.9, label="packet run: dropped or marked (1-s mean)")
     fl = s["arrivals_per_s"] * (1 - (1 - s["prob_frac"]) * (1 - s["overflow_frac"]))
     ax.plot(s["time_s"], fl, color="black", lw=1.4, label="fluid: λ·p")
     ax.set_ylabel("lost or marked [packets/s]")

@@ -58,21 +58,6 @@ impl Cx {
     pub fn arg(self) -> f64 {
         self.im.atan2(self.re)
     }
-    /// z·w.
-    pub fn mul(self, o: Cx) -> Cx {
-        Cx::new(
-            self.re * o.re - self.im * o.im,
-            self.re * o.im + self.im * o.re,
-        )
-    }
-    /// z/w.
-    pub fn div(self, o: Cx) -> Cx {
-        let d = o.re * o.re + o.im * o.im;
-        Cx::new(
-            (self.re * o.re + self.im * o.im) / d,
-            (self.im * o.re - self.re * o.im) / d,
-        )
-    }
     /// a·z for real a.
     pub fn scale(self, a: f64) -> Cx {
         Cx::new(a * self.re, a * self.im)
@@ -156,10 +141,10 @@ impl Controller {
     /// C(jω).
     pub fn response(&self, w: f64) -> Cx {
         match *self {
-            Controller::Red { l, k } => Cx::new(l * k, 0.0).div(Cx::new(k, w)),
+            Controller::Red { l, k } => Cx::new(l * k, 0.0) / Cx::new(k, w),
             Controller::Pi { a, b, period, gain } => {
-                let num = Cx::new(a, 0.0).sub(Cx::expj(-w * period).scale(b));
-                num.div(Cx::new(0.0, w * period)).scale(gain)
+                let num = Cx::new(a, 0.0) - Cx::expj(-w * period).scale(b);
+                (num / Cx::new(0.0, w * period)).scale(gain)
             }
             Controller::Pie {
                 alpha,
@@ -167,8 +152,8 @@ impl Controller {
                 period,
                 gain,
             } => {
-                let num = Cx::new(alpha + beta, 0.0).sub(Cx::expj(-w * period).scale(beta));
-                num.div(Cx::new(0.0, w * period)).scale(gain)
+                let num = Cx::new(alpha + beta, 0.0) - Cx::expj(-w * period).scale(beta);
+                (num / Cx::new(0.0, w * period)).scale(gain)
             }
         }
     }
@@ -182,9 +167,30 @@ impl Controller {
     }
 }
 
-impl Cx {
-    /// z − w.
-    pub fn sub(self, o: Cx) -> Cx {
+impl std::ops::Mul for Cx {
+    type Output = Cx;
+    fn mul(self, o: Cx) -> Cx {
+        Cx::new(
+            self.re * o.re - self.im * o.im,
+            self.re * o.im + self.im * o.re,
+        )
+    }
+}
+
+impl std::ops::Div for Cx {
+    type Output = Cx;
+    fn div(self, o: Cx) -> Cx {
+        let d = o.re * o.re + o.im * o.im;
+        Cx::new(
+            (self.re * o.re + self.im * o.im) / d,
+            (self.im * o.re - self.re * o.im) / d,
+        )
+    }
+}
+
+impl std::ops::Sub for Cx {
+    type Output = Cx;
+    fn sub(self, o: Cx) -> Cx {
         Cx::new(self.re - o.re, self.im - o.im)
     }
 }
@@ -310,8 +316,19 @@ pub struct Analysis {
     pub notes: Vec<String>,
 }
 
-/// The plant's inputs from a setup, with notes on the simplifications made.
-fn plant_inputs(s: &Setup) -> Result<(f64, f64, f64, f64, f64, Vec<String>), String> {
+/// What the plant is built from: flows, base RTT, growth divisor, TCP's capacity, the links'
+/// loss, and notes on the simplifications made.
+struct Inputs {
+    n: f64,
+    tp: f64,
+    b: f64,
+    c_tcp: f64,
+    loss: f64,
+    notes: Vec<String>,
+}
+
+/// The plant's inputs from a setup.
+fn plant_inputs(s: &Setup) -> Result<Inputs, String> {
     let mut notes = Vec::new();
     let end = s.duration - 1e-9;
     let live: Vec<_> = s
@@ -364,7 +381,14 @@ fn plant_inputs(s: &Setup) -> Result<(f64, f64, f64, f64, f64, Vec<String>), Str
             s.classes.len()
         ));
     }
-    Ok((n, tp, b, c_tcp, loss, notes))
+    Ok(Inputs {
+        n,
+        tp,
+        b,
+        c_tcp,
+        loss,
+        notes,
+    })
 }
 
 /// The probability a flow needs at queue q: p = 2/(b W₀²), W₀ = (q/C + Tp) C_tcp/N.
@@ -388,7 +412,14 @@ fn pie_scale(law: &Law, p0: f64) -> f64 {
 
 /// The operating point, loop and margins of a scenario's bottleneck.
 pub fn analyze(s: &Setup) -> Result<Analysis, String> {
-    let (n, tp, b, c_tcp, loss, mut notes) = plant_inputs(s)?;
+    let Inputs {
+        n,
+        tp,
+        b,
+        c_tcp,
+        loss,
+        mut notes,
+    } = plant_inputs(s)?;
     let c = s.capacity_pps;
     let mut law = Law::new(&s.law, s.packet_bytes, c);
     let need_aqm = |q: f64| 1.0 - (1.0 - needed(q, c, tp, n, c_tcp, b)) / (1.0 - loss);
@@ -678,7 +709,7 @@ mod tests {
             gain: 1.0,
         };
         for w in [0.05, 0.5, 2.0] {
-            let cont = Cx::new(k, k * w / z).div(Cx::new(0.0, w));
+            let cont = Cx::new(k, k * w / z) / Cx::new(0.0, w);
             let got = c.response(w);
             assert!((got.abs() / cont.abs() - 1.0).abs() < 1e-3, "{w}");
             assert!((got.arg() - cont.arg()).abs() < 2.0 * w / f, "{w}");

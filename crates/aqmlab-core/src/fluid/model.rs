@@ -194,6 +194,7 @@ struct Window {
 /// `fluid_class_series`, `fluid_classes` and `fluid_members` tables and the `fluid` summary
 /// (see `schema::fluid`). `poll` is called every 4096 steps; if it returns false the
 /// integration stops.
+#[allow(clippy::needless_range_loop)] // per-class state lives in parallel arrays
 pub fn simulate(
     s: &Setup,
     opts: &Options,
@@ -418,7 +419,7 @@ pub fn simulate(
         t = t_next;
         m.record(t);
         steps += 1;
-        if steps % 4096 == 0 && !poll() {
+        if steps.is_multiple_of(4096) && !poll() {
             return Err(Stop::Interrupted);
         }
     }

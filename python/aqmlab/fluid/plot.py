@@ -79,10 +79,16 @@ def overlay(res: "FluidResults", max_classes: int = 4) -> "Figure":
         # per sampling interval, then a 1-s moving mean (counts per 50 ms are a few packets)
         rate = np.diff(lost) / np.diff(t)
         k = max(1, int(round(1.0 / float(np.median(np.diff(t))))))
-        smooth = np.convolve(rate, np.ones(k) / k, mode="same")
+        import pandas as pd
+
+        smooth = pd.Series(rate).rolling(k, center=True, min_periods=1).mean().to_numpy()
         ax.plot(t[1:], smooth, color="0.55", lw=0.9, label="packet run: dropped or marked (1-s mean)")
     fl = s["arrivals_per_s"] * (1 - (1 - s["prob_frac"]) * (1 - s["overflow_frac"]))
-    ax.plot(s["time_s"], fl, color="black", lw=1.4, label="fluid: λ·p")
+    if len(s) > 1:
+        # the same 1-s moving mean as the packet run's, so bursts compare as rates
+        k = max(1, int(round(1.0 / float(np.median(np.diff(s["time_s"]))))))
+        fl = fl.rolling(k, center=True, min_periods=1).mean()
+    ax.plot(s["time_s"], fl, color="black", lw=1.4, label="fluid: λ·p (1-s mean)")
     ax.set_ylabel("lost or marked [packets/s]")
     ax.set_xlabel("time [s]")
     ax.legend(loc="upper right", fontsize=8)

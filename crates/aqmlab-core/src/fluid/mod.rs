@@ -44,7 +44,14 @@ pub fn run_loaded(
             return Err(crate::ScenarioError::new("sample", "more than 1e7 samples").into());
         }
     }
-    let h = fopts.step.unwrap_or_else(|| model::default_step(&s));
+    check_size(&s, fopts)?;
+    simulate(&s, fopts, poll).map_err(|_| RunError::Interrupted)
+}
+
+/// Bounds the work and memory of an integration before it starts: at most 1e9 steps, 5e7
+/// table rows, and 1 GB of history (records over the longest possible delay B/C + Tp).
+fn check_size(s: &Setup, fopts: &Options) -> Result<(), RunError> {
+    let h = fopts.step.unwrap_or_else(|| model::default_step(s));
     if s.duration / h > 1e9 {
         return Err(crate::ScenarioError::new(
             "step",
@@ -52,7 +59,36 @@ pub fn run_loaded(
         )
         .into());
     }
-    simulate(&s, fopts, poll).map_err(|_| RunError::Interrupted)
+    let classes = s.classes.len() as f64;
+    let sample = fopts
+        .sample
+        .unwrap_or(if s.sample > 0.0 { s.sample } else { 0.01 });
+    let rows = (s.duration / sample + 1.0) * (classes + 1.0);
+    if rows > 5e7 {
+        let field = if fopts.sample.is_some() {
+            "sample"
+        } else {
+            "simulation.sample_interval"
+        };
+        return Err(crate::ScenarioError::new(
+            field,
+            format!("{rows:.3e} rows of fluid time series (samples × classes) exceed 5e7; sample less often"),
+        )
+        .into());
+    }
+    let tp = s.classes.iter().map(|k| k.base_rtt).fold(0.0, f64::max);
+    let bytes = (s.buffer_pkts / s.capacity_pps + tp) / h * (classes + 1.0) * 8.0;
+    if bytes > 1e9 {
+        return Err(crate::ScenarioError::new(
+            "step",
+            format!(
+                "the delayed terms need {:.1} GB of history ((buffer/C + Tp) / step × classes); use a larger step or a smaller buffer",
+                bytes / 1e9
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// The stability analysis of a loaded scenario's bottleneck as JSON, with the loop's response

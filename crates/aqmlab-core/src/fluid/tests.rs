@@ -284,3 +284,40 @@ fn the_papers_pi_example_is_analysed_at_qref() {
     assert!((a.op.window - w0).abs() < 1e-9);
     assert!((a.op.p - 2.0 / (w0 * w0)).abs() < 1e-12);
 }
+
+#[test]
+fn work_and_memory_are_bounded_before_integrating() {
+    let run = |text: &str, o: Options| match run_loaded(
+        &loaded(text),
+        &BuildOptions::default(),
+        &o,
+        &mut || true,
+    ) {
+        Err(RunError::Scenario(e)) => e,
+        _ => panic!("accepted"),
+    };
+    // 1e8 packets of buffer on 1000 packets/s: 1e5 s of possible delay at a 1-ms step
+    let e = run(
+        &dumbbell(2, 10, r#"{ kind = "pfifo", limit = 100000000 }"#, "", "10s"),
+        Options::default(),
+    );
+    assert_eq!(e.path, "step");
+    assert!(e.message.contains("GB of history"), "{e}");
+    // 1e5 seconds sampled every millisecond
+    let e = run(
+        &dumbbell(2, 10, r#"{ kind = "pfifo" }"#, "", "100000s"),
+        Options {
+            step: Some(0.01),
+            sample: Some(0.001),
+        },
+    );
+    assert_eq!(e.path, "sample");
+    let e = run(
+        &dumbbell(2, 10, r#"{ kind = "pfifo" }"#, "", "10s"),
+        Options {
+            step: Some(-1.0),
+            sample: None,
+        },
+    );
+    assert_eq!(e.path, "step");
+}

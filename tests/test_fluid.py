@@ -277,3 +277,32 @@ def test_stability_boundary_campaign(tmp_path):
     # the fluid model's own limit cycle has about the packet runs' amplitude
     deep = df[df["phase_margin_deg"] < -15]
     assert ((deep["fluid_cov"] / deep["cov"] - 1).abs() < 0.2).all()
+
+
+def test_aqmlab_fluid_is_callable_and_a_module():
+    res = aqmlab.fluid(PIE, SHORT)
+    assert isinstance(res, fl.FluidResults)
+    assert aqmlab.fluid.stability is fl.stability
+
+
+@pytest.mark.parametrize("qdisc", [
+    "{kind='bfifo', limit='400kB'}", "{kind='gred', min_th=30, max_th=150}", "{kind='ared'}", "{kind='ared', variant='ns2'}",
+    "{kind='nlred', min_th=30, max_th=150}", "{kind='nlred_exp'}", "{kind='dsred', min_th=30, max_th=150}", "{kind='nlgred'}",
+    "{kind='nlgred1'}", "{kind='nlgred2'}", "{kind='red_table', points=[[20,0],[100,0.1],[200,1]]}",
+    "{kind='pi', w=160, qref=50}", "{kind='red', min_th=30, max_th=150, byte_mode=true}", "{kind='pie', ecn='on'}",
+])
+def test_every_discipline_with_a_fluid_law_integrates_and_is_analysed_or_refused_with_a_reason(qdisc):
+    ov = SHORT + [f"topology.bottleneck.qdisc={qdisc}"]
+    s = fl.fluid(RED, ov).summary["fluid"]
+    assert 0 < s["mean_queue_pkts"] <= s["buffer_pkts"] and 0 < s["drop_frac"] < 1
+    # (nlred_exp's defaults put the operating point on its forced threshold: the queue empties
+    # between forced-drop bursts, utilization 0.89)
+    assert 0.85 < s["utilization_frac"] <= 1.0 + 1e-9
+    try:
+        an = fl.stability(RED, ov)
+    except aqmlab.ScenarioError as e:
+        assert "no drop law" in str(e) or "jump of the drop law" in str(e), str(e)
+    else:
+        op = an["operating_point"]
+        assert op["p"] == pytest.approx(2 / op["window_pkts"] ** 2, rel=1e-9)   # p0 = 2/W0² (b = 1)
+        assert an["phase_margin_deg"] is not None

@@ -1,7 +1,8 @@
 """The fluid model beside the packet run, and the linearized TCP/AQM loop (docs/fluid.md).
 
+    >>> import aqmlab
+    >>> res = aqmlab.fluid("scenarios/examples/fluid_red.toml", with_packet=True)   # = aqmlab.fluid.fluid
     >>> import aqmlab.fluid as fl
-    >>> res = fl.fluid("scenarios/examples/fluid_red.toml", with_packet=True)
     >>> res.series                      # fluid_series: q(t), RED's average, p(t), ...
     >>> res.compare()                   # time-average queue: fluid against the packet run
     >>> fl.stability("scenarios/examples/fluid_red.toml")["phase_margin_deg"]
@@ -17,7 +18,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -218,3 +221,13 @@ def design_red(flows_min: float, rtt_max: float, capacity_pps: float, min_th: fl
 
 
 __all__ = ["FIGURE", "FluidResults", "PACKET_DIR", "TABLES", "design_pi", "design_red", "fluid", "stability"]
+
+
+class _CallableModule(types.ModuleType):
+    """`aqmlab.fluid(...)` is `aqmlab.fluid.fluid(...)`: the module is callable."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> FluidResults:
+        return fluid(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

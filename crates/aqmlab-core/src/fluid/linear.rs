@@ -567,7 +567,7 @@ pub fn analyze(s: &Setup) -> Result<Analysis, String> {
         } => {
             let scale = pie_scale(&law, p_aqm.max(0.0));
             notes.push(format!(
-                "PIE's auto-tuning factor at p0 = {:.3e}: {scale}",
+                "PIE's auto-tuning factor at p0 = {:.3e}: {scale:.6}",
                 p_aqm.max(0.0)
             ));
             Controller::Pie {

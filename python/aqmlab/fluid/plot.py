@@ -5,10 +5,9 @@ the loop, and the stability-boundary figure of a campaign."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aqmlab.campaign.plot import LINES, MARKERS, _pyplot, save  # noqa: F401 - save is re-exported
+from aqmlab.campaign.plot import LINES, _pyplot, save  # noqa: F401 - save is re-exported
 
 if TYPE_CHECKING:
     import pandas as pd

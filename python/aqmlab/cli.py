@@ -409,5 +409,15 @@ def _register_campaign_commands() -> None:
 
 _register_campaign_commands()
 
+
+def _register_fluid_commands() -> None:
+    from aqmlab.fluid.cli import fluid_cmd, stability_cmd
+
+    main.add_command(fluid_cmd)
+    main.add_command(stability_cmd)
+
+
+_register_fluid_commands()
+
 if __name__ == "__main__":
     main()

@@ -336,6 +336,69 @@ schema! {
     }
 }
 
+/// The fluid model's results (`aqmlab fluid`, `crate::fluid`), declared apart from a packet
+/// run's tables: a packet run never produces them. Quantities are in packets of the TCP
+/// flows' wire size; see docs/fluid.md.
+pub mod fluid {
+    use super::{ColumnSchema, Placement, TableSchema, Type};
+    use crate::results::{Row, Value};
+
+    schema! {
+        /// The bottleneck every sample interval.
+        "fluid_series" => FluidSample (Table, extra: None) {
+            time_s: F64 ["s"] "time",
+            queue_pkts: F64 ["pkts"] "fluid queue q(t)",
+            queue_delay_s: F64 ["s"] "queueing delay q/C",
+            avg_pkts: F64 ["pkts"] "RED's average queue (packets of mean_pktsize in byte mode; NaN for other disciplines)",
+            prob_frac: F64 ["frac"] "drop or mark probability the discipline applies to arrivals",
+            overflow_frac: F64 ["frac"] "fraction of arrivals lost to a full buffer",
+            arrivals_per_s: F64 ["per_s"] "offered packets per second",
+        }
+        /// Each class of identical TCP flows every sample interval.
+        "fluid_class_series" => FluidClassSample (Table, extra: None) {
+            time_s: F64 ["s"] "time",
+            class: Str [""] "class label (the flow entry, `flows[0]`, with `#k` if it splits)",
+            flows: U64 [""] "flows of the class sending now",
+            window_pkts: F64 ["pkts"] "window W(t) of each flow",
+            rtt_s: F64 ["s"] "round-trip time R(t) = q/C + Tp",
+            send_rate_per_s: F64 ["per_s"] "packets per second sent by each flow, W/R",
+        }
+        /// Each class over the measurement window.
+        "fluid_classes" => FluidClassRow (TableAndSummary, extra: None) {
+            class: Str [""] "class label",
+            flows: U64 [""] "number of flows",
+            base_rtt_s: F64 ["s"] "round-trip time without queueing, Tp",
+            mean_window_pkts: F64 ["pkts"] "time-average window per flow",
+            mean_rtt_s: F64 ["s"] "time-average round-trip time",
+            throughput_bps: F64 ["bps"] "bits per second of the class delivered through the bottleneck",
+        }
+        /// Which flows make up each class.
+        "fluid_members" => FluidMember (Table, extra: None) {
+            class: Str [""] "class label",
+            flow: Str [""] "flow name, as in the packet run",
+        }
+        /// The model and its bottleneck over the measurement window [warm-up, duration].
+        "fluid" => FluidSummary (Summary, extra: None) {
+            bottleneck: Str [""] "the bottleneck queue, `from->to`",
+            qdisc: Str [""] "its discipline",
+            capacity_per_s: F64 ["per_s"] "capacity C in packets per second",
+            packet_bytes: U64 ["bytes"] "size of a TCP data packet on the wire (the fluid's packet)",
+            buffer_pkts: F64 ["pkts"] "buffer limit",
+            classes: U64 [""] "classes of identical TCP flows",
+            flows: U64 [""] "TCP flows",
+            open_loop_per_s: F64 ["per_s"] "mean open-loop (UDP) load at the end of the run",
+            step_s: F64 ["s"] "integration step",
+            steps: U64 [""] "integration steps taken",
+            sample_s: F64 ["s"] "interval of the time series",
+            mean_queue_pkts: F64 ["pkts"] "time-average queue",
+            std_queue_pkts: F64 ["pkts"] "standard deviation of the queue over time",
+            mean_queue_delay_s: F64 ["s"] "time-average queueing delay",
+            drop_frac: F64 ["frac"] "lost or marked fluid over offered fluid (the discipline and the buffer)",
+            utilization_frac: F64 ["frac"] "time-average departure rate over C",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@
 use super::classify::{ClassStats, Classifier};
 use super::codel::CodelSource;
 use super::common::{fattest, Fifo};
-use super::{Ctx, QdiscEvent, Reason, Verdict};
+use super::{Ctx, QdiscEvent, QueueClasses, Reason, Verdict};
 use crate::packet::PacketId;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -328,20 +328,24 @@ impl<A> FlowTable<A> {
 
 impl<A: FlowAqm> FlowTable<A> {
     /// Drops from the head of the flow with the most bytes until half its bytes are gone or
-    /// `batch` packets; true if `arrival` was among them.
+    /// `batch` packets; true if `arrival` was among them. `dropped(list)` is told of each drop
+    /// with the list the fat flow was on.
     fn drop_from_fattest(
         &mut self,
         arrival: PacketId,
         batch: u64,
         cfg: &A::Config,
         ctx: &mut Ctx,
+        mut dropped: impl FnMut(List),
     ) -> bool {
         let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
+        let list = self.flows[fat].list;
         let threshold = self.flows[fat].q.bytes() / 2;
         let (mut dropped_bytes, mut n) = (0u64, 0u64);
         let mut arrival_dropped = false;
         while let Some(p) = self.drop_head(fat, ctx) {
             let size = ctx.pool.get(p).size as u64;
+            dropped(list);
             if p == arrival {
                 arrival_dropped = true;
             } else {
@@ -365,6 +369,22 @@ pub struct FlowQueues<A: FlowAqm> {
     pub(crate) classifier: Classifier,
     pub(crate) cfg: A::Config,
     pub(crate) set: FqSettings,
+    /// Sparse (class 0: served from the new list) and bulk (class 1: the old list) traffic.
+    pub(crate) classes: QueueClasses,
+}
+
+/// Class of a flow on the new list (or joining it) in [`QueueClasses`].
+const SPARSE: usize = 0;
+/// Class of a flow on the old list.
+const BULK: usize = 1;
+
+/// The class of traffic of a flow on `list` (a flow on no list joins the new one).
+fn class_of(list: List) -> usize {
+    if list == List::Old {
+        BULK
+    } else {
+        SPARSE
+    }
 }
 
 impl<A: FlowAqm> FlowQueues<A> {
@@ -386,6 +406,10 @@ impl<A: FlowAqm> FlowQueues<A> {
             classifier,
             cfg,
             set,
+            classes: QueueClasses::new(
+                vec!["sparse".into(), "bulk".into()],
+                vec!["fq_sparse_sojourn_mean_s", "fq_bulk_sojourn_mean_s"],
+            ),
         }
     }
 
@@ -411,27 +435,38 @@ impl<A: FlowAqm> FlowQueues<A> {
         let b = self.classifier.classify(ctx.pool.get(pkt));
         let size = ctx.pool.get(pkt).size;
         let t = &mut self.t;
+        let classes = &mut self.classes;
         t.stats.arrivals[b] += 1;
         t.stats.last_time = ctx.now;
+        let class = class_of(t.flows[b].list);
+        classes.arrived(class);
         if self.set.overflow == Overflow::Tail && t.total_pkts >= self.set.limit {
             t.stats.drops[b] += 1;
+            classes.dropped(class, Reason::Overflow);
             t.flows[b].vars.overflowed(&self.cfg, ctx);
             return Verdict::Dropped(Reason::Overflow);
         }
         let f = &mut t.flows[b];
-        match f.vars.admit(&self.cfg, pkt, &f.q, ctx) {
+        let mark = ctx.bookmark();
+        let admitted = f.vars.admit(&self.cfg, pkt, &f.q, ctx);
+        ctx.credit_since(mark, classes, class);
+        match admitted {
             Err(r) => {
                 t.stats.drops[b] += 1;
+                classes.dropped(class, r);
                 return Verdict::Dropped(r);
             }
             Ok(true) => t.stats.marks[b] += 1,
             Ok(false) => {}
         }
+        classes.enqueued(class);
         t.push(b, pkt, size);
         t.activate(b, self.set.quantum);
         if self.set.overflow == Overflow::Fattest
             && t.total_pkts > self.set.limit
-            && t.drop_from_fattest(pkt, self.set.drop_batch, &self.cfg, ctx)
+            && t.drop_from_fattest(pkt, self.set.drop_batch, &self.cfg, ctx, |l| {
+                classes.dropped(class_of(l), Reason::Overflow)
+            })
         {
             return Verdict::Dropped(Reason::Overflow);
         }
@@ -447,12 +482,18 @@ impl<A: FlowAqm> FlowQueues<A> {
                 self.t.next_round(list, idx, self.set.quantum);
                 continue;
             }
+            let class = if list == List::New { SPARSE } else { BULK };
             let (vars, mut src) = self.t.serve(idx, use_total);
-            match vars.dequeue(&self.cfg, &mut src, ctx) {
+            let mark = ctx.bookmark();
+            let got = vars.dequeue(&self.cfg, &mut src, ctx);
+            ctx.credit_since(mark, &mut self.classes, class);
+            match got {
                 Some(p) => {
                     // Still its turn: it stays at the head of its list.
-                    let size = ctx.pool.get(p).size as i64;
-                    self.t.sent(idx, p, size, ctx);
+                    let pk = ctx.pool.get(p);
+                    let (size, sojourn) = (pk.size, ctx.now.saturating_sub(pk.enqueued));
+                    self.t.sent(idx, p, size as i64, ctx);
+                    self.classes.departed(class, size, sojourn);
                     return Some(p);
                 }
                 None => {
@@ -503,5 +544,11 @@ impl<A: FlowAqm> super::QueueDisc for FlowQueues<A> {
     }
     fn take_events(&mut self) -> Vec<QdiscEvent> {
         FlowQueues::take_events(self)
+    }
+    fn classes(&self) -> Option<&QueueClasses> {
+        Some(&self.classes)
+    }
+    fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+        Some(&mut self.classes)
     }
 }

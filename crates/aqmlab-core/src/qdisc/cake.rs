@@ -58,7 +58,7 @@ use super::cobalt::{CobaltConfig, CobaltVars, Decision};
 use super::codel::CodelSource;
 use super::common::{fattest, EcnMode};
 use super::fq_sched::{FlowTable, List};
-use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueDisc, Reason, Verdict};
+use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueClasses, QueueDisc, Reason, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketKind};
 use crate::transport::flags;
 use crate::units::{Bytes, Duration, Rate};
@@ -591,6 +591,10 @@ pub struct Cake {
     min_ack: Vec<u32>,
     /// Dequeues the shaper refused (Linux's `overlimits`).
     overlimits: u64,
+    /// Per-tin statistics (`queue_classes` rows, in `tc -s qdisc show`'s column order).
+    classes: QueueClasses,
+    /// The class (display position) of each internal tin.
+    class_of: Vec<usize>,
 }
 
 impl Configure for Cake {
@@ -688,7 +692,15 @@ impl Configure for Cake {
             u32::MAX as u64
         };
         limit = limit.min((p.limit * p.mtu.0).max(config_limit));
+        let shown = p.diffserv.display();
+        let mut class_of = vec![0; tins.len()];
+        for (k, (i, _)) in shown.iter().enumerate() {
+            class_of[*i] = k;
+        }
+        let classes = QueueClasses::new(shown.into_iter().map(|(_, n)| n).collect(), vec![]);
         Ok(Cake {
+            classes,
+            class_of,
             pace: tins[0].pace,
             tins,
             diffserv: p.diffserv,
@@ -922,6 +934,7 @@ impl Cake {
         let now = ctx.now as i64;
         let b = &mut self.tins[tin];
         let p = b.t.drop_head(idx, ctx)?;
+        self.classes.dropped(self.class_of[tin], Reason::Overflow);
         let v = &mut b.t.flows[idx].vars.cobalt;
         let was_quiet = v.p_drop == 0.0;
         v.queue_full(&b.cparams, now);
@@ -972,6 +985,8 @@ impl QueueDisc for Cake {
             }
         }
         b.st.max_len = b.st.max_len.max(p.size);
+        let class = self.class_of[tin];
+        self.classes.arrived(class);
         b.t.stats.arrivals[idx] += 1;
         b.t.stats.last_time = ctx.now;
         b.t.push(idx, pkt, p.size);
@@ -987,6 +1002,7 @@ impl QueueDisc for Cake {
                 let b = &mut self.tins[tin];
                 let ack = b.t.drop_at(idx, pos).expect("the filter's position");
                 b.st.ack_drops += 1;
+                self.classes.dropped(class, Reason::Early);
                 ctx.drop_queued(ack, Reason::Early);
                 if self.ingress {
                     let len = self.adjusted_len(ctx.pool.get(ack).size);
@@ -1025,6 +1041,9 @@ impl QueueDisc for Cake {
                 Some(d) => ctx.drop_queued(d, Reason::Overflow),
                 None => break,
             }
+        }
+        if verdict == Verdict::Enqueued {
+            self.classes.enqueued(class);
         }
         verdict
     }
@@ -1125,6 +1144,7 @@ impl QueueDisc for Cake {
                 // A packet through COBALT.
                 let bulk_flows = if self.ingress { b.bulk } else { 0 };
                 let cparams = &b.cparams;
+                let class = self.class_of[tin];
                 loop {
                     let (vars, mut src) = b.t.serve(idx, false);
                     let Some(p) = src.pop(ctx) else {
@@ -1158,7 +1178,9 @@ impl QueueDisc for Cake {
                         continue 'begin;
                     };
                     let ecn_before = ctx.pool.get(p).ecn;
+                    let mark = ctx.bookmark();
                     let d = vars.cobalt.should_drop(cparams, p, bulk_flows, ctx);
+                    ctx.credit_since(mark, &mut self.classes, class);
                     let last = src.is_empty();
                     let reason = match d {
                         Decision::Drop(r) if !last => r,
@@ -1180,6 +1202,7 @@ impl QueueDisc for Cake {
                             st.peak_delay_ns = ewma(st.peak_delay_ns, delay, up);
                             let down = if delay < st.base_delay_ns { 2 } else { 8 };
                             st.base_delay_ns = ewma(st.base_delay_ns, delay, down);
+                            self.classes.departed(class, size, delay);
                             let len = self.adjusted_len(size);
                             self.advance_shaper(tin, len, now, false);
                             let b = &mut self.tins[tin];
@@ -1190,6 +1213,7 @@ impl QueueDisc for Cake {
                     };
                     src.dropped(p);
                     ctx.drop_queued(p, reason);
+                    self.classes.dropped(class, reason);
                     b.st.drops += 1;
                     if self.ingress {
                         let len = self.adjusted_len(ctx.pool.get(p).size);
@@ -1279,6 +1303,14 @@ impl QueueDisc for Cake {
             }
         });
         std::iter::once(whole).chain(tins).collect()
+    }
+
+    fn classes(&self) -> Option<&QueueClasses> {
+        Some(&self.classes)
+    }
+
+    fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+        Some(&mut self.classes)
     }
 }
 

@@ -516,6 +516,10 @@ mod tests {
         classes_add_up_to_the_queue("{ kind = \"fq_codel\", limit = 60 }", &["sparse", "bulk"]);
         classes_add_up_to_the_queue("{ kind = \"fq_pie\", limit = 60 }", &["sparse", "bulk"]);
         classes_add_up_to_the_queue(
+            "{ kind = \"cake\", bandwidth = \"4Mbps\", diffserv = \"diffserv4\", memlimit = \"20000B\" }",
+            &["Bulk", "Best Effort", "Video", "Voice"],
+        );
+        classes_add_up_to_the_queue(
             "{ kind = \"htb\", rate = \"4Mbps\", classes = [{ rate = \"2Mbps\", ceil = \"4Mbps\", match = [0], qdisc = { kind = \"pie\", limit = 30 } }, { rate = \"2Mbps\", ceil = \"4Mbps\", qdisc = { kind = \"pfifo\", limit = 30 } }] }",
             &["0", "1"],
         );

@@ -1,7 +1,7 @@
 //! The accounting wrapper: owns a discipline's counters, stamps enqueue times, records sojourn
 //! times and lengths, and turns the discipline's effects into drops the simulator can handle.
 
-use super::{AnyQdisc, Ctx, Effects, QueueDisc, Reason, Verdict};
+use super::{AnyQdisc, Ctx, Effects, NoSacks, QueueDisc, Reason, SackSource, Verdict};
 use crate::packet::{PacketId, PacketPool};
 use crate::rng::Rng;
 use crate::stats::queue::QueueStats;
@@ -45,6 +45,7 @@ impl Queue {
         &mut self,
         now: SimTime,
         pool: &mut PacketPool,
+        sacks: &dyn SackSource,
         f: impl FnOnce(&mut AnyQdisc, &mut Ctx) -> R,
     ) -> R {
         // `settle` leaves the effects empty after every call.
@@ -53,6 +54,7 @@ impl Queue {
             pool,
             rng: &mut self.rng,
             effects: &mut self.effects,
+            sacks,
         };
         f(&mut self.disc, &mut ctx)
     }
@@ -105,7 +107,7 @@ impl Queue {
 
     /// Starts the discipline (first timer); returns a timer to schedule.
     pub fn start(&mut self, pool: &mut PacketPool) -> Option<SimTime> {
-        self.call(0, pool, |d, ctx| d.start(ctx));
+        self.call(0, pool, &NoSacks, |d, ctx| d.start(ctx));
         let mut none = Vec::new();
         self.settle(0, pool, &mut none)
     }
@@ -117,6 +119,7 @@ impl Queue {
         pkt: PacketId,
         now: SimTime,
         pool: &mut PacketPool,
+        sacks: &dyn SackSource,
         drops: &mut Vec<(PacketId, Reason)>,
     ) -> (bool, Option<SimTime>) {
         let size = {
@@ -126,7 +129,7 @@ impl Queue {
         };
         self.stats.total.arrivals += 1;
         self.stats.total.arrival_bytes += size;
-        let verdict = self.call(now, pool, |d, ctx| d.enqueue(pkt, ctx));
+        let verdict = self.call(now, pool, sacks, |d, ctx| d.enqueue(pkt, ctx));
         let accepted = match verdict {
             Verdict::Enqueued => {
                 self.stats.total.enqueued += 1;
@@ -152,7 +155,7 @@ impl Queue {
         pool: &mut PacketPool,
         drops: &mut Vec<(PacketId, Reason)>,
     ) -> (Option<PacketId>, Option<SimTime>) {
-        let pkt = self.call(now, pool, |d, ctx| d.dequeue(ctx));
+        let pkt = self.call(now, pool, &NoSacks, |d, ctx| d.dequeue(ctx));
         if let Some(p) = pkt {
             let pk = pool.get(p);
             self.stats.total.dequeued += 1;
@@ -194,7 +197,7 @@ impl Queue {
             return None; // superseded
         }
         self.pending_timer = None;
-        self.call(now, pool, |d, ctx| d.on_timer(ctx));
+        self.call(now, pool, &NoSacks, |d, ctx| d.on_timer(ctx));
         self.settle(now, pool, drops)
     }
 
@@ -258,7 +261,10 @@ mod tests {
                     created: now,
                     ..Default::default()
                 });
-                timer = q.enqueue(id, now, &mut pool, &mut drops).1.or(timer);
+                timer = q
+                    .enqueue(id, now, &mut pool, &NoSacks, &mut drops)
+                    .1
+                    .or(timer);
             } else {
                 let (p, t) = q.dequeue(now, &mut pool, &mut drops);
                 if let Some(p) = p {

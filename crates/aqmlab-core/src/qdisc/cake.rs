@@ -61,6 +61,7 @@ use super::fq_sched::{FlowTable, List};
 use super::{Configure, Ctx, LinkInfo, QdiscEvent, QueueClasses, QueueDisc, Reason, Verdict};
 use crate::packet::{Ecn, Packet, PacketId, PacketKind};
 use crate::transport::flags;
+use crate::transport::sack::SackBlocks;
 use crate::units::{Bytes, Duration, Rate};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -871,6 +872,7 @@ impl Cake {
         }
         let min = self.min_ack[trig.flow as usize];
         let trig_sack = trig.size > min;
+        let trig_blocks = ctx.sack_of(tail);
         let (mut elig, mut elig_flags, mut found) = (None, 0u8, 0u32);
         let last = q.len() - 1;
         for (pos, (id, _)) in q.iter().enumerate().take(last) {
@@ -891,13 +893,13 @@ impl Cake {
                 continue;
             }
             // SACK comparison: -1 keeps the queued ACK, 0 equal, 1 the new one SACKs more.
-            let cand_sack = c.size > min;
-            let cmp = if cand_sack {
-                -1
-            } else if trig_sack {
-                1
-            } else {
-                0
+            let cmp = match (ctx.sack_of(id), trig_blocks) {
+                (Some(cb), Some(tb)) => sack_compare(c.ack, &cb, &tb),
+                // Blocks unknown (no world around): judged by size alone, a queued ACK
+                // with options beyond the smallest is kept.
+                _ if c.size > min => -1,
+                _ if trig_sack => 1,
+                _ => 0,
             };
             if cmp < 0 || (c.ack == trig.ack && cmp == 0) {
                 continue;
@@ -957,6 +959,34 @@ impl Cake {
     /// The per-tin counters, in internal tin order.
     pub fn tin_stats(&self) -> Vec<TinStats> {
         self.tins.iter().map(|b| b.st).collect()
+    }
+}
+
+/// `cake_tcph_sack_compare`: does ACK `b` SACK more than the older ACK `a` (cumulative ACK
+/// `a_ack`)? -1: `a` SACKs something `b` does not (or carries a D-SACK), so it must stay;
+/// 0: the same; 1: `b` covers every block of `a` and more bytes.
+fn sack_compare(a_ack: u64, a: &SackBlocks, b: &SackBlocks) -> i32 {
+    match (a.n > 0, b.n > 0) {
+        (true, false) => return -1,
+        (false, true) => return 1,
+        (false, false) => return 0,
+        (true, true) => {}
+    }
+    let bytes_b: u64 = b.blocks().iter().map(|&(s, e)| e - s).sum();
+    let mut bytes_a = 0;
+    for &(s, e) in a.blocks() {
+        if s < a_ack {
+            return -1; // D-SACK
+        }
+        bytes_a += e - s;
+        if !b.blocks().iter().any(|&(bs, be)| bs <= s && be >= e) {
+            return -1;
+        }
+    }
+    if bytes_b > bytes_a {
+        1
+    } else {
+        0
     }
 }
 
@@ -1772,6 +1802,43 @@ mod tests {
         ack(&mut h, &mut q, 5, 76, 0);
         assert!(ack(&mut h, &mut q, 9, 52, 0).is_empty());
         assert_eq!(queued_acks(&h, &q), [5, 5, 9]);
+    }
+
+    fn blocks(b: &[(u64, u64)]) -> SackBlocks {
+        let mut s = SackBlocks::default();
+        for (i, &x) in b.iter().enumerate() {
+            s.b[i] = x;
+        }
+        s.n = b.len() as u8;
+        s
+    }
+
+    /// Cases worked by hand from the rules of `cake_tcph_sack_compare` (Linux 6.1): an older
+    /// ACK may go only if every block it carries lies inside one of the newer ACK's blocks.
+    #[test]
+    fn sack_compare_follows_the_kernels_cover_rule() {
+        let none = SackBlocks::default();
+        assert_eq!(sack_compare(10, &none, &none), 0);
+        assert_eq!(sack_compare(10, &blocks(&[(12, 14)]), &none), -1);
+        assert_eq!(sack_compare(10, &none, &blocks(&[(12, 14)])), 1);
+        // the hole's block grew: the older ACK is redundant
+        assert_eq!(
+            sack_compare(10, &blocks(&[(12, 14)]), &blocks(&[(12, 15)])),
+            1
+        );
+        // same blocks: equal (dropped only if the cumulative ACK advanced)
+        assert_eq!(
+            sack_compare(10, &blocks(&[(12, 14)]), &blocks(&[(12, 14)])),
+            0
+        );
+        // a block the newer ACK no longer reports (a fourth hole pushed it out): keep
+        let newer = blocks(&[(30, 31), (26, 27), (22, 23)]);
+        assert_eq!(sack_compare(10, &blocks(&[(18, 19)]), &newer), -1);
+        // a D-SACK (below the cumulative ACK) is never dropped
+        assert_eq!(
+            sack_compare(10, &blocks(&[(8, 9)]), &blocks(&[(8, 9), (12, 20)])),
+            -1
+        );
     }
 
     #[test]

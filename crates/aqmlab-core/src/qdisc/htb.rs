@@ -358,6 +358,7 @@ impl Htb {
                 pool: &mut *ctx.pool,
                 rng: &mut *ctx.rng,
                 effects: &mut eff,
+                sacks: ctx.sacks,
             };
             f(&mut self.classes[i].child, &mut c)
         };

@@ -113,9 +113,32 @@ pub struct Ctx<'a> {
     /// The discipline's own random stream.
     pub rng: &'a mut Rng,
     pub(crate) effects: &'a mut Effects,
+    /// The SACK blocks TCP ACKs carry (read by CAKE's ACK filter); [`NoSacks`] outside a world.
+    pub(crate) sacks: &'a dyn SackSource,
+}
+
+/// Where a discipline reads the SACK blocks of a queued TCP ACK (they live with the flow's
+/// receiver, not in the packet).
+pub trait SackSource {
+    /// The blocks `pkt` carries (empty if none); None if unknown (not an ACK of a SACK flow).
+    fn sack_of(&self, pkt: &crate::packet::Packet) -> Option<crate::transport::sack::SackBlocks>;
+}
+
+/// No SACK information (unit tests, children of a class-based discipline outside a world).
+pub struct NoSacks;
+
+impl SackSource for NoSacks {
+    fn sack_of(&self, _: &crate::packet::Packet) -> Option<crate::transport::sack::SackBlocks> {
+        None
+    }
 }
 
 impl Ctx<'_> {
+    /// The SACK blocks of queued ACK `pkt`, if known.
+    pub fn sack_of(&self, pkt: PacketId) -> Option<crate::transport::sack::SackBlocks> {
+        self.sacks.sack_of(self.pool.get(pkt))
+    }
+
     /// Reports that a packet already in the queue was removed and dropped.
     pub fn drop_queued(&mut self, pkt: PacketId, reason: Reason) {
         self.effects.dropped.push((pkt, reason));

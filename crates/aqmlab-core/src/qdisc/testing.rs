@@ -54,6 +54,7 @@ impl Harness {
             pool: &mut self.pool,
             rng: &mut self.rng,
             effects: &mut self.effects,
+            sacks: &super::NoSacks,
         };
         f(&mut ctx)
     }

@@ -83,6 +83,15 @@ pub struct FlowLabels {
     pub profile: String,
 }
 
+/// The flows as the disciplines' source of SACK blocks (CAKE's ACK filter).
+pub(crate) struct FlowSacks<'a>(pub(crate) &'a [Flow]);
+
+impl crate::qdisc::SackSource for FlowSacks<'_> {
+    fn sack_of(&self, pkt: &Packet) -> Option<crate::transport::sack::SackBlocks> {
+        self.0.get(pkt.flow as usize)?.sack_of(pkt)
+    }
+}
+
 impl Flow {
     /// The SACK blocks an ACK of this flow carries (for packet capture), if any.
     pub fn sack_of(&self, pkt: &Packet) -> Option<crate::transport::sack::SackBlocks> {

@@ -130,7 +130,8 @@ impl Port {
             return self.transmit(id, pkt, now, io);
         }
         self.pay_empty_dequeue(id, now, io);
-        let (_, timer) = self.queue.enqueue(pkt, now, io.pool, io.drops);
+        let sacks = super::FlowSacks(io.flows);
+        let (_, timer) = self.queue.enqueue(pkt, now, io.pool, &sacks, io.drops);
         if let Some(t) = timer {
             io.events.schedule(t, Event::QdiscTimer(id));
         }

@@ -949,6 +949,7 @@ pub fn run_trace(
                     pool: &mut pool,
                     rng: &mut rng,
                     effects: &mut effects,
+                    sacks: &crate::qdisc::NoSacks,
                 };
                 let v = d.enqueue_with(id, &mut ctx, &mut Scripted(u));
                 let code = match v {
@@ -969,6 +970,7 @@ pub fn run_trace(
                     pool: &mut pool,
                     rng: &mut rng,
                     effects: &mut effects,
+                    sacks: &crate::qdisc::NoSacks,
                 };
                 match d.dequeue(&mut ctx) {
                     Some(p) => {

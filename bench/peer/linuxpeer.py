@@ -1051,13 +1051,13 @@ def compare(rows: list[tuple[LinuxCase, list[dict], list[dict]]]) -> tuple[str, 
         r = [case.name]
         for key, kind, tol, _ in TARGETS:
             v, d = verdict(kind, tol, mean_of(case, aq, key), mean_of(case, lin, key)) if lin and aq else ("-", None)
-            if v != "-" and case.group == "core":  # rate probes and diagnostics are not counted
+            if v != "-" and case.group in ("core", "cake"):  # rate probes and diagnostics are not counted
                 compared += 1
                 passed += v == "pass"
             r.append("-" if v == "-" else f"{v} ({'-' if d is None else (f'{d:+.3g}' if kind == 'abs' else f'{d * 100:+.1f}%')})")
         trows.append(r)
-    text.append(f"Agreement targets of issue 29 (aqmlab - Linux): {passed} of {compared} metric rows of the core "
-                "cases pass (the rate and diag groups are shown, not counted)\n" + table(head, trows))
+    text.append(f"Agreement targets of issues 29 and 30 (aqmlab - Linux): {passed} of {compared} metric rows of the "
+                "core and cake cases pass (the rate and diag groups are shown, not counted)\n" + table(head, trows))
     shares = []
     for case, lin, aq in rows:
         if case.n_flows <= 5:

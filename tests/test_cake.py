@@ -91,6 +91,15 @@ def test_a_marked_overload_gets_its_tins_threshold(dscp, tin, share):
     tins = ev[ev.event == "tin_stats"].set_index("detail")
     assert list(tins.index) == ["Bulk", "Best Effort", "Video", "Voice"]  # tc's order
     assert tins.loc[tin, "sent_pkts"] > 0 and tins.loc[tin, "threshold_bps"] == pytest.approx(10e6 * share)
+    # The window's per-tin rows (queue_classes): every marked packet is in its tin, so the tin
+    # sends what the marked flow receives, and the two tins' drops are the two flows' losses.
+    qc = res.tables["queue_classes"]
+    qc = qc[qc.queue == "r1->r2"].set_index("class")
+    assert list(qc.index) == ["Bulk", "Best Effort", "Video", "Voice"]
+    fs = res.summary["flows"]
+    assert qc.loc[tin, "throughput_bps"] == pytest.approx(fs["marked"]["throughput_bps"], rel=0.01)
+    assert qc.loc["Best Effort", "throughput_bps"] == pytest.approx(fs["be"]["throughput_bps"], rel=0.01)
+    assert qc.loc[tin, "drops_pkts"] > 0 and qc.loc["Best Effort", "drops_pkts"] > 0
     # Without tins both flows get half.
     res = aqmlab.run(dumbbell({"kind": "cake", "bandwidth": "10Mbps", "diffserv": "besteffort"}, flows, 2))
     assert mbps(res, "marked") == pytest.approx(5.0, rel=0.01)

@@ -184,7 +184,9 @@ def test_dctcp_against_cubic_through_dualpi2():
     # ~13 ms, so k = 2 (which balances the two at equal RTT) leaves DCTCP ahead — further ahead
     # than Prague, whose (RTT/25 ms)² scaling of the increase slows the 20-ms flow. The delay
     # goals hold alike.
-    dctcp = aqmlab.run(EXAMPLE, overrides=['flows[1].cc="dctcp"'])
+    # (DCTCP's own ECN default is ECT(0); the L queue needs the L4S identifier, ECT(1), RFC 9331)
+    dctcp = aqmlab.run(EXAMPLE, overrides=['flows[1].cc="dctcp"',
+                                           'flows[1].ecn={ enabled = true, codepoint = "ect1", feedback = "precise" }'])
     ratio, l_p99, c_mean = l4s_figures(dctcp)
     prague_ratio = l4s_figures(aqmlab.run(EXAMPLE))[0]
     print(f"DCTCP/CUBIC {ratio:.2f} (Prague/CUBIC {prague_ratio:.2f}), L p99 {l_p99 * 1e3:.2f} ms, "

@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod bbr;
+pub mod bbr3;
 pub mod cc;
 pub mod config;
 pub mod cubic;

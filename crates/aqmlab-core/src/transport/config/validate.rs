@@ -102,7 +102,8 @@ impl TcpParams {
         r.header.get_or_insert(Bytes(40));
         let w = &mut r.window;
         let initial_window = *w.initial.get_or_insert(d.initial_window);
-        let cc = cct.build(&CcEnv { initial_window })?;
+        let mss = self.mss.map_or(1000, |b| b.0.min(u32::MAX as u64) as u32);
+        let cc = cct.build(&CcEnv { initial_window, mss })?;
         let needs = cc.needs();
         let (growth, whole_bytes) = d.growth_for(kind);
         w.growth.get_or_insert(growth);

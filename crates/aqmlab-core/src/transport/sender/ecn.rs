@@ -34,6 +34,13 @@ impl Conn {
                 snd_una: self.snd_una,
                 snd_nxt: self.snd_max,
             };
+            if ece {
+                // C.delivered_ce for the delivery-rate samples (the segments this ACK covers
+                // were CE-marked: RFC 8257 section 3.2's echo).
+                if let Some(r) = self.rate.as_mut() {
+                    r.delivered_ce += f.acked;
+                }
+            }
             self.cc.on_ecn_feedback(&f);
         }
         ece && self.ecn_echo(ack, in_recovery, io)

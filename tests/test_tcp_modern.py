@@ -91,7 +91,9 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
                         initial_rto="1s", max_rto="120s", timer_granularity="200ms", delayed_ack=True,
                         delayed_ack_timeout="40ms", quickack=16, sack=True, timestamps=True,
                         loss_detection="rack")
-    assert linux.flows.equals(explicit.flows)
+    # (the `profile` label column says which profile was named: "linux" against the default "ns2")
+    assert linux.flows.drop(columns="profile").equals(explicit.flows.drop(columns="profile"))
+    assert (linux.flows["profile"].astype(str) == "linux").all() and (explicit.flows["profile"].astype(str) == "ns2").all()
     # The profile's RACK default yields to an explicit sack = false (no error).
     assert one_flow(profile="linux", sack=False).flows.iloc[0]["retransmissions"] >= 0
 

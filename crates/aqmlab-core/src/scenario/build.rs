@@ -440,6 +440,41 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     })
 }
 
+/// The descriptive labels of a flow: its congestion control and profile as resolved (`cc` is a
+/// name or a table with `kind`; the profile defaults to "ns2") and its data codepoint.
+fn flow_labels(kind: &FlowKind) -> crate::world::FlowLabels {
+    use crate::packet::Ecn;
+    match kind {
+        FlowKind::Tcp(cfg, t) => {
+            let cc = match t.get("cc") {
+                Some(toml::Value::String(s)) => s.clone(),
+                Some(toml::Value::Table(c)) => c
+                    .get("kind")
+                    .and_then(|k| k.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                _ => String::new(),
+            };
+            let profile = t
+                .get("profile")
+                .and_then(|p| p.as_str())
+                .unwrap_or("ns2")
+                .to_string();
+            let ecn = match (cfg.ecn, cfg.ect) {
+                (false, _) => "not_ect",
+                (true, Ecn::Ect1) => "ect1",
+                (true, _) => "ect0",
+            };
+            crate::world::FlowLabels { cc, ecn, profile }
+        }
+        FlowKind::Udp(_, ecn) => crate::world::FlowLabels {
+            cc: String::new(),
+            ecn: ecn.as_str(),
+            profile: String::new(),
+        },
+    }
+}
+
 /// Builds the copies of one flow entry.
 fn build_flow(
     entry: &FlowEntry,
@@ -514,6 +549,7 @@ fn build_flow(
                 FlowKind::Udp(_, ecn) => ecn.codepoint(),
                 FlowKind::Tcp(..) => crate::packet::Ecn::NotEct,
             },
+            labels: flow_labels(&entry.kind),
             app,
             stats: FlowStats::new(config.warmup),
             rng,

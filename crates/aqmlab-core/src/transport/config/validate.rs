@@ -90,7 +90,10 @@ impl TcpParams {
         let mut r = self.clone();
         r.profile.get_or_insert_with(|| "ns2".into());
         let kind = cct.kind();
-        r.cc = Some(if is_table {
+        // CUBIC's options are written in the `cc` table whatever the spelling read (the flat
+        // keys are deprecated aliases), so the resolved text is canonical and re-reading it
+        // warns of nothing; both spellings resolve to the same text and hash.
+        r.cc = Some(if is_table || matches!(cct, CcParams::Cubic(_)) {
             let mut t = toml::Table::new();
             t.insert("kind".into(), toml::Value::String(kind.into()));
             t.extend(cct.to_table());

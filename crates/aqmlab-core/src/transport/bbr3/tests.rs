@@ -83,16 +83,19 @@ fn lost(ms: u64, tx_in_flight: u64, lost: u64) -> LostPacket {
 fn startup_leaves_on_a_bandwidth_plateau_for_drain() {
     // 5.3.1.2: a round with ≥ 25% growth resets the count (100 -> 200); 220, 230, 240 are
     // three rounds under 1.25 × 200 = 250: full_bw_reached, and CheckStartupDone enters Drain.
-    // InitPacingRate (5.6.2): 2.77 × 10 segments / 100 ms = 277/s, only raised until the pipe
-    // is full; then 0.5 × 240 × 0.99 = 118.8 (SetPacingRate uses the new bw on this ACK).
+    // InitPacingRate (5.6.2): 2.77 × 10 segments / 100 ms = 277/s; until the pipe is full
+    // SetPacingRate only raises it: 2.77 × 0.99 × 100 = 274.2 keeps 277, then 2.77 × 0.99 ×
+    // 200, 220, 230 = 548.46, 603.306, 630.729; once full, 0.5 × 240 × 0.99 = 118.8 (the new
+    // bw on this ACK). In-flight 50 (two BDPs, as Startup's cwnd gain 2 leaves) keeps Drain.
     let mut t = T::new();
     assert!((t.b.pacing_rate - 277.0).abs() < 1e-9);
+    let want = [277.0, 548.46, 603.306, 630.729];
     for (i, r) in [100, 200, 220, 230].into_iter().enumerate() {
-        t.ack(100 * (i as u64 + 1), r, 10);
+        t.ack(100 * (i as u64 + 1), r, 50);
         assert_eq!(t.b.state, State::Startup, "round {}", i + 1);
-        assert!((t.b.pacing_rate - 277.0).abs() < 1e-9, "the rate only rises in Startup");
+        assert!((t.b.pacing_rate - want[i]).abs() < 1e-9, "{}", t.b.pacing_rate);
     }
-    t.ack(500, 240, 10);
+    t.ack(500, 240, 50);
     assert!(t.b.full_bw_reached);
     assert_eq!(t.b.state, State::Drain);
     assert_eq!((t.b.pacing_gain, t.b.cwnd_gain), (0.5, 2.0));
@@ -105,9 +108,10 @@ fn drain_ends_at_one_bdp_and_down_cruises_at_once_when_nothing_is_queued() {
     // 5.3.2: Inflight(bw, 1.0) = max(240/s × 100 ms = 24, offload 3 × 2, 4) = 24; in-flight 25
     // stays in Drain, 24 enters ProbeBW_DOWN. On that ACK UpdateProbeBWCyclePhase (5.3.3.9)
     // sees DOWN with in-flight ≤ BDP and no inflight_longterm: IsTimeToCruise -> CRUISE.
+    // (CheckDrainDone runs on the ACK that enters Drain too: Startup's ACKs carry 50.)
     let mut t = T::new();
     for (i, r) in [100, 200, 220, 230, 240].into_iter().enumerate() {
-        t.ack(100 * (i as u64 + 1), r, 10);
+        t.ack(100 * (i as u64 + 1), r, 50);
     }
     t.ack(600, 240, 25);
     assert_eq!(t.b.state, State::Drain);
@@ -125,7 +129,7 @@ fn drain_gives_up_after_three_rounds() {
     // 5.3.2: "or BBR.round_count > BBR.drain_start_round + 3".
     let mut t = T::new();
     for (i, r) in [100, 200, 220, 230, 240].into_iter().enumerate() {
-        t.ack(100 * (i as u64 + 1), r, 10);
+        t.ack(100 * (i as u64 + 1), r, 50);
     }
     let start = t.b.round_count;
     for ms in [600, 700, 800] {

@@ -101,6 +101,9 @@ pub struct Needs {
     pub sack: bool,
     /// ECN with feedback of every CE mark (`ecn.feedback` other than "classic").
     pub precise_ecn: bool,
+    /// With `precise_ecn`: AccECN (RFC 9768, `ecn.feedback = "accurate"`) is its default
+    /// feedback instead of RFC 8257's echo.
+    pub accecn: bool,
     /// ECT(1) on its data (an L4S control, RFC 9331).
     pub ect1: bool,
     /// Pacing.
@@ -468,7 +471,10 @@ mod registry {
 
     #[test]
     fn every_registered_control_builds_with_its_defaults_under_its_own_name() {
-        let env = CcEnv { initial_window: 2, mss: 1000 };
+        let env = CcEnv {
+            initial_window: 2,
+            mss: 1000,
+        };
         assert_eq!(CC_NAMES.len(), REGISTRY.len());
         for &name in CC_NAMES {
             let p = CcParams::parse(name, &toml::Table::new()).unwrap();
@@ -550,10 +556,20 @@ mod registry {
         let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
         assert!(e.starts_with("cc.beta: "), "{e}");
         let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2, mss: 1000 }).unwrap_err();
+        let e = p
+            .build(&CcEnv {
+                initial_window: 2,
+                mss: 1000,
+            })
+            .unwrap_err();
         assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
         let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2, mss: 1000 }).unwrap_err();
+        let e = p
+            .build(&CcEnv {
+                initial_window: 2,
+                mss: 1000,
+            })
+            .unwrap_err();
         assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
     }
 

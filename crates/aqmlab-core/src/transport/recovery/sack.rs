@@ -179,6 +179,7 @@ impl SackRecovery {
             self.ep.count_dupack(c);
             c.cc.on_dupack(&mut c.w, now);
         }
+        c.ecn.delivered = Some(delivered);
         delivered
     }
 

@@ -366,7 +366,10 @@ impl Conn {
 
     /// Sends the SYN (or its retransmission) and starts the retransmission timer.
     pub fn send_syn(&mut self, io: &mut Io) {
-        let fl = flags::SYN | if self.syn_retx { flags::RETX } else { 0 };
+        let mut fl = flags::SYN | if self.syn_retx { flags::RETX } else { 0 };
+        if self.cfg.accecn {
+            fl |= flags::AE | flags::CWR | flags::ECE; // RFC 9768 section 3.1.1: request AccECN
+        }
         let size = self.cfg.header + self.cfg.syn_opt;
         io.out.segs.push(OutSeg {
             kind: PacketKind::Data,

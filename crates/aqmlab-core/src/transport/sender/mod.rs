@@ -180,6 +180,7 @@ impl TcpSender {
             return; // a duplicate SYN-ACK, or nonsense
         }
         c.ecn.una_at_ack = c.snd_una;
+        c.ecn.delivered = None;
         let a = Ack { ack, fl, ts, sack };
         if !self.loss.on_ack(&mut self.c, &a, io) {
             return; // the transfer is complete

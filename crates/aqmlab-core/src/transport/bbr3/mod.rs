@@ -58,6 +58,8 @@ use super::winfilter::WindowedMax;
 use crate::rng::Rng;
 use crate::time::{to_secs, SimTime};
 
+mod probe_bw;
+mod probe_rtt;
 #[cfg(test)]
 mod tests;
 
@@ -324,20 +326,6 @@ impl Bbr3 {
         self.quantization_budget(self.bdp_multiple(bw, gain))
     }
 
-    /// InflightWithHeadroom() (5.3.3.9).
-    fn inflight_with_headroom(&self) -> f64 {
-        if self.inflight_longterm == INF {
-            return INF;
-        }
-        let headroom = (HEADROOM * self.inflight_longterm).max(1.0);
-        (self.inflight_longterm - headroom).max(MIN_PIPE_CWND)
-    }
-
-    /// TargetInflight() = min(BBR.bdp, C.cwnd) (5.3.3.8).
-    fn target_inflight(&self, cwnd: f64) -> f64 {
-        self.bdp().min(cwnd)
-    }
-
     fn set_gains(&mut self, pacing: f64, cwnd: f64) {
         self.pacing_gain = pacing;
         self.cwnd_gain = cwnd;
@@ -381,87 +369,6 @@ impl Bbr3 {
         self.inflight_shortterm = INF;
     }
 
-    /// PickProbeWait() (5.3.3.8): 0 or 1 rounds already counted, 2–3 s of wall clock.
-    fn pick_probe_wait(&mut self) {
-        self.rounds_since_probe_up = (self.rng.uniform() * 2.0) as u64;
-        self.bw_probe_wait = 2_000_000_000 + (self.rng.uniform() * 1e9) as SimTime;
-    }
-
-    /// EnterProbeBW() and StartProbeBW_DOWN() (5.3.3.9).
-    fn start_down(&mut self, now: SimTime) {
-        self.reset_congestion_signals();
-        self.probe_up_acked_per_inc = INF;
-        self.pick_probe_wait();
-        self.cycle_stamp = now;
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.start_round();
-        self.state = State::Down;
-        self.set_gains(DOWN_PACING_GAIN, DEFAULT_CWND_GAIN);
-    }
-
-    /// StartProbeBW_CRUISE().
-    fn start_cruise(&mut self) {
-        self.state = State::Cruise;
-        self.set_gains(1.0, DEFAULT_CWND_GAIN);
-    }
-
-    /// StartProbeBW_REFILL().
-    fn start_refill(&mut self) {
-        self.reset_short_term_model();
-        self.bw_probe_up_rounds = 0;
-        self.bw_probe_up_acked = 0.0;
-        self.prev_probe_precautionary = false;
-        self.ack_phase = AckPhase::Refilling;
-        self.start_round();
-        self.state = State::Refill;
-        self.set_gains(1.0, DEFAULT_CWND_GAIN);
-    }
-
-    /// StartProbeBW_UP().
-    fn start_up(&mut self, rate: f64, cwnd: f64) {
-        self.ack_phase = AckPhase::ProbeStarting;
-        self.start_round();
-        self.reset_full_bw();
-        self.full_bw = rate;
-        self.state = State::Up;
-        self.set_gains(UP_PACING_GAIN, UP_CWND_GAIN);
-        self.raise_inflight_longterm_slope(cwnd);
-    }
-
-    /// RaiseInflightLongtermSlope() (5.3.3.9).
-    fn raise_inflight_longterm_slope(&mut self, cwnd: f64) {
-        let growth = (1u64 << self.bw_probe_up_rounds) as f64;
-        self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
-        self.probe_up_acked_per_inc = (cwnd / growth).max(1.0);
-    }
-
-    /// ProbeInflightLongtermUpward() (5.3.3.9).
-    fn probe_inflight_longterm_upward(&mut self, rs: &RateSample, cwnd: f64) {
-        if !self.cwnd_limited || cwnd < self.inflight_longterm {
-            return;
-        }
-        self.bw_probe_up_acked += rs.acked_sacked as f64;
-        if self.bw_probe_up_acked >= self.probe_up_acked_per_inc {
-            let delta = (self.bw_probe_up_acked / self.probe_up_acked_per_inc).floor();
-            self.bw_probe_up_acked -= delta * self.probe_up_acked_per_inc;
-            self.inflight_longterm += delta;
-        }
-        if self.round_start {
-            self.raise_inflight_longterm_slope(cwnd);
-        }
-    }
-
-    fn is_in_probe_bw(&self) -> bool {
-        matches!(
-            self.state,
-            State::Down | State::Cruise | State::Refill | State::Up
-        )
-    }
-
-    fn is_probing_bw(&self) -> bool {
-        matches!(self.state, State::Startup | State::Refill | State::Up)
-    }
-
     /// IsInflightTooHigh() (5.5.10.2) for a sample's lost and in-flight volumes, and — CE
     /// marks as congestion (3.7, interpreted) — its CE-marked share of deliveries.
     fn too_high(lost: u64, tx_in_flight: u64, ce: u64, delivered: u64) -> bool {
@@ -470,7 +377,13 @@ impl Bbr3 {
     }
 
     /// HandleInflightTooHigh() (5.5.10.2).
-    fn handle_inflight_too_high(&mut self, tx_in_flight: f64, app_limited: bool, cwnd: f64, now: SimTime) {
+    fn handle_inflight_too_high(
+        &mut self,
+        tx_in_flight: f64,
+        app_limited: bool,
+        cwnd: f64,
+        now: SimTime,
+    ) {
         self.prev_probe_too_high = true;
         self.is_bw_probe_sample = false; // only react once per bandwidth probe
         if !app_limited {
@@ -635,174 +548,6 @@ impl Bbr3 {
         }
     }
 
-    /// UpdateProbeBWCyclePhase() (5.3.3.9), on an ACK that delivers data.
-    fn update_probe_bw_cycle_phase(&mut self, rs: &RateSample, rate: f64, cwnd: f64) {
-        if !self.full_bw_reached {
-            return;
-        }
-        if self.adapt_long_term_model(rs, cwnd) || !self.is_in_probe_bw() {
-            return;
-        }
-        match self.state {
-            State::Down => {
-                if self.is_time_to_probe_bw(rs.now, cwnd) {
-                    return;
-                }
-                let cruise = rs.in_flight as f64 <= self.inflight_with_headroom()
-                    && rs.in_flight as f64 <= self.inflight(self.max_bw(), 1.0);
-                if cruise {
-                    self.start_cruise();
-                }
-            }
-            State::Cruise => {
-                self.is_time_to_probe_bw(rs.now, cwnd);
-            }
-            State::Refill => {
-                if self.round_start {
-                    self.is_bw_probe_sample = true;
-                    self.start_up(rate, cwnd);
-                }
-            }
-            State::Up => {
-                if self.is_time_to_go_down(rs, cwnd, rate) {
-                    self.prev_probe_too_high = false; // no high loss (yet)
-                    self.start_down(rs.now);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// IsTimeToProbeBW() (5.3.3.8): starts REFILL when due.
-    fn is_time_to_probe_bw(&mut self, now: SimTime, cwnd: f64) -> bool {
-        let reno_rounds = self.target_inflight(cwnd).min(RENO_ROUNDS_MAX);
-        let due = now > self.cycle_stamp + self.bw_probe_wait
-            || self.rounds_since_probe_up as f64 >= reno_rounds;
-        if due {
-            self.start_refill();
-        }
-        due
-    }
-
-    /// IsTimeToGoDown() (5.3.3.9).
-    fn is_time_to_go_down(&mut self, rs: &RateSample, cwnd: f64, rate: f64) -> bool {
-        if self.prev_probe_too_high && rs.in_flight as f64 >= self.inflight_longterm {
-            self.prev_probe_precautionary = true; // precautionary deceleration
-            return true;
-        }
-        if self.cwnd_limited && cwnd >= self.inflight_longterm {
-            self.reset_full_bw(); // bandwidth is limited by inflight_longterm
-            self.full_bw = rate;
-        } else if self.full_bw_now {
-            return true;
-        }
-        false
-    }
-
-    /// AdaptLongTermModel() (5.3.3.9); true if it decided a state transition.
-    fn adapt_long_term_model(&mut self, rs: &RateSample, cwnd: f64) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
-            self.ack_phase = AckPhase::ProbeFeedback;
-        }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
-            self.is_bw_probe_sample = false;
-            self.ack_phase = AckPhase::Init;
-            if self.is_in_probe_bw() && !rs.is_app_limited {
-                self.bw_hi = [self.bw_hi[1], 0.0]; // AdvanceMaxBwFilter()
-            }
-            if self.is_in_probe_bw() && self.prev_probe_precautionary && !self.prev_probe_too_high
-            {
-                self.start_refill(); // precautionary acceleration
-                return true;
-            }
-        }
-        let ce_high = Self::too_high(0, 0, rs.delivered_ce, rs.delivered.unwrap_or(0));
-        if self.is_bw_probe_sample && ce_high {
-            // CE marks while probing: as a lossy probe (3.7, interpreted).
-            let was_up = self.state == State::Up;
-            self.handle_inflight_too_high(rs.tx_in_flight as f64, rs.is_app_limited, cwnd, rs.now);
-            return was_up;
-        }
-        if !Self::too_high(rs.lost, rs.tx_in_flight, rs.delivered_ce, rs.delivered.unwrap_or(0)) {
-            if self.inflight_longterm == INF {
-                return false;
-            }
-            if rs.tx_in_flight as f64 > self.inflight_longterm {
-                self.inflight_longterm = rs.tx_in_flight as f64;
-            }
-            if self.state == State::Up {
-                self.probe_inflight_longterm_upward(rs, cwnd);
-            }
-        }
-        false
-    }
-
-    /// UpdateMinRTT() (5.3.4.3).
-    fn update_min_rtt(&mut self, rs: &RateSample) {
-        let now = rs.now;
-        self.probe_rtt_expired = now > self.probe_rtt_min_stamp + PROBE_RTT_INTERVAL;
-        if let Some(r) = rs.rtt {
-            if self.probe_rtt_min_delay.is_none_or(|m| r < m) || self.probe_rtt_expired {
-                self.probe_rtt_min_delay = Some(r);
-                self.probe_rtt_min_stamp = now;
-            }
-        }
-        let expired = now > self.min_rtt_stamp + MIN_RTT_FILTER_LEN;
-        let lower = match (self.probe_rtt_min_delay, self.min_rtt) {
-            (Some(p), Some(m)) => p < m,
-            (Some(_), None) => true,
-            _ => false,
-        };
-        if lower || expired {
-            self.min_rtt = self.probe_rtt_min_delay;
-            self.min_rtt_stamp = self.probe_rtt_min_stamp;
-        }
-    }
-
-    /// ProbeRTTCwnd() (5.6.4.5).
-    fn probe_rtt_cwnd(&self) -> f64 {
-        self.bdp_multiple(self.bw, PROBE_RTT_CWND_GAIN)
-            .max(MIN_PIPE_CWND)
-    }
-
-    /// CheckProbeRTT() with HandleProbeRTT() and CheckProbeRTTDone() (5.3.4.3); true to
-    /// mark the connection application-limited.
-    fn check_probe_rtt(&mut self, w: &mut Window, rs: &RateSample) -> bool {
-        let now = rs.now;
-        if self.state != State::ProbeRtt && self.probe_rtt_expired {
-            self.state = State::ProbeRtt;
-            self.set_gains(1.0, PROBE_RTT_CWND_GAIN);
-            self.save_cwnd(w.cwnd);
-            self.probe_rtt_done_stamp = None;
-            self.ack_phase = AckPhase::ProbeStopping;
-            self.start_round();
-        }
-        if self.state != State::ProbeRtt {
-            return false;
-        }
-        if self.probe_rtt_done_stamp.is_none() && rs.in_flight as f64 <= self.probe_rtt_cwnd() {
-            self.probe_rtt_done_stamp = Some(now + PROBE_RTT_DURATION);
-            self.probe_rtt_round_done = false;
-            self.start_round();
-        } else if let Some(done) = self.probe_rtt_done_stamp {
-            if self.round_start {
-                self.probe_rtt_round_done = true;
-            }
-            if self.probe_rtt_round_done && now > done {
-                self.probe_rtt_min_stamp = now; // schedule the next ProbeRTT
-                w.cwnd = w.cwnd.max(self.prior_cwnd); // RestoreCwnd()
-                self.reset_short_term_model(); // ExitProbeRTT() (5.3.4.4)
-                if self.full_bw_reached {
-                    self.start_down(now);
-                    self.start_cruise();
-                } else {
-                    self.enter_startup();
-                }
-            }
-        }
-        true // MarkConnectionAppLimited(): ignore ProbeRTT's low-rate samples
-    }
-
     /// SetCwnd() with UpdateMaxInflight(), BoundCwndForProbeRTT() and BoundCwndForModel()
     /// (5.6.4.2, 5.6.4.5–5.6.4.7).
     fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample) {
@@ -873,7 +618,7 @@ impl CongestionControl for Bbr3 {
     }
     /// Precise feedback: an ACK echoing CE marks the round as congested (3.7).
     fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
-        if f.ece && f.acked > 0 {
+        if f.ce > 0 {
             self.note_loss();
         }
     }

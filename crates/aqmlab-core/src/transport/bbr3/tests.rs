@@ -17,7 +17,14 @@ struct T {
 impl T {
     fn new() -> Self {
         let mut b = Bbr3::new(10, 1000);
-        b.pacing_rate(0, &Window { cwnd: 10.0, ssthresh: 1e12 }, Some(100 * MS));
+        b.pacing_rate(
+            0,
+            &Window {
+                cwnd: 10.0,
+                ssthresh: 1e12,
+            },
+            Some(100 * MS),
+        );
         T {
             b,
             w: Window {
@@ -93,13 +100,21 @@ fn startup_leaves_on_a_bandwidth_plateau_for_drain() {
     for (i, r) in [100, 200, 220, 230].into_iter().enumerate() {
         t.ack(100 * (i as u64 + 1), r, 50);
         assert_eq!(t.b.state, State::Startup, "round {}", i + 1);
-        assert!((t.b.pacing_rate - want[i]).abs() < 1e-9, "{}", t.b.pacing_rate);
+        assert!(
+            (t.b.pacing_rate - want[i]).abs() < 1e-9,
+            "{}",
+            t.b.pacing_rate
+        );
     }
     t.ack(500, 240, 50);
     assert!(t.b.full_bw_reached);
     assert_eq!(t.b.state, State::Drain);
     assert_eq!((t.b.pacing_gain, t.b.cwnd_gain), (0.5, 2.0));
-    assert!((t.b.pacing_rate - 118.8).abs() < 1e-9, "{}", t.b.pacing_rate);
+    assert!(
+        (t.b.pacing_rate - 118.8).abs() < 1e-9,
+        "{}",
+        t.b.pacing_rate
+    );
     assert_eq!(t.b.max_bw(), 240.0);
 }
 
@@ -170,7 +185,11 @@ fn a_lossy_probe_sets_inflight_longterm_at_the_loss_threshold_and_goes_down() {
     let w = t.w;
     t.b.on_packet_lost(&w, &lost(3_850, 30, 3));
     let want = 29.0 + (0.02 * 29.0 - 2.0) / 0.98;
-    assert!((t.b.inflight_longterm - want).abs() < 1e-9, "{}", t.b.inflight_longterm);
+    assert!(
+        (t.b.inflight_longterm - want).abs() < 1e-9,
+        "{}",
+        t.b.inflight_longterm
+    );
     assert_eq!(t.b.state, State::Down);
     assert!(t.b.prev_probe_too_high);
     // A loss under the threshold (1 of 60) while probing changes nothing.
@@ -179,7 +198,10 @@ fn a_lossy_probe_sets_inflight_longterm_at_the_loss_threshold_and_goes_down() {
     u.ack(3_800, 240, 20);
     let w = u.w;
     u.b.on_packet_lost(&w, &lost(3_850, 60, 1));
-    assert_eq!((u.b.state, u.b.inflight_longterm), (State::Up, f64::INFINITY));
+    assert_eq!(
+        (u.b.state, u.b.inflight_longterm),
+        (State::Up, f64::INFINITY)
+    );
 }
 
 #[test]
@@ -228,7 +250,11 @@ fn a_loss_round_outside_probing_cuts_the_short_term_model_by_beta() {
     let w = t.w;
     t.b.on_packet_lost(&w, &lost(750, 20, 1));
     t.ack(800, 150, 20);
-    assert!((t.b.bw_shortterm - 168.0).abs() < 1e-9, "{}", t.b.bw_shortterm);
+    assert!(
+        (t.b.bw_shortterm - 168.0).abs() < 1e-9,
+        "{}",
+        t.b.bw_shortterm
+    );
 }
 
 #[test]
@@ -238,6 +264,7 @@ fn ce_marks_count_as_congestion_like_loss() {
     t.b.on_ecn_feedback(&EcnFeedback {
         acked: 1,
         ece: true,
+        ce: 1,
         snd_una: 0,
         snd_nxt: 0,
     });
@@ -270,7 +297,10 @@ fn probe_rtt_after_five_seconds_caps_cwnd_at_half_a_bdp_then_cruises() {
     }
     let rs = t.sample(5_100, 240, 30, 110);
     let prior = t.w.cwnd;
-    assert!(t.b.on_rate_sample(&mut t.w, &rs), "ProbeRTT marks the samples app-limited");
+    assert!(
+        t.b.on_rate_sample(&mut t.w, &rs),
+        "ProbeRTT marks the samples app-limited"
+    );
     assert_eq!(t.b.state, State::ProbeRtt);
     assert_eq!(t.w.cwnd, 12.0);
     let rs = t.sample(5_200, 240, 12, 100);
@@ -281,7 +311,11 @@ fn probe_rtt_after_five_seconds_caps_cwnd_at_half_a_bdp_then_cruises() {
     let rs = t.sample(5_500, 240, 12, 100);
     t.b.on_rate_sample(&mut t.w, &rs);
     assert_eq!(t.b.state, State::Cruise);
-    assert!(t.w.cwnd >= prior.min(t.b.max_inflight), "{} < {prior}", t.w.cwnd);
+    assert!(
+        t.w.cwnd >= prior.min(t.b.max_inflight),
+        "{} < {prior}",
+        t.w.cwnd
+    );
 }
 
 #[test]

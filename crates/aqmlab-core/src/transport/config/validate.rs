@@ -407,11 +407,7 @@ fn fill_ecn(e: &mut EcnOptions, needs: &Needs) {
 
 /// (ECN-capable, codepoint of new data, precise feedback, AccECN), checked against the
 /// control's needs (`name` for messages).
-fn ecn_mode(
-    e: &EcnOptions,
-    needs: &Needs,
-    name: &str,
-) -> Result<(bool, Ecn, bool, bool), String> {
+fn ecn_mode(e: &EcnOptions, needs: &Needs, name: &str) -> Result<(bool, Ecn, bool, bool), String> {
     if e.enabled != Some(true) {
         if needs.precise_ecn || needs.ect1 {
             return Err(format!(

@@ -118,8 +118,8 @@ mod tests {
         assert_eq!(accecn_delta(5, 5, 2), 0);
         assert_eq!(accecn_delta(1, 7, 2), 2); // 7 -> 8 (0) -> 9 (1): across the wrap
         assert_eq!(accecn_delta(4, 13, 7), 7); // s.cep 13 = 5 mod 8; 7 < 8 acked: no doubt
-        // Appendix A.2: an ACK newly acknowledging n ≥ 8 segments may hide a wrap; take the
-        // largest count ≤ n that agrees with the field mod 8: n − ((n − d) mod 8).
+                                               // Appendix A.2: an ACK newly acknowledging n ≥ 8 segments may hide a wrap; take the
+                                               // largest count ≤ n that agrees with the field mod 8: n − ((n − d) mod 8).
         assert_eq!(accecn_delta(7, 5, 8), 2); // d = 2, and 2 + 8 = 10 > 8
         assert_eq!(accecn_delta(5, 5, 8), 8); // d = 0: all 8 may have been marked
         assert_eq!(accecn_delta(6, 5, 9), 9); // d = 1: 1 or 9

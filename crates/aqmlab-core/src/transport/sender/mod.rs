@@ -63,6 +63,11 @@ impl TcpSender {
         &self.c.cc
     }
 
+    /// CE marks counted from AccECN feedback so far (s.cep − 5).
+    pub fn ce_counted(&self) -> u64 {
+        self.c.ecn.ce_counted
+    }
+
     /// The congestion control, to seed it.
     pub fn cc_mut(&mut self) -> &mut Cc {
         &mut self.c.cc

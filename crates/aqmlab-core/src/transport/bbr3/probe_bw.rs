@@ -108,7 +108,8 @@ impl Bbr3 {
         if self.adapt_long_term_model(rs, cwnd) || !self.is_in_probe_bw() {
             return;
         }
-        match self.state {
+        let state = self.state;
+        match state {
             State::Down => {
                 if self.is_time_to_probe_bw(rs.now, cwnd) {
                     return;
@@ -122,17 +123,13 @@ impl Bbr3 {
             State::Cruise => {
                 self.is_time_to_probe_bw(rs.now, cwnd);
             }
-            State::Refill => {
-                if self.round_start {
-                    self.is_bw_probe_sample = true;
-                    self.start_up(rate, cwnd);
-                }
+            State::Refill if self.round_start => {
+                self.is_bw_probe_sample = true;
+                self.start_up(rate, cwnd);
             }
-            State::Up => {
-                if self.is_time_to_go_down(rs, cwnd, rate) {
-                    self.prev_probe_too_high = false; // no high loss (yet)
-                    self.start_down(rs.now);
-                }
+            State::Up if self.is_time_to_go_down(rs, cwnd, rate) => {
+                self.prev_probe_too_high = false; // no high loss (yet)
+                self.start_down(rs.now);
             }
             _ => {}
         }

@@ -115,7 +115,7 @@ def test_profile_ns3_grows_cubic_and_dctcp_per_segment_and_newreno_per_ack():
     # An explicit key still wins.
     explicit = aqmlab.validate(dumbbell(flows=[tcp(profile="ns3", cc="cubic", cwnd_growth="per_ack")], duration="1s",
                                         warmup="0s"))
-    assert tomllib.loads(explicit)["flows"][0]["cwnd_growth"] == "per_ack"
+    assert tomllib.loads(explicit)["flows"][0]["window"]["growth"] == "per_ack"
 
 
 def test_pacing_removes_access_link_bursts_and_fixed_pacing_caps_the_rate():

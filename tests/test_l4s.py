@@ -96,12 +96,13 @@ def test_l4s_flows_send_ect1_and_classic_ecn_is_unchanged():
 
 def test_a_control_that_needs_ecn_turns_it_on_with_its_codepoint_and_feedback():
     # Each control declares its needs (cc.rs `Needs`): DCTCP precise feedback (RFC 8257 3.2),
-    # Prague ECT(1) with precise feedback; ECN is on for them unless the scenario says otherwise.
+    # Prague ECT(1) with AccECN feedback (RFC 9768, the Prague draft's requirement; issue 23);
+    # ECN is on for them unless the scenario says otherwise.
     scen = dctcp_step(1, 20, duration="1s", warmup="0s")
-    for cc, cp in (("dctcp", "ect0"), ("prague", "ect1")):
+    for cc, cp, fb in (("dctcp", "ect0", "precise"), ("prague", "ect1", "accurate")):
         scen["flows"] = [{"kind": "tcp", "from": "s1", "to": "d1", "cc": cc}]
         ecn = tomllib.loads(aqmlab.validate(scen))["flows"][0]["ecn"]
-        assert ecn == {"enabled": True, "codepoint": cp, "feedback": "precise"}, cc
+        assert ecn == {"enabled": True, "codepoint": cp, "feedback": fb}, cc
 
 
 @pytest.mark.parametrize("flow,key,msg", [

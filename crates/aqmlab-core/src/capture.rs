@@ -14,7 +14,7 @@
 //!   TSecr = the echoed value for ACKs, 0 for data) and SACK blocks on ACKs (NOP, NOP, kind 5,
 //!   byte edges as below, RFC 2018), byte sequence numbers `1 + segment × mss` (initial
 //!   sequence numbers 0; the SYN takes sequence 0), ACK numbers `1 + min(ack × mss, file
-//!   size)`, flags SYN / ACK / ECE / CWR, window 65535. IP total length = 40 + options +
+//!   size)`, flags SYN / ACK / ECE / CWR / AE (AccECN), window 65535. IP total length = 40 + options +
 //!   payload, so TCP header sizes other than 40 B (plus options) are not shown. The ECN field is the packet's codepoint.
 //!   Checksums: IPv4 computed, TCP/UDP zero (no payload to sum).
 
@@ -302,11 +302,13 @@ fn tcp_header(h: &mut [u8], pkt: &Packet, opts: u32, off: &dyn Fn(u64) -> u64) {
     if pkt.flags & flags::CWR != 0 {
         fl |= CWR;
     }
+    // AccECN's AE (RFC 9768: the former NS bit, bit 8 of the flags, in the offset byte).
+    let ae = u8::from(pkt.flags & flags::AE != 0);
     h[0..2].copy_from_slice(&sport.to_be_bytes());
     h[2..4].copy_from_slice(&dport.to_be_bytes());
     h[4..8].copy_from_slice(&seq.to_be_bytes());
     h[8..12].copy_from_slice(&ack.to_be_bytes());
-    h[12] = ((5 + opts / 4) as u8) << 4;
+    h[12] = (((5 + opts / 4) as u8) << 4) | ae;
     h[13] = fl;
     h[14..16].copy_from_slice(&65_535u16.to_be_bytes());
 }

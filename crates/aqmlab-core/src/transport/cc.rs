@@ -8,7 +8,7 @@
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
 use super::dctcp::EcnFeedback;
-use super::rate::RateSample;
+use super::rate::{LostPacket, RateSample};
 use crate::rng::Rng;
 use crate::time::SimTime;
 use serde::de::DeserializeOwned;
@@ -101,6 +101,9 @@ pub struct Needs {
     pub sack: bool,
     /// ECN with feedback of every CE mark (`ecn.feedback` other than "classic").
     pub precise_ecn: bool,
+    /// With `precise_ecn`: AccECN (RFC 9768, `ecn.feedback = "accurate"`) is its default
+    /// feedback instead of RFC 8257's echo.
+    pub accecn: bool,
     /// ECT(1) on its data (an L4S control, RFC 9331).
     pub ect1: bool,
     /// Pacing.
@@ -163,6 +166,9 @@ pub trait CongestionControl {
     fn on_rate_sample(&mut self, _w: &mut Window, _rs: &RateSample) -> bool {
         false
     }
+    /// A segment newly marked lost by an ACK, with its transmission's record (with
+    /// [`CongestionControl::owns_window`]; before that ACK's rate sample).
+    fn on_packet_lost(&mut self, _w: &Window, _p: &LostPacket) {}
     /// The pacing rate in segments per second the control asks for (None: its own rule has
     /// none), asked before each transmission.
     fn pacing_rate(&mut self, _now: SimTime, _w: &Window, _srtt: Option<SimTime>) -> Option<f64> {
@@ -181,6 +187,8 @@ pub trait CongestionControl {
 pub struct CcEnv {
     /// The flow's initial window in segments.
     pub initial_window: u32,
+    /// Payload bytes per full segment.
+    pub mss: u32,
 }
 
 /// How a congestion control is built from its scenario options.
@@ -328,6 +336,9 @@ macro_rules! congestion_controls {
             fn owns_window(&self) -> bool {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.owns_window()),* }
             }
+            fn on_packet_lost(&mut self, w: &Window, p: &LostPacket) {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.on_packet_lost(w, p)),* }
+            }
             fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) -> bool {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.on_rate_sample(w, rs)),* }
             }
@@ -352,6 +363,7 @@ congestion_controls! {
     Dctcp(dctcp::Dctcp) = "dctcp": "DCTCP (RFC 8257)",
     Prague(prague::Prague) = "prague": "TCP Prague, the L4S scalable control (draft-briscoe-iccrg-prague-congestion-control)",
     Bbr(bbr::Bbr, boxed) = "bbr": "BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00)",
+    Bbr3(bbr3::Bbr3, boxed) = "bbr3": "BBRv3 (draft-ietf-ccwg-bbr-06)",
     Ledbat(ledbat::Ledbat) = "ledbat": "LEDBAT, less-than-best-effort (RFC 6817)",
     // The worked example of docs/adding-a-congestion-control.md, compiled and tested only in tests.
     #[cfg(test)]
@@ -459,7 +471,10 @@ mod registry {
 
     #[test]
     fn every_registered_control_builds_with_its_defaults_under_its_own_name() {
-        let env = CcEnv { initial_window: 2 };
+        let env = CcEnv {
+            initial_window: 2,
+            mss: 1000,
+        };
         assert_eq!(CC_NAMES.len(), REGISTRY.len());
         for &name in CC_NAMES {
             let p = CcParams::parse(name, &toml::Table::new()).unwrap();
@@ -541,10 +556,20 @@ mod registry {
         let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
         assert!(e.starts_with("cc.beta: "), "{e}");
         let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        let e = p
+            .build(&CcEnv {
+                initial_window: 2,
+                mss: 1000,
+            })
+            .unwrap_err();
         assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
         let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        let e = p
+            .build(&CcEnv {
+                initial_window: 2,
+                mss: 1000,
+            })
+            .unwrap_err();
         assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
     }
 

@@ -29,8 +29,12 @@ pub const DEFAULT_G: f64 = 1.0 / 16.0;
 pub struct EcnFeedback {
     /// Segments this ACK newly acknowledged (cumulatively).
     pub acked: u64,
-    /// The ACK carried ECE (the segments it covers were CE-marked).
+    /// The ACK reports CE marks (precise: ECE, the segments it covers were CE-marked;
+    /// AccECN: its ACE field counts new marks).
     pub ece: bool,
+    /// CE-marked segments this ACK newly reports (precise: `acked` with ECE, else 0;
+    /// AccECN: the ACE field's count).
+    pub ce: u64,
     /// SND.UNA after the ACK.
     pub snd_una: u64,
     /// SND.NXT (one past the highest segment sent).
@@ -67,14 +71,13 @@ impl Dctcp {
     /// update α. Returns true when α was updated.
     pub fn feedback(&mut self, f: &EcnFeedback) -> bool {
         self.acked += f.acked;
-        if f.ece {
-            self.marked += f.acked;
-        }
+        self.marked += f.ce;
         if f.snd_una <= self.window_end {
             return false;
         }
         let frac = if self.acked > 0 {
-            self.marked as f64 / self.acked as f64
+            // ≤ 1 with precise feedback; AccECN may count marks on SACKed segments first.
+            (self.marked as f64 / self.acked as f64).min(1.0)
         } else {
             0.0
         };
@@ -142,6 +145,7 @@ mod tests {
         EcnFeedback {
             acked,
             ece,
+            ce: if ece { acked } else { 0 },
             snd_una: una,
             snd_nxt: nxt,
         }

@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod bbr;
+pub mod bbr3;
 pub mod cc;
 pub mod config;
 pub mod cubic;
@@ -54,6 +55,22 @@ pub mod flags {
     /// The data segment is a retransmission; on an ACK: the segment it answers was one
     /// (the echo lets the sender apply Karn's rule exactly).
     pub const RETX: u8 = 8;
+    /// AccECN's AE bit (RFC 9768, the former ECN-nonce bit): on an ACK in AccECN mode, AE,
+    /// CWR and ECE together carry the 3-bit ACE field (AE most significant).
+    pub const AE: u8 = 16;
+
+    /// The ACE field (RFC 9768 section 3.2.2: the CE packet counter mod 8) as flag bits.
+    pub fn ace_flags(cep: u64) -> u8 {
+        let v = (cep & 7) as u8;
+        (if v & 4 != 0 { AE } else { 0 })
+            | (if v & 2 != 0 { CWR } else { 0 })
+            | (if v & 1 != 0 { ECE } else { 0 })
+    }
+
+    /// The ACE field an ACK's flag bits carry (0-7).
+    pub fn ace(fl: u8) -> u64 {
+        (u64::from(fl & AE != 0) << 2) | (u64::from(fl & CWR != 0) << 1) | u64::from(fl & ECE != 0)
+    }
 }
 
 /// A packet the transport wants sent (the world fills in flow, nodes and times).

@@ -80,10 +80,12 @@ impl CongestionControl for Prague {
     fn name(&self) -> &'static str {
         "prague"
     }
-    /// L4S: ECT(1) with precise feedback; paced (Linux Prague requests internal pacing).
+    /// L4S: ECT(1) with AccECN feedback by default (the draft requires AccECN, RFC 9768;
+    /// RFC 8257's echo allowed); paced (Linux Prague requests internal pacing).
     fn needs(&self) -> Needs {
         Needs {
             precise_ecn: true,
+            accecn: true,
             ect1: true,
             pacing: PacingNeed::Requested,
             ..Needs::default()

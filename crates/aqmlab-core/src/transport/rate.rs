@@ -18,6 +18,12 @@
 //! 5-minute windowed minimum; the RTT of an ACK is that of the newest segment it delivers,
 //! unless that segment was retransmitted (Karn); "sent after" compares send times, then
 //! sequence numbers (Linux's `tcp_skb_sent_after`).
+//!
+//! For BBRv3 (draft-ietf-ccwg-bbr) each transmission also records C.inflight after it (the
+//! recovery's pipe, `tx_in_flight`), C.lost and the CE-marked deliveries so far (Linux's
+//! `tx.in_flight`, `tx.lost`, `tx.delivered_ce`); a sample then carries RS.tx_in_flight,
+//! RS.lost = C.lost − P.lost and RS.delivered_ce = C.delivered_ce − P.delivered_ce of its
+//! newest delivered segment, and [`RateSampler::lost_packet`] gives a lost segment's record.
 
 use crate::time::SimTime;
 use std::collections::VecDeque;
@@ -37,6 +43,12 @@ struct TxRecord {
     app_limited: bool,
     /// A retransmission.
     retx: bool,
+    /// C.inflight just after it was sent (the recovery's pipe).
+    tx_in_flight: u64,
+    /// C.lost when it was sent.
+    lost: u64,
+    /// C.delivered_ce when it was sent.
+    delivered_ce: u64,
     /// Already counted as delivered (SACKed).
     done: bool,
     /// A record exists (the segment was sent).
@@ -83,6 +95,29 @@ pub struct RateSample {
     pub state: CaState,
     /// Smoothed RTT, if any.
     pub srtt: Option<SimTime>,
+    /// C.inflight just after the newest delivered segment was sent (RS.tx_in_flight).
+    pub tx_in_flight: u64,
+    /// Segments marked lost since the newest delivered segment was sent (RS.lost).
+    pub lost: u64,
+    /// CE-marked segments delivered since the newest delivered segment was sent (with
+    /// precise ECN feedback; Linux `rs->delivered_ce`).
+    pub delivered_ce: u64,
+}
+
+/// A segment newly marked lost, as BBRv3's per-loss step reads it (draft-ietf-ccwg-bbr
+/// section 5.5.10.2, `HandleLostPacket(P)`).
+#[derive(Clone, Copy, Debug)]
+pub struct LostPacket {
+    /// When it was marked lost.
+    pub now: SimTime,
+    /// P.tx_in_flight.
+    pub tx_in_flight: u64,
+    /// C.lost − P.lost (this segment included).
+    pub lost: u64,
+    /// P.is_app_limited.
+    pub is_app_limited: bool,
+    /// C.delivered when it was marked.
+    pub delivered: u64,
 }
 
 impl RateSample {
@@ -118,6 +153,8 @@ pub struct RateSampler {
     pub app_limited: u64,
     /// Smallest RTT sample seen.
     pub min_rtt: Option<SimTime>,
+    /// C.delivered_ce: CE-marked segments delivered so far (precise ECN feedback).
+    pub delivered_ce: u64,
     cand: Option<Candidate>,
     newly: u64,
 }
@@ -152,9 +189,35 @@ impl RateSampler {
             sent: now,
             app_limited: self.app_limited != 0,
             retx,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: self.delivered_ce,
             done: false,
             valid: true,
         };
+    }
+
+    /// The segment just sent, `seq`, left C.inflight at `in_flight` with C.lost = `lost`.
+    pub fn note_in_flight(&mut self, seq: u64, in_flight: u64, lost: u64) {
+        if let Some(r) = seq
+            .checked_sub(self.base)
+            .and_then(|i| self.recs.get_mut(i as usize))
+        {
+            r.tx_in_flight = in_flight;
+            r.lost = lost;
+        }
+    }
+
+    /// Segment `seq`, just marked lost at `now` with C.lost = `lost_total`: its record.
+    pub fn lost_packet(&self, seq: u64, lost_total: u64, now: SimTime) -> Option<LostPacket> {
+        let r = self.recs.get(seq.checked_sub(self.base)? as usize)?;
+        r.valid.then(|| LostPacket {
+            now,
+            tx_in_flight: r.tx_in_flight,
+            lost: lost_total.saturating_sub(r.lost),
+            is_app_limited: r.app_limited,
+            delivered: self.delivered,
+        })
     }
 
     fn deliver(&mut self, seq: u64, rec: TxRecord) {
@@ -214,6 +277,7 @@ impl RateSampler {
         in_flight: u64,
         state: CaState,
         srtt: Option<SimTime>,
+        lost_total: u64,
     ) -> RateSample {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0; // the application-limited "bubble" has been delivered
@@ -236,10 +300,16 @@ impl RateSampler {
             total_delivered: self.delivered,
             state,
             srtt,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: 0,
         };
         let Some(c) = self.cand.take() else {
             return rs;
         };
+        rs.tx_in_flight = c.rec.tx_in_flight;
+        rs.lost = lost_total.saturating_sub(c.rec.lost);
+        rs.delivered_ce = self.delivered_ce.saturating_sub(c.rec.delivered_ce);
         // The send phase of the next sample starts at the newest delivered segment's send.
         self.first_sent_time = c.rec.sent;
         if !c.rec.retx {
@@ -281,7 +351,7 @@ mod tests {
         for k in 0..50u64 {
             let now = st(k) + 100 * MS;
             r.on_cum_ack(k + 1);
-            let rs = r.generate(now, 0, 10, 9, CaState::Open, None);
+            let rs = r.generate(now, 0, 10, 9, CaState::Open, None, 0);
             r.on_send(k + 10, now, 9, false);
             assert_eq!(rs.acked_sacked, 1);
             assert_eq!(rs.rtt, Some(100 * MS));
@@ -306,7 +376,7 @@ mod tests {
             r.on_send(i, i * MS, i, false);
         }
         r.on_cum_ack(4);
-        let rs = r.generate(50 * MS, 0, 4, 0, CaState::Open, None);
+        let rs = r.generate(50 * MS, 0, 4, 0, CaState::Open, None, 0);
         assert_eq!(rs.delivered, Some(4));
         assert_eq!(rs.interval, 50 * MS);
         assert_eq!(rs.rtt, Some(47 * MS));
@@ -322,14 +392,14 @@ mod tests {
         }
         // SACK of 2..4 at 40 ms: 2 delivered, newest = seq 3.
         r.on_sacked(2, 4);
-        let rs = r.generate(40 * MS, 0, 6, 4, CaState::Open, None);
+        let rs = r.generate(40 * MS, 0, 6, 4, CaState::Open, None, 0);
         assert_eq!(rs.acked_sacked, 2);
         assert_eq!(rs.rtt, Some(37 * MS));
         // Retransmit seq 0 at 45 ms; the cumulative ACK to 6 at 60 ms delivers 0, 1, 4, 5
         // (2 and 3 were SACKed): 4 more, and the newest-sent is the retransmission (no RTT).
         r.on_send(0, 45 * MS, 4, true);
         r.on_cum_ack(6);
-        let rs = r.generate(60 * MS, 0, 4, 0, CaState::Recovery, None);
+        let rs = r.generate(60 * MS, 0, 4, 0, CaState::Recovery, None, 0);
         assert_eq!(rs.acked_sacked, 4);
         assert_eq!(r.delivered, 6);
         assert_eq!(rs.rtt, None);
@@ -348,15 +418,15 @@ mod tests {
         r.mark_app_limited(1); // 0 delivered + 1 in flight: ends once delivered > 1
         r.on_send(1, MS, 1, false);
         r.on_cum_ack(1);
-        let rs = r.generate(10 * MS, 0, 2, 1, CaState::Open, None);
+        let rs = r.generate(10 * MS, 0, 2, 1, CaState::Open, None, 0);
         assert!(!rs.is_app_limited); // seq 0 was sent before the mark
         r.on_cum_ack(2);
-        let rs = r.generate(11 * MS, 0, 1, 0, CaState::Open, None);
+        let rs = r.generate(11 * MS, 0, 1, 0, CaState::Open, None, 0);
         assert!(rs.is_app_limited); // seq 1 was sent after it
         assert_eq!(r.app_limited, 0); // delivered 2 > 1: the bubble is gone
         r.on_send(2, 12 * MS, 0, false);
         r.on_cum_ack(3);
-        let rs = r.generate(20 * MS, 0, 1, 0, CaState::Open, None);
+        let rs = r.generate(20 * MS, 0, 1, 0, CaState::Open, None, 0);
         assert_eq!(r.app_limited, 0);
         assert!(!rs.is_app_limited);
     }
@@ -367,14 +437,14 @@ mod tests {
         let mut r = RateSampler::new();
         r.on_send(0, 0, 0, false);
         r.on_cum_ack(1);
-        let rs = r.generate(10 * MS, 0, 1, 0, CaState::Open, None);
+        let rs = r.generate(10 * MS, 0, 1, 0, CaState::Open, None, 0);
         assert_eq!(rs.delivered, Some(1));
         assert_eq!(r.min_rtt, Some(10 * MS));
         // A retransmission sent from idle at 20 ms and ACKed at 21 ms: no RTT (Karn), and
         // its 1-ms interval is below the 10-ms minimum: invalid, though it still counts.
         r.on_send(1, 20 * MS, 0, true);
         r.on_cum_ack(2);
-        let rs = r.generate(21 * MS, 0, 1, 0, CaState::Open, None);
+        let rs = r.generate(21 * MS, 0, 1, 0, CaState::Open, None, 0);
         assert_eq!(rs.rtt, None);
         assert_eq!(rs.delivered, None);
         assert_eq!(rs.rate(), None);

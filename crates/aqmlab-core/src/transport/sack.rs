@@ -210,8 +210,12 @@ pub struct Scoreboard {
     pub marked_lost: u64,
     /// With `record_fresh`: the ranges the last [`Scoreboard::on_sack`] newly SACKed.
     pub fresh: Vec<(u64, u64)>,
-    /// Keep `fresh` (delivery-rate sampling needs which segments were SACKed).
+    /// Keep `fresh` and `lost_log` (delivery-rate sampling needs which segments were SACKed
+    /// or marked lost).
     pub record_fresh: bool,
+    /// With `record_fresh`: the segments marked lost by ACKs (not by a timeout) since the log
+    /// was last drained, each with `marked_lost` just after it was marked.
+    pub lost_log: Vec<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -235,6 +239,7 @@ impl Scoreboard {
             marked_lost: 0,
             fresh: Vec::new(),
             record_fresh: false,
+            lost_log: Vec::new(),
         }
     }
 
@@ -303,6 +308,9 @@ impl Scoreboard {
             if old & LOST == 0 {
                 self.lost += 1;
                 self.marked_lost += 1;
+                if self.record_fresh {
+                    self.lost_log.push((s, self.marked_lost));
+                }
             }
             *self.mark_mut(s) = new;
             self.rxt_ptr = self.rxt_ptr.min(s);
@@ -469,6 +477,9 @@ impl Scoreboard {
                 *m |= LOST;
                 self.lost += 1;
                 self.marked_lost += 1;
+                if self.record_fresh {
+                    self.lost_log.push((s, self.marked_lost));
+                }
             }
             self.lost_ptr += 1;
         }

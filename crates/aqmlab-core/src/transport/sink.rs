@@ -2,7 +2,12 @@
 //! delayed ACKs), immediate ACKs for out-of-order, duplicate and gap-filling segments, and
 //! the RFC 3168 ECN echo (ECE on every ACK from a CE arrival until a CWR segment arrives), or
 //! with `ecn = "l4s"` / `"dctcp"` DCTCP's precise echo (RFC 8257 section 3.2: ECE carries the
-//! CE state of the segments acknowledged; a state change flushes a held delayed ACK).
+//! CE state of the segments acknowledged; a state change flushes a held delayed ACK), or with
+//! `ecn.feedback = "accurate"` AccECN's ACE field (RFC 9768 section 3.2.2: the count of
+//! CE-marked packets received, r.cep, starting at 5, mod 8 in AE/CWR/ECE on every ACK; a CE
+//! packet after a non-CE one is acknowledged at once, the "change-triggered ACK" of section
+//! 3.2.2.5.1, and so is a second CE packet since the last ACK, its "increment-triggered ACK"
+//! with n = 2). The AccECN TCP option is not modelled (the counter only).
 //! With `sack`, every ACK carries RFC 2018 blocks (`sack.rs`); they travel beside the packet
 //! in a per-flow log keyed by an ACK number carried in the ACK's `seq`, so packets stay small.
 //! With `timestamps`, the echoed TSval follows RFC 7323 section 4.3: TS.Recent is taken
@@ -27,6 +32,14 @@ pub struct TcpSink {
     ece: bool,
     /// DCTCP / L4S precise feedback instead of RFC 3168's latched echo.
     precise: bool,
+    /// AccECN (RFC 9768) instead of either.
+    accecn: bool,
+    /// r.cep: CE-marked packets received, from 5 (RFC 9768 section 3.2.1).
+    pub r_cep: u64,
+    /// r.cep when the last ACK was sent.
+    cep_acked: u64,
+    /// The last data packet was CE-marked.
+    last_ce: bool,
     delayed: bool,
     timeout: SimTime,
     header: u32,
@@ -56,7 +69,11 @@ impl TcpSink {
             rcv_nxt: 0,
             ooo: VecDeque::new(),
             ece: false,
-            precise: cfg.precise_ecn,
+            precise: cfg.precise_ecn && !cfg.accecn,
+            accecn: cfg.accecn,
+            r_cep: 5,
+            cep_acked: 5,
+            last_ce: false,
             delayed: cfg.delayed_ack,
             timeout: cfg.delayed_ack_timeout,
             header: cfg.header,
@@ -75,7 +92,15 @@ impl TcpSink {
     }
 
     fn ack(&mut self, ts: SimTime, retx: u8, blocks: SackBlocks, out: &mut Outbox) {
-        let fl = retx | if self.ece { flags::ECE } else { 0 };
+        let fl = retx
+            | if self.accecn {
+                self.cep_acked = self.r_cep;
+                flags::ace_flags(self.r_cep)
+            } else if self.ece {
+                flags::ECE
+            } else {
+                0
+            };
         let mut seq = 0;
         if self.sack.is_some() {
             self.acks_sent += 1;
@@ -132,18 +157,35 @@ impl TcpSink {
         let before = self.rcv_nxt;
         let retx = fl & flags::RETX;
         if fl & flags::SYN != 0 {
+            // AccECN's SYN-ACK (RFC 9768 section 3.1.1): AE, CWR, ECE reflect the
+            // SYN's IP-ECN field; a SYN is Not-ECT: 0, 1, 0.
+            let accept = if self.accecn && fl & flags::AE != 0 {
+                flags::CWR
+            } else {
+                0
+            };
             out.segs.push(OutSeg {
                 kind: PacketKind::Ack,
                 seq: 0,
                 ack: 0,
-                flags: flags::SYN | retx,
+                flags: flags::SYN | retx | accept,
                 size: self.header + self.ts_opt,
                 ts,
                 ecn: Ecn::NotEct,
             });
             return before..before;
         }
-        if self.precise {
+        let mut urgent = false;
+        if self.accecn {
+            // RFC 9768 section 3.2.2: count every CE packet; ACK at once on a change to CE
+            // and on a second CE packet since the last ACK (section 3.2.2.5.1).
+            let ce = ecn == Ecn::Ce;
+            if ce {
+                self.r_cep += 1;
+                urgent = !self.last_ce || self.r_cep - self.cep_acked >= 2;
+            }
+            self.last_ce = ce;
+        } else if self.precise {
             // RFC 8257 section 3.2: ECE mirrors the CE state of the segments an ACK covers; a
             // change of state sends the held delayed ACK at once, with the old state.
             let ce = ecn == Ecn::Ce;
@@ -191,7 +233,7 @@ impl TcpSink {
         if quick {
             self.quick_left -= 1;
         }
-        if !self.delayed || !in_order_no_gap || quick {
+        if !self.delayed || !in_order_no_gap || quick || urgent {
             self.held = None;
             self.timer.cancel();
             self.ack(ts, retx, blocks, out);
@@ -390,5 +432,67 @@ mod tests {
             .map(|&(a, f)| (a, f & flags::ECE != 0))
             .collect();
         assert_eq!(a, vec![(2, true), (3, false), (4, true)]);
+    }
+
+    const ACCECN: &str = "ecn = { enabled = true, codepoint = \"ect1\", feedback = \"accurate\" }";
+
+    fn aces(out: &mut Outbox) -> Vec<(u64, u64)> {
+        acks(out).iter().map(|&(a, f)| (a, flags::ace(f))).collect()
+    }
+
+    #[test]
+    fn accecn_ace_is_the_ce_packet_count_from_5_mod_8() {
+        // RFC 9768 section 3.2.1: r.cep starts at 5; section 3.2.2: each ACK carries r.cep
+        // mod 8 in AE (4), CWR (2), ECE (1). CE on segments 1, 2, 3, 5, 6, 7, 8; r.cep after
+        // each segment: 5, 6, 7, 8, 8, 9, 10, 11, 12, 12 -> ACE 5, 6, 7, 0 (the field wraps),
+        // 0, 1, 2, 3, 4, 4. A CWR on a data segment changes nothing (no RFC 3168 latch).
+        let mut s = sink(ACCECN);
+        let mut out = Outbox::default();
+        let ce = [1, 2, 3, 5, 6, 7, 8];
+        for i in 0..10u64 {
+            let e = if ce.contains(&i) { Ecn::Ce } else { Ecn::Ect1 };
+            let fl = if i == 4 { flags::CWR } else { 0 };
+            s.on_data(i, fl, e, 0, 0, &mut out);
+        }
+        let got: Vec<u64> = aces(&mut out).iter().map(|&(_, v)| v).collect();
+        assert_eq!(got, vec![5, 6, 7, 0, 0, 1, 2, 3, 4, 4]);
+        assert_eq!(s.r_cep, 12);
+        // The bits: 5 = AE + ECE, 6 = AE + CWR, 0 = none.
+        assert_eq!(flags::ace_flags(5), flags::AE | flags::ECE);
+        assert_eq!(flags::ace_flags(6), flags::AE | flags::CWR);
+        assert_eq!(flags::ace_flags(8), 0);
+    }
+
+    #[test]
+    fn accecn_acks_at_once_on_a_change_to_ce_and_on_a_second_mark() {
+        // Delayed ACKs (every second segment) with RFC 9768 section 3.2.2.5.1's receiver
+        // rules: a CE packet after a non-CE one is ACKed at once (change-triggered); two CE
+        // packets since the last ACK are ACKed at once (increment-triggered, n = 2).
+        // Segments N N C C C N C C C: 0+1 ACKed together (ACE 5); 2 (C after N) at once (6);
+        // 3 held; 4 is the second segment (and second mark): ACK (5 + 3 = 8: ACE 0); 5 held;
+        // 6 (C after N) at once with 5 (ACE 1); 7 held; 8: ACK (ACE 3).
+        let mut s = sink(&format!("{ACCECN}\ndelayed_ack = true"));
+        let mut out = Outbox::default();
+        for (i, c) in "NNCCCNCCC".chars().enumerate() {
+            let e = if c == 'C' { Ecn::Ce } else { Ecn::Ect1 };
+            s.on_data(i as u64, 0, e, 0, 0, &mut out);
+        }
+        assert_eq!(aces(&mut out), vec![(2, 5), (3, 6), (5, 0), (7, 1), (9, 3)]);
+    }
+
+    #[test]
+    fn accecn_syn_ack_reflects_the_syns_not_ect_field() {
+        // RFC 9768 section 3.1.1: a SYN with AE, CWR and ECE requests AccECN; the SYN-ACK's
+        // AE, CWR, ECE encode the SYN's IP-ECN field, Not-ECT: 0, 1, 0.
+        let mut s = sink(ACCECN);
+        let mut out = Outbox::default();
+        let syn = flags::SYN | flags::AE | flags::CWR | flags::ECE;
+        s.on_data(0, syn, Ecn::NotEct, 0, 0, &mut out);
+        let (_, f) = acks(&mut out)[0];
+        assert_eq!(f & (flags::AE | flags::CWR | flags::ECE), flags::CWR);
+        // A classic sink answers an AccECN SYN without the AccECN reply.
+        let mut c = sink("ecn = true");
+        c.on_data(0, syn, Ecn::NotEct, 0, 0, &mut out);
+        assert_eq!(acks(&mut out)[0].1 & flags::CWR, 0);
     }
 }

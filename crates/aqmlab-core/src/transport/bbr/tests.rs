@@ -21,6 +21,9 @@ fn sample(now_ms: u64, delivered: u64, interval_ms: u64, prior: u64, total: u64)
         total_delivered: total,
         state: CaState::Open,
         srtt: Some(100 * MS),
+        tx_in_flight: 10,
+        lost: 0,
+        delivered_ce: 0,
     }
 }
 

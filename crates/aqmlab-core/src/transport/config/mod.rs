@@ -76,6 +76,9 @@ pub struct TcpConfig {
     pub ect: Ecn,
     /// Precise ECN feedback (RFC 8257 section 3.2 sink, per-ACK feedback to the cc).
     pub precise_ecn: bool,
+    /// With `precise_ecn`: AccECN (RFC 9768) instead of RFC 8257's echo: the sink sends the
+    /// ACE counter, the sender counts CE marks from it.
+    pub accecn: bool,
     /// SACK (RFC 2018 / RFC 6675).
     pub sack: bool,
     /// Timestamps (RFC 7323).

@@ -314,8 +314,9 @@ pub struct EcnOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub codepoint: Option<Codepoint>,
     /// How the receiver feeds CE marks back: "classic" (RFC 3168: ECE until CWR, one
-    /// reduction per window) or "precise" (RFC 8257 section 3.2: ECE on exactly the ACKs
-    /// of CE-marked data, every ACK given to the control). Default: the control's, else
+    /// reduction per window), "precise" (RFC 8257 section 3.2: ECE on exactly the ACKs of
+    /// CE-marked data, every ACK given to the control) or "accurate" (AccECN, RFC 9768: the
+    /// ACE counter of CE-marked packets in AE/CWR/ECE). Default: the control's, else
     /// classic.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<Feedback>,
@@ -339,6 +340,8 @@ pub enum Feedback {
     Classic,
     /// RFC 8257 section 3.2 (DCTCP-style).
     Precise,
+    /// AccECN (RFC 9768): the ACE field's CE packet counter.
+    Accurate,
 }
 
 /// Sender pacing.

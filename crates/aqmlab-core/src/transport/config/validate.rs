@@ -105,7 +105,11 @@ impl TcpParams {
         r.header.get_or_insert(Bytes(40));
         let w = &mut r.window;
         let initial_window = *w.initial.get_or_insert(d.initial_window);
-        let cc = cct.build(&CcEnv { initial_window })?;
+        let mss = self.mss.map_or(1000, |b| b.0.min(u32::MAX as u64) as u32);
+        let cc = cct.build(&CcEnv {
+            initial_window,
+            mss,
+        })?;
         let needs = cc.needs();
         let (growth, whole_bytes) = d.growth_for(kind);
         w.growth.get_or_insert(growth);
@@ -248,7 +252,7 @@ impl TcpParams {
         if quickack > 0 && !delayed_ack {
             return Err("ack.quickack: only applies with delayed ACKs (ack.delayed = true)".into());
         }
-        let (ecn, ect, precise_ecn) = ecn_mode(&p.ecn, &needs, name)?;
+        let (ecn, ect, precise_ecn, accecn) = ecn_mode(&p.ecn, &needs, name)?;
         let sack = l.sack == Some(true);
         if needs.sack && !sack {
             return Err(format!(
@@ -338,6 +342,7 @@ impl TcpParams {
             ecn,
             ect,
             precise_ecn,
+            accecn,
             sack,
             timestamps,
             ts_opt,
@@ -391,16 +396,18 @@ fn fill_ecn(e: &mut EcnOptions, needs: &Needs) {
     } else {
         Codepoint::Ect0
     });
-    e.feedback.get_or_insert(if needs.precise_ecn {
+    e.feedback.get_or_insert(if needs.accecn {
+        Feedback::Accurate
+    } else if needs.precise_ecn {
         Feedback::Precise
     } else {
         Feedback::Classic
     });
 }
 
-/// (ECN-capable, codepoint of new data, precise feedback), checked against the control's
-/// needs (`name` for messages).
-fn ecn_mode(e: &EcnOptions, needs: &Needs, name: &str) -> Result<(bool, Ecn, bool), String> {
+/// (ECN-capable, codepoint of new data, precise feedback, AccECN), checked against the
+/// control's needs (`name` for messages).
+fn ecn_mode(e: &EcnOptions, needs: &Needs, name: &str) -> Result<(bool, Ecn, bool, bool), String> {
     if e.enabled != Some(true) {
         if needs.precise_ecn || needs.ect1 {
             return Err(format!(
@@ -415,7 +422,7 @@ fn ecn_mode(e: &EcnOptions, needs: &Needs, name: &str) -> Result<(bool, Ecn, boo
                 return Err(format!("ecn.{k}: ECN is off; set ecn.enabled = true"));
             }
         }
-        return Ok((false, Ecn::NotEct, false));
+        return Ok((false, Ecn::NotEct, false, false));
     }
     let ect = match e.codepoint {
         Some(Codepoint::Ect1) => Ecn::Ect1,
@@ -427,14 +434,15 @@ fn ecn_mode(e: &EcnOptions, needs: &Needs, name: &str) -> Result<(bool, Ecn, boo
              \"ect1\" (or leave it out)"
         ));
     }
-    let precise = e.feedback == Some(Feedback::Precise);
+    let accecn = e.feedback == Some(Feedback::Accurate);
+    let precise = accecn || e.feedback == Some(Feedback::Precise);
     if needs.precise_ecn && !precise {
         return Err(format!(
             "ecn.feedback: cc = {name:?} needs feedback of every CE mark; set feedback = \
-             \"precise\" (or leave it out)"
+             \"accurate\" or \"precise\" (or leave it out)"
         ));
     }
-    Ok((true, ect, precise))
+    Ok((true, ect, precise, accecn))
 }
 
 /// Pacing settings, checked against the control's need (errors name the key).

@@ -179,6 +179,7 @@ impl SackRecovery {
             self.ep.count_dupack(c);
             c.cc.on_dupack(&mut c.w, now);
         }
+        c.ecn.delivered = Some(delivered);
         delivered
     }
 
@@ -226,6 +227,11 @@ impl SackRecovery {
 impl Transmitted for SackRecovery {
     fn transmitted(&mut self, c: &mut Conn, seq: u64, retx: bool, now: SimTime) {
         self.sb.on_transmit(seq, now);
+        if let Some(r) = c.rate.as_mut() {
+            // C.inflight after this transmission (a new segment is not yet in snd_max).
+            let pipe = self.sb.pipe(c.snd_max - c.snd_una) + u64::from(!retx);
+            r.note_in_flight(seq, pipe, self.sb.marked_lost);
+        }
         if retx && c.trace.on() {
             let cause = self.retx_cause.take().unwrap_or(if self.ep.in_recovery {
                 "sack_lost"
@@ -286,8 +292,10 @@ impl LossRecovery for SackRecovery {
                 prior_in_flight,
                 in_flight: self.sb.pipe(c.flight()),
                 state: self.ca_state(),
+                lost_total: self.sb.marked_lost,
             };
-            c.rate_sample(input, now);
+            c.rate_sample(input, &self.sb.lost_log, now);
+            self.sb.lost_log.clear();
             state_change = c.cc_state_change();
         }
         let st = self.trace_state(c);
@@ -323,6 +331,7 @@ impl LossRecovery for SackRecovery {
         self.sb.on_timeout(c.snd_max);
         // Timeout marks are not losses of a later ACK (Linux tp->lost).
         self.lost_seen = self.sb.marked_lost;
+        self.sb.lost_log.clear();
         self.loss_state = true;
         if let Some(r) = self.rack.as_mut() {
             r.tlp_end = None;

@@ -366,7 +366,10 @@ impl Conn {
 
     /// Sends the SYN (or its retransmission) and starts the retransmission timer.
     pub fn send_syn(&mut self, io: &mut Io) {
-        let fl = flags::SYN | if self.syn_retx { flags::RETX } else { 0 };
+        let mut fl = flags::SYN | if self.syn_retx { flags::RETX } else { 0 };
+        if self.cfg.accecn {
+            fl |= flags::AE | flags::CWR | flags::ECE; // RFC 9768 section 3.1.1: request AccECN
+        }
         let size = self.cfg.header + self.cfg.syn_opt;
         io.out.segs.push(OutSeg {
             kind: PacketKind::Data,
@@ -512,12 +515,20 @@ impl Conn {
     /// A rate-based control (BBR) gets the ACK's delivery-rate sample, after loss detection
     /// and recovery entry or exit, before anything is sent (Linux `tcp_ack` order); traces a
     /// change of its state.
-    pub fn rate_sample(&mut self, s: RateInput, now: SimTime) {
+    pub fn rate_sample(&mut self, s: RateInput, lost: &[(u64, u64)], now: SimTime) {
         let Some(r) = self.rate.as_mut() else {
             return;
         };
+        // The segments this ACK marked lost, each with its transmission's record (BBRv3's
+        // per-loss step), before the ACK's own sample.
+        for &(seq, lost_total) in lost {
+            if let Some(p) = r.lost_packet(seq, lost_total, now) {
+                self.cc.on_packet_lost(&self.w, &p);
+            }
+        }
         let srtt = self.rtt.srtt();
-        let rs = r.generate(now, s.losses, s.prior_in_flight, s.in_flight, s.state, srtt);
+        let (losses, prior, inf) = (s.losses, s.prior_in_flight, s.in_flight);
+        let rs = r.generate(now, losses, prior, inf, s.state, srtt, s.lost_total);
         if self.cc.on_rate_sample(&mut self.w, &rs) {
             r.mark_app_limited(s.in_flight);
         }
@@ -555,4 +566,6 @@ pub struct RateInput {
     pub in_flight: u64,
     /// Recovery state.
     pub state: CaState,
+    /// Segments marked lost so far (C.lost).
+    pub lost_total: u64,
 }

@@ -1,6 +1,12 @@
 //! The sender's ECN reaction (RFC 3168 section 6.1.2): at most one window reduction per
 //! window of data on ECE, CWR on the next new segment; with precise feedback (RFC 8257
-//! section 3.2) every ACK's echo goes to the congestion control first.
+//! section 3.2) every ACK's echo goes to the congestion control first. With AccECN (RFC 9768)
+//! the ACE field of each ACK gives the number of newly CE-marked packets: the difference from
+//! the sender's counter s.cep mod 8 (section 3.2.2.2), or, when the ACK newly acknowledges 8
+//! or more segments so that the field may have wrapped, the largest count not above those
+//! segments that agrees with it mod 8 (the conservative rule of section 3.2.2.5.2 and
+//! Appendix A.2, as Linux's `tcp_accecn_process`); a positive count is the congestion signal
+//! (once per window), and no CWR is sent (section 3.2.2: in AccECN mode CWR is part of ACE).
 
 use super::super::cc::{CongestionControl, LossInfo};
 use super::super::dctcp::EcnFeedback;
@@ -16,6 +22,23 @@ pub struct EcnState {
     pub send_cwr: bool,
     /// SND.UNA when the ACK being processed arrived (precise ECN feedback).
     pub una_at_ack: u64,
+    /// AccECN's s.cep minus its initial 5 (RFC 9768 section 3.2.1): CE marks counted so far.
+    pub ce_counted: u64,
+    /// Segments the ACK being processed newly delivered, cumulatively or by SACK (set by
+    /// the SACK recovery; None: the cumulative advance).
+    pub delivered: Option<u64>,
+}
+
+/// AccECN's count of newly CE-marked packets from an ACK's `ace` field, the sender's counter
+/// `s_cep` and the `newly` acknowledged segments (RFC 9768 section 3.2.2.2; Appendix A.2 when
+/// `newly` ≥ 8: the field may have wrapped, assume the most marks it allows).
+pub fn accecn_delta(ace: u64, s_cep: u64, newly: u64) -> u64 {
+    let d = ace.wrapping_sub(s_cep) & 7;
+    if newly < 8 {
+        d
+    } else {
+        newly - (newly.wrapping_sub(d) & 7)
+    }
 }
 
 impl Conn {
@@ -26,14 +49,35 @@ impl Conn {
         if !self.cfg.ecn {
             return false;
         }
-        let ece = fl & flags::ECE != 0;
+        let mut ece = fl & flags::ECE != 0;
         if self.cfg.precise_ecn {
+            let acked = self.snd_una.saturating_sub(self.ecn.una_at_ack);
+            let ce = if self.cfg.accecn {
+                let s_cep = 5 + self.ecn.ce_counted;
+                let newly = self.ecn.delivered.unwrap_or(acked);
+                let d = accecn_delta(flags::ace(fl), s_cep, newly);
+                self.ecn.ce_counted += d;
+                ece = d > 0;
+                d
+            } else if ece {
+                acked
+            } else {
+                0
+            };
             let f = EcnFeedback {
-                acked: self.snd_una.saturating_sub(self.ecn.una_at_ack),
+                acked,
                 ece,
+                ce,
                 snd_una: self.snd_una,
                 snd_nxt: self.snd_max,
             };
+            if ce > 0 {
+                // C.delivered_ce for the delivery-rate samples (the segments this ACK covers
+                // were CE-marked: RFC 8257 section 3.2's echo).
+                if let Some(r) = self.rate.as_mut() {
+                    r.delivered_ce += f.ce;
+                }
+            }
             self.cc.on_ecn_feedback(&f);
         }
         ece && self.ecn_echo(ack, in_recovery, io)
@@ -58,7 +102,27 @@ impl Conn {
         #[cfg(test)]
         self.ecn_reduction_times.push(io.now);
         self.ecn.recover = Some(self.snd_max);
-        self.ecn.send_cwr = true;
+        self.ecn.send_cwr = !self.cfg.accecn;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accecn_delta;
+
+    #[test]
+    fn accecn_delta_follows_the_ace_fields_arithmetic_and_its_safety_rule() {
+        // RFC 9768 section 3.2.2.2: the new marks are (ACE − s.cep) mod 8.
+        assert_eq!(accecn_delta(6, 5, 1), 1);
+        assert_eq!(accecn_delta(5, 5, 2), 0);
+        assert_eq!(accecn_delta(1, 7, 2), 2); // 7 -> 8 (0) -> 9 (1): across the wrap
+        assert_eq!(accecn_delta(4, 13, 7), 7); // s.cep 13 = 5 mod 8; 7 < 8 acked: no doubt
+                                               // Appendix A.2: an ACK newly acknowledging n ≥ 8 segments may hide a wrap; take the
+                                               // largest count ≤ n that agrees with the field mod 8: n − ((n − d) mod 8).
+        assert_eq!(accecn_delta(7, 5, 8), 2); // d = 2, and 2 + 8 = 10 > 8
+        assert_eq!(accecn_delta(5, 5, 8), 8); // d = 0: all 8 may have been marked
+        assert_eq!(accecn_delta(6, 5, 9), 9); // d = 1: 1 or 9
+        assert_eq!(accecn_delta(6, 5, 20), 17); // d = 1: 1, 9 or 17
     }
 }

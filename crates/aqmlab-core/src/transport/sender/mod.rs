@@ -63,6 +63,11 @@ impl TcpSender {
         &self.c.cc
     }
 
+    /// CE marks counted from AccECN feedback so far (s.cep − 5).
+    pub fn ce_counted(&self) -> u64 {
+        self.c.ecn.ce_counted
+    }
+
     /// The congestion control, to seed it.
     pub fn cc_mut(&mut self) -> &mut Cc {
         &mut self.c.cc
@@ -180,6 +185,7 @@ impl TcpSender {
             return; // a duplicate SYN-ACK, or nonsense
         }
         c.ecn.una_at_ack = c.snd_una;
+        c.ecn.delivered = None;
         let a = Ack { ack, fl, ts, sack };
         if !self.loss.on_ack(&mut self.c, &a, io) {
             return; // the transfer is complete

@@ -181,6 +181,10 @@ pub trait CongestionControl {
 pub struct CcEnv {
     /// The flow's initial window in segments.
     pub initial_window: u32,
+    /// The flow's maximum segment size (payload bytes).
+    pub mss: u32,
+    /// The sender paces (`pacing.mode` other than "off"; Linux `sk_pacing_status`).
+    pub paced: bool,
 }
 
 /// How a congestion control is built from its scenario options.
@@ -459,7 +463,7 @@ mod registry {
 
     #[test]
     fn every_registered_control_builds_with_its_defaults_under_its_own_name() {
-        let env = CcEnv { initial_window: 2 };
+        let env = CcEnv { initial_window: 2, mss: 1000, paced: false };
         assert_eq!(CC_NAMES.len(), REGISTRY.len());
         for &name in CC_NAMES {
             let p = CcParams::parse(name, &toml::Table::new()).unwrap();
@@ -500,7 +504,8 @@ mod registry {
                 beta: 0.8,
                 fast_convergence: true,
                 reno_friendly: true,
-                hystart: false,
+                hystart: super::super::cubic::HyStartKind::Off,
+                variant: super::super::cubic::CubicVariant::Rfc9438,
             }
         );
     }
@@ -511,7 +516,7 @@ mod registry {
         assert_eq!(
             e,
             "cc.bogus: unknown key; kind = \"cubic\" takes kind, c, beta, fast_convergence, \
-             reno_friendly, hystart"
+             reno_friendly, hystart, variant"
         );
         let e = CcParams::parse("reno", &table("beta = 0.5")).unwrap_err();
         assert_eq!(
@@ -541,10 +546,10 @@ mod registry {
         let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
         assert!(e.starts_with("cc.beta: "), "{e}");
         let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        let e = p.build(&CcEnv { initial_window: 2, mss: 1000, paced: false }).unwrap_err();
         assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
         let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2 }).unwrap_err();
+        let e = p.build(&CcEnv { initial_window: 2, mss: 1000, paced: false }).unwrap_err();
         assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
     }
 

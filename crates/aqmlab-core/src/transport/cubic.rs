@@ -623,4 +623,107 @@ mod tests {
         assert!(w.cwnd > 10.0, "{}", w.cwnd);
         assert!(w.cwnd > c.w_cubic(to_secs(now)));
     }
+
+    fn linux(c: f64) -> Cubic {
+        Cubic::new(CubicParams {
+            c,
+            hystart: HyStartKind::Linux,
+            variant: CubicVariant::Linux,
+            ..Default::default()
+        })
+    }
+
+    fn ack1(now: SimTime, ack: u64, rtt: Option<SimTime>) -> AckInfo {
+        AckInfo {
+            now,
+            acked: 1,
+            srtt: rtt,
+            per_segment: true,
+            whole_bytes_mss: None,
+            abc_bytes: None,
+            rtt,
+            ack,
+            snd_max: ack + 100,
+        }
+    }
+
+    #[test]
+    fn linux_variant_grows_5_percent_per_rtt_before_the_first_loss() {
+        // bictcp_update with last_max_cwnd = 0 (slow start left by HyStart, no loss yet):
+        // origin = cwnd = 100, K = 0, target at t + delay_min (40 ms) = 100 + 0.4·0.04³, so
+        // cnt = cwnd / (target − cwnd) is huge and is clamped to 20: 100 ACKs of one segment
+        // add 100 / 20 = 5 segments. The Reno estimate (one segment per floor(100·15/8) = 187
+        // ACKs) stays below cwnd and changes nothing.
+        let mut c = linux(0.4);
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 100.0,
+        };
+        for k in 0..100u64 {
+            c.on_ack(&mut w, &ack1(k * 400_000, k + 1, Some(40_000_000)));
+        }
+        assert!((w.cwnd - 105.0).abs() < 1e-9, "{}", w.cwnd);
+    }
+
+    #[test]
+    fn linux_variant_reno_estimate_counts_acks() {
+        // An epoch that starts at W_max (cwnd 100 = last_max_cwnd 100: K = 0, origin 100) with
+        // C tiny: the cubic target exceeds cwnd by C·(t + delay_min)³ ≈ 1e-10, so cnt ≈ 1e12
+        // and only the Reno estimate moves the window. Linux's tcp_cwnd gains one segment per
+        // floor(100·15/8) = 187 ACKs: the first 187 ACKs leave cwnd at 100, the 188th takes
+        // tcp_cwnd to 101 and cnt = cwnd / (101 − cwnd) = 100: +0.01.
+        let mut c = linux(1e-6);
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        let l = LossInfo {
+            now: 0,
+            flight: 100,
+            repeated_timeout: false,
+        };
+        c.on_loss(&mut w, &l);
+        w.cwnd = 100.0;
+        for k in 0..187u64 {
+            c.on_ack(&mut w, &ack1(1_000_000 * (k + 1), k + 1, Some(40_000_000)));
+        }
+        assert!((w.cwnd - 100.0).abs() < 1e-6, "{}", w.cwnd);
+        c.on_ack(&mut w, &ack1(188_000_000, 188, Some(40_000_000)));
+        assert!((w.cwnd - 100.01).abs() < 1e-6, "{}", w.cwnd);
+        // Its pace: a segment per ~cwnd·15/8 ACKs (α = 8/15 per window, RFC 9438's 0.529
+        // through Linux's integer β_scale): 1500 more ACKs add 7 or 8 segments to tcp_cwnd,
+        // which cwnd follows within one segment.
+        for k in 0..1500u64 {
+            c.on_ack(&mut w, &ack1(189_000_000 + k * 1_000_000, 189 + k, None));
+        }
+        assert!(w.cwnd > 106.5 && w.cwnd < 109.0, "{}", w.cwnd);
+    }
+
+    #[test]
+    fn classic_hystart_ends_slow_start_and_a_timeout_rearms_it() {
+        // Slow start from 16 with a 40-ms path: a train of ACKs 1 ms apart over 21 ms is past
+        // (40 + 1)/2 ms (hystart_classic.rs), so ssthresh = cwnd there and later ACKs grow
+        // by the avoidance rule (5% per RTT, 1/20 per ACK).
+        let mut c = linux(0.4);
+        let mut w = Window {
+            cwnd: 16.0,
+            ssthresh: f64::INFINITY,
+        };
+        let m = 40_000_000;
+        for k in 0..=21u64 {
+            c.on_ack(&mut w, &ack1(k * 1_000_000, k + 1, Some(m)));
+        }
+        assert!(w.ssthresh.is_finite());
+        // The 22nd ACK (at 21 ms) found the exit: cwnd 16 + 21 slow-start segments.
+        assert_eq!(w.ssthresh, 37.0);
+        assert!((w.cwnd - (37.0 + 1.0 / 20.0)).abs() < 1e-9, "{}", w.cwnd);
+        let l = LossInfo {
+            now: 30_000_000,
+            flight: 37,
+            repeated_timeout: false,
+        };
+        c.on_timeout(&mut w, &l);
+        assert_eq!(c.w_max(), 0.0); // bictcp_reset
+        assert!(!c.classic.as_ref().unwrap().found);
+    }
 }

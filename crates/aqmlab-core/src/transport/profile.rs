@@ -153,7 +153,9 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             per_segment_ccs: &["cubic", "dctcp"],
             mss: 1000,
             cubic_hystart: HyStartKind::Ns3,
-            cubic_variant: CubicVariant::Linux,
+            // ns-3.44's TcpCubic::Update follows bictcp_update, but against the recorded ns-3
+            // runs RFC 9438's update agrees better (bench/peer/README.md, issue 29 phase 2).
+            cubic_variant: CubicVariant::Rfc9438,
             cwnd_limited_growth: false,
         }),
         other => Err(format!(

@@ -263,9 +263,9 @@ fn the_linux_and_ns3_profiles_pick_their_cubic_and_window_rules() {
     assert_eq!(cubic(&l), ("linux".into(), "linux".into()));
     assert_eq!(l.mss, Some(crate::units::Bytes(1448)));
     assert!(config("profile = \"linux\"").cwnd_limited_growth);
-    // ns3: ns-3's HyStart, its Linux-like update, MSS 1000 as before, growth on every ACK.
+    // ns3: ns-3's HyStart, RFC 9438's update, MSS 1000 as before, growth on every ACK.
     let n = params("profile = \"ns3\"\ncc = \"cubic\"");
-    assert_eq!(cubic(&n), ("ns3".into(), "linux".into()));
+    assert_eq!(cubic(&n), ("ns3".into(), "rfc9438".into()));
     assert!(!config("profile = \"ns3\"").cwnd_limited_growth);
     // ns2 (the default): RFC 9438 without HyStart, unchanged.
     let d = params("cc = \"cubic\"");

@@ -463,7 +463,11 @@ mod registry {
 
     #[test]
     fn every_registered_control_builds_with_its_defaults_under_its_own_name() {
-        let env = CcEnv { initial_window: 2, mss: 1000, paced: false };
+        let env = CcEnv {
+            initial_window: 2,
+            mss: 1000,
+            paced: false,
+        };
         assert_eq!(CC_NAMES.len(), REGISTRY.len());
         for &name in CC_NAMES {
             let p = CcParams::parse(name, &toml::Table::new()).unwrap();
@@ -546,10 +550,22 @@ mod registry {
         let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
         assert!(e.starts_with("cc.beta: "), "{e}");
         let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2, mss: 1000, paced: false }).unwrap_err();
+        let e = p
+            .build(&CcEnv {
+                initial_window: 2,
+                mss: 1000,
+                paced: false,
+            })
+            .unwrap_err();
         assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
         let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
-        let e = p.build(&CcEnv { initial_window: 2, mss: 1000, paced: false }).unwrap_err();
+        let e = p
+            .build(&CcEnv {
+                initial_window: 2,
+                mss: 1000,
+                paced: false,
+            })
+            .unwrap_err();
         assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
     }
 

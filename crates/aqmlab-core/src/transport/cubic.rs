@@ -247,7 +247,10 @@ impl Cubic {
         } else {
             1_000_000_000
         };
-        if self.epoch_start.is_some_and(|e| now.saturating_sub(e) < hold) {
+        if self
+            .epoch_start
+            .is_some_and(|e| now.saturating_sub(e) < hold)
+        {
             return;
         }
         let r = r.max(1);

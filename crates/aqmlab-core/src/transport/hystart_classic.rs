@@ -165,9 +165,10 @@ impl ClassicHyStart {
                 self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
                 if self.samples < MIN_SAMPLES {
                     self.samples += 1;
-                } else if self.curr_rtt.is_some_and(|c| {
-                    c > delay_min + (delay_min / 8).clamp(4 * MS, 16 * MS)
-                }) {
+                } else if self
+                    .curr_rtt
+                    .is_some_and(|c| c > delay_min + (delay_min / 8).clamp(4 * MS, 16 * MS))
+                {
                     self.found = true;
                 }
             }
@@ -212,7 +213,10 @@ mod tests {
         let m = 40 * MS;
         assert!(!h.on_ack(20.0, &ack(0, 1, 100, m, m))); // starts the round (end_seq 100)
         for i in 1..=20u64 {
-            assert!(!h.on_ack(20.0, &ack(i * MS, 1 + i, 100, m, m)), "ack at {i} ms");
+            assert!(
+                !h.on_ack(20.0, &ack(i * MS, 1 + i, 100, m, m)),
+                "ack at {i} ms"
+            );
         }
         assert!(h.on_ack(20.0, &ack(21 * MS, 22, 100, m, m)));
         // Paced (fq): no halving, so the same train is still short at 21 ms.

@@ -16,8 +16,8 @@
 //!   its parent TcpLinuxReno, which does the same).
 
 use super::config::options::{Growth, Guard, RecoveryRule};
-use super::cubic::{CubicVariant, HyStartKind};
 use super::config::LossDetection;
+use super::cubic::{CubicVariant, HyStartKind};
 
 /// Names accepted by `profile`.
 pub const PROFILE_NAMES: &[&str] = &["ns2", "linux", "ns3"];

@@ -89,7 +89,8 @@ impl TcpParams {
         let (mut cct, is_table) = self.cc_spec(&d)?;
         if let CcParams::Cubic(c) = &mut cct {
             // The profile's HyStart and window update unless the cc table names them.
-            let written = |k: &str| matches!(&self.cc, Some(toml::Value::Table(t)) if t.contains_key(k));
+            let written =
+                |k: &str| matches!(&self.cc, Some(toml::Value::Table(t)) if t.contains_key(k));
             if !written("hystart") {
                 c.hystart = d.cubic_hystart;
             }

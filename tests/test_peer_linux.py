@@ -244,6 +244,35 @@ def test_decoder_on_hand_written_records():
     assert r["guest_cpu_busy"] == pytest.approx(1 - 700 / 900)
 
 
+def test_data_starts_and_the_aqmlab_side_starts():
+    """A data connection's start is its first ss sample (with data sent) less its busy time,
+    after the experiment's start t0; control connections (no data) are skipped. Hand-written:
+    t0 = 4.74; port 5202 (flow 2) seen at 6.80 with busy 608 ms -> 1.452 s; port 5201 (flow 1)
+    at 6.80 with busy 876 ms -> 1.184 s."""
+    case = next(c for c in L.CASES if c.name == "rttfair-pfifo1000-20M-20-80ms")
+    ss = (
+        "@ 6.80\n"
+        "ESTAB 0 0 10.0.1.1:54506 10.0.2.2:5202\n"
+        "\t cubic mss:1448 cwnd:51 ssthresh:49 data_segs_out:143 busy:608ms\n"
+        "ESTAB 0 0 10.0.1.1:55308 10.0.2.2:5201\n"
+        "\t cubic mss:1448 cwnd:119 ssthresh:61 data_segs_out:1337 busy:876ms\n"
+        "ESTAB 0 0 10.0.1.1:55292 10.0.2.2:5201\n"
+        "\t cubic mss:1448 cwnd:10 data_segs_out:3 busy:40ms\n"
+        "@ 7.80\n"
+        "ESTAB 0 0 10.0.1.1:55308 10.0.2.2:5201\n"
+        "\t cubic mss:1448 cwnd:185 data_segs_out:2733 busy:1884ms\n"
+    )
+    assert L.data_starts(case, {"t0": "4.74\n", "ss.txt": ss}) == [1.184, 1.452]
+    # A missing flow: None. The aqmlab side: Linux run r's starts for seed r, else the drawn
+    # offsets (uniform in [0, 1) s) mapped onto the recorded starts' span [1.0, 2.0].
+    assert L.data_starts(case, {"t0": "4.74", "ss.txt": ss.split("@ 7.80")[0].replace("5202", "5209")}) is None
+    runs = [{"run": 1, "data_starts_s": [1.0, 1.5]}, {"run": 2, "data_starts_s": [1.2, 2.0]}]
+    assert L.aqmlab_starts(case, 2, runs) == [1.2, 2.0]
+    drawn = case.starts(4)
+    assert L.aqmlab_starts(case, 4, runs) == [round(1.0 + u * 1.0, 3) for u in drawn]
+    assert L.aqmlab_starts(case, 4, []) is None
+
+
 def test_cpio_archive_is_what_cpio_reads(tmp_path):
     if shutil.which("cpio") is None:
         pytest.skip("cpio is not installed")

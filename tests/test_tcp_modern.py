@@ -84,10 +84,12 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
     assert default.flows.equals(ns2.flows)
     linux = one_flow(profile="linux")
     f = linux.flows.iloc[0]
-    # Timestamps: 1000 + 40 + 12 B per data segment on the wire.
-    assert f["sent_bytes"] == f["sent_pkts"] * 1052
+    # MSS 1448 and timestamps: 1448 + 40 + 12 = 1500 B per data segment on the wire.
+    assert f["sent_bytes"] == f["sent_pkts"] * 1500
     # The Linux profile's explicit keys give the same run as the profile.
-    explicit = one_flow(cc="cubic", initial_window=10, recovery="prr", cwnd_growth="per_segment", min_rto="200ms",
+    explicit = one_flow(cc={"kind": "cubic", "hystart": "linux", "variant": "linux"}, mss="1448B",
+                        window={"initial": 10, "growth": "per_segment", "cwnd_limited_growth": True},
+                        recovery="prr", min_rto="200ms",
                         initial_rto="1s", max_rto="120s", timer_granularity="200ms", delayed_ack=True,
                         delayed_ack_timeout="40ms", quickack=16, sack=True, timestamps=True,
                         loss_detection="rack")

@@ -396,7 +396,7 @@ def guest_script(case: LinuxCase, run: int) -> str:
 # ---- aqmlab rendering ------------------------------------------------------------------------
 
 
-def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
+def aqmlab_scenario(case: LinuxCase, seed: int, starts: list[float] | None = None) -> str:
     """The case as an aqmlab scenario (TOML): one dumbbell pair per flow, its base RTT on the
     receiver's access link, the bottleneck at rate x 1500/1514 (IP bytes at the frame rate)."""
     rate = case.rate_mbps * 1e6
@@ -407,7 +407,7 @@ def aqmlab_scenario(case: LinuxCase, seed: int) -> str:
     tx = IP_PKT * 8 / ip_rate  # a segment's transmission time at the bottleneck (= 1514 B at rate)
     flows = case.flow_list()
     specs = case.flow_specs()
-    starts = case.starts(seed)
+    starts = starts or case.starts(seed)
     if case.hosts or case.qdisc.kind == "cake":
         # One pair per host: flows of host h leave from s<h+1>, those to receiver host g reach d<g+1>
         # (CAKE tells hosts apart, so its cases keep Linux's hosts: by default one of each).
@@ -679,6 +679,47 @@ def udp_goodput(text: str, start: float, w0: float, w1: float) -> float:
     return sum(rates) / len(rates) if rates else 0.0
 
 
+def data_starts(case: LinuxCase, text: dict[str, str]) -> list[float] | None:
+    """When each flow's data connection began sending, in seconds after the experiment's start:
+    the first `ss` sample of the connection on port 5201 + i that has sent data, less its
+    `busy` time. iperf3's start-up (exec, libraries, the control connection's exchanges) runs
+    on the guest's one CPU, so data starts 0.1-1.4 s after the flow's drawn offset, and flows
+    drawn apart often start together (issue 29 phase 2); None if a flow is missing."""
+    t0 = float(text["t0"].split()[0])
+    seen: dict[int, float] = {}
+    t = cur = None
+    for line in text.get("ss.txt", "").splitlines():
+        if line.startswith("@"):
+            t = float(line[1:])
+        elif line.startswith("ESTAB"):
+            cur = int(line.split()[4].rsplit(":", 1)[1])
+        else:
+            b, d = re.search(r"busy:(\d+)ms", line), re.search(r"data_segs_out:(\d+)", line)
+            if t is not None and b and d and int(d.group(1)) > 50 and cur not in seen:
+                seen[cur] = round(t - int(b.group(1)) / 1000 - t0, 3)
+    out = [seen.get(BASE_PORT + i) for i in range(case.n_flows)]
+    return None if any(x is None for x in out) else out
+
+
+def backfill_data_starts() -> list[str]:
+    """Adds `data_starts_s` to each recorded run in measured/ that lacks it, decoded from its raw
+    guest records in results/linux_raw/ (kept by the run that recorded it); the names updated."""
+    done = []
+    by_name = {c.name: c for c in CASES}
+    for p in sorted(MEASURED.glob("linux_*.json")):
+        res = json.loads(p.read_text())
+        raw = RESULTS / "linux_raw" / p.name.replace(".json", ".tar.gz")
+        name = p.name[len("linux_"):].rsplit("_run", 1)[0]
+        if "data_starts_s" in res or not raw.exists() or name not in by_name:
+            continue
+        with tarfile.open(raw) as tf:
+            text = {m.name: tf.extractfile(m).read().decode(errors="replace") for m in tf.getmembers() if m.isfile()}
+        res["data_starts_s"] = data_starts(by_name[name], text)
+        p.write_text(json.dumps(res, indent=1) + "\n")
+        done.append(p.name)
+    return done
+
+
 def decode(case: LinuxCase, files: dict[str, bytes], run: int | None = None) -> dict:
     """The metrics of one guest run, on the window [warmup, duration] after the experiment's start."""
     text = {k: v.decode(errors="replace") for k, v in files.items()}
@@ -759,6 +800,7 @@ def decode(case: LinuxCase, files: dict[str, bytes], run: int | None = None) -> 
         out.update(decode_reverse(case, text["tc_rev.txt"], w0, w1))
     m = re.search(r"kernel (\S+)", text.get("setup.txt", ""))
     out["kernel"] = m.group(1) if m else None
+    out["data_starts_s"] = data_starts(case, text)
     return out
 
 
@@ -775,11 +817,12 @@ def run_linux(case: LinuxCase, run: int, fresh: bool = False, cached: bool = Fal
     fresh_path = RESULTS / cache_name(case, run)
     recorded = MEASURED / cache_name(case, run)
     if fresh_path.exists() and not fresh and not cached:
-        return json.loads(fresh_path.read_text())
+        return {**json.loads(fresh_path.read_text()), "run": run}
     if cached or qemu_binary() is None or not build_image.image_ready():
         if recorded.exists():
             res = json.loads(recorded.read_text())
             res["source"] = "recorded"
+            res["run"] = run
             return res
         return None
     print(f"  linux: {case.name} run {run} ({case.duration:g} s)", file=sys.stderr, flush=True)
@@ -801,13 +844,13 @@ def run_linux(case: LinuxCase, run: int, fresh: bool = False, cached: bool = Fal
                 tf.addfile(ti, io.BytesIO(data))
         (raw / cache_name(case, run).replace(".json", ".tar.gz")).write_bytes(buf.getvalue())
     fresh_path.write_text(json.dumps(res, indent=1) + "\n")
-    return res
+    return {**res, "run": run}
 
 
 def record(case: LinuxCase, run: int, res: dict) -> Path:
     MEASURED.mkdir(exist_ok=True)
     p = MEASURED / cache_name(case, run)
-    keep = {k: v for k, v in res.items() if k != "source"}
+    keep = {k: v for k, v in res.items() if k not in ("source", "run")}
     p.write_text(json.dumps(keep, indent=1) + "\n")
     return p
 
@@ -893,9 +936,26 @@ AQMLAB_CHILD = textwrap.dedent(
 )
 
 
-def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable) -> dict:
-    """aqmlab on the case's scenario for `seed` (the same start offsets as Linux run `seed`)."""
-    text = aqmlab_scenario(case, seed)
+def aqmlab_starts(case: LinuxCase, seed: int, linux: list[dict]) -> list[float] | None:
+    """The flows' start times on the aqmlab side for `seed`: when Linux run `seed`'s data
+    connections began (`data_starts_s`) if that run is recorded with them; otherwise the drawn
+    offsets mapped onto the span of every recorded run's data starts; None (the drawn offsets)
+    when no run has them."""
+    runs = [r for r in linux if r.get("data_starts_s")]
+    for r in runs:
+        if r.get("run") == seed:
+            return r["data_starts_s"]
+    if not runs:
+        return None
+    lo = min(min(r["data_starts_s"]) for r in runs)
+    hi = max(max(r["data_starts_s"]) for r in runs)
+    return [round(lo + u / case.start_spread * (hi - lo), 3) for u in case.starts(seed)]
+
+
+def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable, starts: list[float] | None = None) -> dict:
+    """aqmlab on the case's scenario for `seed` (flows starting at `starts`, default the drawn
+    offsets of Linux run `seed`)."""
+    text = aqmlab_scenario(case, seed, starts)
     rate = case.rate_mbps * 1e6 * IP_PKT / FRAME
     # The probe's one-way delay, less its forward propagation ((RTT - tx) / 2, see aqmlab_scenario),
     # plus the configured base RTT: the configured RTT plus the time waiting at the bottleneck, as
@@ -1192,7 +1252,7 @@ def main(ap, args) -> int:
         for case in cases:
             for seed in seeds:
                 print(f"  aqmlab: {case.name} seed {seed}", file=sys.stderr, flush=True)
-                res = run_aqmlab(case, seed, args.python)
+                res = run_aqmlab(case, seed, args.python, aqmlab_starts(case, seed, lin.get(case.name, [])))
                 if "unsupported" in res:
                     print(f"  aqmlab: {case.name}: {res['unsupported']}", file=sys.stderr)
                     continue

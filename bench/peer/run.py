@@ -90,8 +90,11 @@ def _sack_scenarios() -> list[Scenario]:
                 args = ["--sack=1", "--timestamps=1", "--recovery=classic", f"--cc={ns3cc}", "--hystart=0"]
                 if q == "red":
                     args.append("--meanPktSize=1052")
+                # ns-3 runs with --hystart=0, so aqmlab's CUBIC leaves the ns3 profile's HyStart off
+                # too (the `hystart` group below compares the two with it on).
+                cc_set = 'flows[0].cc={ kind = "cubic", hystart = false }' if cc == "cubic" else f'flows[0].cc="{cc}"'
                 out.append(Scenario(f"sack-{cc}-{q}-{n}", ns3q, f"sack_{q}.toml", n, dur, warm, "sack",
-                                    tuple(args), (f'flows[0].cc="{cc}"',), 52))
+                                    tuple(args), (cc_set,), 52))
     # ns-3's PRR (its default) with SACK beside aqmlab's PRR, and ns-3's PRR with the
     # double-counting of SACKed duplicate ACKs taken out (--prrSackFix): the evidence for using
     # classic recovery above (bench/peer/README.md, "SACK + timestamps").
@@ -117,6 +120,13 @@ DCTCP_SCENARIOS = [Scenario(f"dctcp-red-{n}", "RED", "dctcp_red.toml", n, 60, 20
 # BBR v1 (docs/bbr.md), FQ-PIE and FQ-COBALT (docs/aqm/) against ns-3's TcpBbr, FqPieQueueDisc
 # and FqCobaltQueueDisc.
 _SACK_NS3 = ("--sack=1", "--timestamps=1", "--recovery=classic")
+# CUBIC with HyStart on both sides (ns-3.44's default; aqmlab's ns3 profile: hystart = "ns3"),
+# the deep-buffer cases where it decides the sharing (issue 29 phase 2).
+HYSTART_SCENARIOS = [
+    Scenario(f"hystart-cubic-pfifo-{n}", "DropTail", "sack_pfifo.toml", n, 60, 20, "hystart",
+             _SACK_NS3 + ("--cc=Cubic", "--hystart=1"), ('flows[0].cc="cubic"',), 52)
+    for n in (1, 10)
+]
 NEXT_SCENARIOS = [
     Scenario("bbr-1", "DropTail", "bbr_pfifo.toml", 1, 60, 20, "next", _SACK_NS3 + ("--cc=Bbr",), (), 52),
     Scenario("bbr-cubic-2", "DropTail", "bbr_cubic_pfifo.toml", 2, 60, 20, "next",
@@ -139,6 +149,7 @@ SCENARIOS = [
     *_sack_scenarios(),
     *DCTCP_SCENARIOS,
     *NEXT_SCENARIOS,
+    *HYSTART_SCENARIOS,
 ]
 GROUPS = sorted({s.group for s in SCENARIOS})
 MEASURED = HERE / "measured"

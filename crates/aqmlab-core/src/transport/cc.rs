@@ -187,8 +187,10 @@ pub trait CongestionControl {
 pub struct CcEnv {
     /// The flow's initial window in segments.
     pub initial_window: u32,
-    /// Payload bytes per full segment.
+    /// The flow's maximum segment size (payload bytes).
     pub mss: u32,
+    /// The sender paces (`pacing.mode` other than "off"; Linux `sk_pacing_status`).
+    pub paced: bool,
 }
 
 /// How a congestion control is built from its scenario options.
@@ -474,6 +476,7 @@ mod registry {
         let env = CcEnv {
             initial_window: 2,
             mss: 1000,
+            paced: false,
         };
         assert_eq!(CC_NAMES.len(), REGISTRY.len());
         for &name in CC_NAMES {
@@ -515,7 +518,8 @@ mod registry {
                 beta: 0.8,
                 fast_convergence: true,
                 reno_friendly: true,
-                hystart: false,
+                hystart: super::super::cubic::HyStartKind::Off,
+                variant: super::super::cubic::CubicVariant::Rfc9438,
             }
         );
     }
@@ -526,7 +530,7 @@ mod registry {
         assert_eq!(
             e,
             "cc.bogus: unknown key; kind = \"cubic\" takes kind, c, beta, fast_convergence, \
-             reno_friendly, hystart"
+             reno_friendly, hystart, variant"
         );
         let e = CcParams::parse("reno", &table("beta = 0.5")).unwrap_err();
         assert_eq!(
@@ -560,6 +564,7 @@ mod registry {
             .build(&CcEnv {
                 initial_window: 2,
                 mss: 1000,
+                paced: false,
             })
             .unwrap_err();
         assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
@@ -568,6 +573,7 @@ mod registry {
             .build(&CcEnv {
                 initial_window: 2,
                 mss: 1000,
+                paced: false,
             })
             .unwrap_err();
         assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");

@@ -3,15 +3,97 @@
 //! convex probe beyond it, in real time rather than per RTT. Includes fast convergence and
 //! the Reno-friendly region (W_est, an AIMD estimate with α = 3(1−β)/(1+β)).
 //! Windows are in segments, time in seconds. Loss recovery is NewReno's (or RFC 6675's with
-//! SACK). With `hystart = true` the initial slow start runs HyStart++ (RFC 9406, `hystart.rs`).
+//! SACK).
+//!
+//! Two choices select an implementation's rules instead of the RFC's:
+//! - `hystart`: the initial slow start's exit. `true` = HyStart++ (RFC 9406, `hystart.rs`);
+//!   `"linux"` / `"ns3"` = classic HyStart as Linux 6.1's `tcp_cubic.c` / ns-3.44's `TcpCubic`
+//!   do it (`hystart_classic.rs`).
+//! - `variant = "linux"`: the window update of Linux 6.1's `bictcp_update` (also ns-3.44's
+//!   `TcpCubic::Update`, which follows it): the curve is evaluated at t + delay_min (the
+//!   smallest RTT seen) instead of t + SRTT; before the first congestion event
+//!   (`last_max_cwnd` = 0) the window grows at least 5% per RTT (`cnt` clamped to 20); the
+//!   Reno-friendly estimate counts ACKs (`tcp_cwnd` gains one segment per cwnd·β_scale/8
+//!   acknowledged segments, β_scale = 8(1024+β·1024)/3/(1024−β·1024) in integers = 15 for β =
+//!   0.7) and only caps `cnt` (it never sets the window); no switch of α to 1; at most one
+//!   segment per 2 acknowledged (`cnt` ≥ 2); a timeout clears W_max and delay_min
+//!   (`bictcp_reset` on TCP_CA_Loss). Interpretations: continuous time instead of jiffies and
+//!   a fractional window instead of Linux's integer `snd_cwnd` + `snd_cwnd_cnt` (cwnd grows by
+//!   acked/cnt); `cnt` is recomputed on every ACK (Linux at most once per jiffy); RTT samples
+//!   within 1 s of an epoch's start do not update delay_min (Linux's `HZ`; ns-3's
+//!   `CubicDelta`, 10 ms, with `hystart = "ns3"`).
 
 use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Recovery, Window};
 use super::hystart::HyStartPP;
+use super::hystart_classic::{ClassicHyStart, Flavour, HyAck};
 use crate::time::{to_secs, SimTime};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The initial slow start's exit rule (`cc.hystart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HyStartKind {
+    /// Standard slow start until the first loss (`false`).
+    #[default]
+    Off,
+    /// HyStart++, RFC 9406 (`true`).
+    Rfc9406,
+    /// Classic HyStart as Linux 6.1's `tcp_cubic.c` (`"linux"`).
+    Linux,
+    /// Classic HyStart as ns-3.44's `TcpCubic` (`"ns3"`).
+    Ns3,
+}
+
+impl Serialize for HyStartKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HyStartKind::Off => s.serialize_bool(false),
+            HyStartKind::Rfc9406 => s.serialize_bool(true),
+            HyStartKind::Linux => s.serialize_str("linux"),
+            HyStartKind::Ns3 => s.serialize_str("ns3"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HyStartKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            B(bool),
+            S(String),
+        }
+        let bad = || {
+            serde::de::Error::custom(
+                "must be false, true (HyStart++, RFC 9406), \"rfc9406\", \"linux\" or \"ns3\"",
+            )
+        };
+        match Raw::deserialize(d).map_err(|_| bad())? {
+            Raw::B(false) => Ok(HyStartKind::Off),
+            Raw::B(true) => Ok(HyStartKind::Rfc9406),
+            Raw::S(s) => match s.as_str() {
+                "off" => Ok(HyStartKind::Off),
+                "rfc9406" => Ok(HyStartKind::Rfc9406),
+                "linux" => Ok(HyStartKind::Linux),
+                "ns3" => Ok(HyStartKind::Ns3),
+                _ => Err(bad()),
+            },
+        }
+    }
+}
+
+/// How the window follows the cubic curve (`cc.variant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicVariant {
+    /// RFC 9438 section 4 (t + SRTT, W_est with α switching to 1).
+    #[default]
+    Rfc9438,
+    /// Linux 6.1 `bictcp_update` (t + delay_min, cnt clamp, ACK-counted Reno estimate).
+    Linux,
+}
 
 /// CUBIC's options, `cc = { kind = "cubic", ... }` (RFC 9438 defaults: C = 0.4, β = 0.7, both
-/// options on; HyStart++ off).
+/// options on; HyStart off; the `linux` and `ns3` profiles set `hystart` and `variant`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CubicParams {
@@ -23,8 +105,10 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// Reno-friendly region: never grow slower than an AIMD flow with the same β would.
     pub reno_friendly: bool,
-    /// HyStart++ (RFC 9406) in the initial slow start.
-    pub hystart: bool,
+    /// The initial slow start's exit: false, true (HyStart++), "linux" or "ns3" (classic).
+    pub hystart: HyStartKind,
+    /// The window update: "rfc9438" or "linux" (`bictcp_update`).
+    pub variant: CubicVariant,
 }
 
 impl Default for CubicParams {
@@ -34,9 +118,21 @@ impl Default for CubicParams {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
-            hystart: false,
+            hystart: HyStartKind::Off,
+            variant: CubicVariant::Rfc9438,
         }
     }
+}
+
+/// Linux's `bictcp_update` state (variant "linux").
+#[derive(Clone, Debug, Default)]
+struct LinuxUpdate {
+    /// `bic_origin_point`.
+    origin: f64,
+    /// `ack_cnt`: segments acknowledged since the Reno estimate last grew.
+    ack_cnt: f64,
+    /// `tcp_cwnd`: the Reno estimate (segments).
+    tcp_cwnd: f64,
 }
 
 /// CUBIC state.
@@ -55,11 +151,33 @@ pub struct Cubic {
     w_est: f64,
     /// HyStart++ state until the first congestion event (None: off or done).
     pub hystart: Option<HyStartPP>,
+    /// Classic HyStart (`hystart = "linux" | "ns3"`).
+    pub classic: Option<ClassicHyStart>,
+    /// Smallest RTT sample (Linux `delay_min`), for classic HyStart and variant "linux".
+    delay_min: Option<SimTime>,
+    /// Variant "linux"'s state.
+    lx: LinuxUpdate,
+    /// Variant "linux": segments per Reno-estimate increment = cwnd · this.
+    beta_scale: f64,
 }
 
 impl Cubic {
-    /// CUBIC with the given constants.
+    /// CUBIC with the given constants (segments of 1448 B, unpaced, for classic HyStart).
     pub fn new(p: CubicParams) -> Self {
+        Cubic::with_env(p, 1448, false)
+    }
+
+    /// CUBIC for a flow of `mss`-byte segments, paced or not.
+    fn with_env(p: CubicParams, mss: u32, paced: bool) -> Self {
+        let b = (p.beta * 1024.0).round();
+        // Linux: beta_scale = 8*(BICTCP_BETA_SCALE+beta) / 3 / (BICTCP_BETA_SCALE - beta),
+        // in integers; the estimate gains a segment per (cwnd * beta_scale) >> 3 ACKed.
+        let beta_scale = ((8.0 * (1024.0 + b) / 3.0).floor() / (1024.0 - b)).floor();
+        let classic = match p.hystart {
+            HyStartKind::Linux => Some(ClassicHyStart::new(Flavour::Linux, mss, paced)),
+            HyStartKind::Ns3 => Some(ClassicHyStart::new(Flavour::Ns3, mss, paced)),
+            _ => None,
+        };
         Cubic {
             p,
             w_max: 0.0,
@@ -67,7 +185,11 @@ impl Cubic {
             epoch_start: None,
             k: 0.0,
             w_est: 0.0,
-            hystart: p.hystart.then(HyStartPP::default),
+            hystart: (p.hystart == HyStartKind::Rfc9406).then(HyStartPP::default),
+            classic,
+            delay_min: None,
+            lx: LinuxUpdate::default(),
+            beta_scale: beta_scale / 8.0,
         }
     }
 
@@ -115,18 +237,81 @@ impl Cubic {
         }
         self.w_est = cwnd;
     }
+
+    /// Linux `bictcp_acked`'s delay_min: every RTT sample but those within the first second
+    /// (ns-3: 10 ms) of an epoch.
+    fn note_rtt(&mut self, now: SimTime, rtt: Option<SimTime>) {
+        let Some(r) = rtt else { return };
+        let hold: SimTime = if self.p.hystart == HyStartKind::Ns3 {
+            10_000_000
+        } else {
+            1_000_000_000
+        };
+        if self
+            .epoch_start
+            .is_some_and(|e| now.saturating_sub(e) < hold)
+        {
+            return;
+        }
+        let r = r.max(1);
+        self.delay_min = Some(self.delay_min.map_or(r, |m| m.min(r)));
+    }
+
+    /// Linux `bictcp_update` + `tcp_cong_avoid_ai`: one ACK of `n` segments in congestion
+    /// avoidance.
+    fn linux_update(&mut self, w: &mut Window, a: &AckInfo, n: f64) {
+        let cwnd = w.cwnd;
+        match self.epoch_start {
+            Some(_) => self.lx.ack_cnt += n,
+            None => {
+                self.epoch_start = Some(a.now);
+                self.lx.ack_cnt = n;
+                self.lx.tcp_cwnd = cwnd;
+                if self.w_max <= cwnd {
+                    self.k = 0.0;
+                    self.lx.origin = cwnd;
+                } else {
+                    self.k = ((self.w_max - cwnd) / self.p.c).cbrt();
+                    self.lx.origin = self.w_max;
+                }
+            }
+        }
+        let epoch = self.epoch_start.unwrap_or(a.now);
+        let t = to_secs(a.now - epoch) + self.delay_min.map(to_secs).unwrap_or(0.0);
+        let d = t - self.k;
+        let target = self.lx.origin + self.p.c * d * d * d;
+        let mut cnt = if target > cwnd {
+            cwnd / (target - cwnd)
+        } else {
+            100.0 * cwnd
+        };
+        if self.w_max == 0.0 && cnt > 20.0 {
+            cnt = 20.0; // 5% per RTT while the bandwidth is unknown
+        }
+        if self.p.reno_friendly {
+            let per = (cwnd.floor() * self.beta_scale).floor().max(1.0);
+            while self.lx.ack_cnt > per {
+                self.lx.ack_cnt -= per;
+                self.lx.tcp_cwnd += 1.0;
+            }
+            if self.lx.tcp_cwnd > cwnd {
+                cnt = cnt.min(cwnd / (self.lx.tcp_cwnd - cwnd));
+            }
+        }
+        w.cwnd += n / cnt.max(2.0);
+    }
 }
 
 impl Configure for Cubic {
     type Params = CubicParams;
-    fn configure(p: &CubicParams, _: &CcEnv) -> Result<Self, String> {
+    fn configure(p: &CubicParams, env: &CcEnv) -> Result<Self, String> {
         if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
             return Err(format!("cc.c: must be in (0, 100], got {}", p.c));
         }
         if !(p.beta.is_finite() && p.beta > 0.0 && p.beta < 1.0) {
             return Err(format!("cc.beta: must be in (0, 1), got {}", p.beta));
         }
-        Ok(Cubic::new(*p))
+        Ok(Cubic::with_env(*p, env.mss, env.paced))
     }
 }
 
@@ -139,11 +324,33 @@ impl CongestionControl for Cubic {
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         let n = a.units();
+        if self.classic.is_some() || self.p.variant == CubicVariant::Linux {
+            self.note_rtt(a.now, a.rtt);
+        }
         if w.cwnd < w.ssthresh {
-            match self.hystart.as_mut() {
-                Some(h) => h.on_ack(w, a),
-                None => w.cwnd += n,
+            if let Some(h) = self.classic.as_mut() {
+                let hy = HyAck {
+                    now: a.now,
+                    ack: a.ack,
+                    snd_max: a.snd_max,
+                    rtt: a.rtt,
+                    delay_min: self.delay_min,
+                    srtt: a.srtt,
+                };
+                if h.on_ack(w.cwnd, &hy) {
+                    w.ssthresh = w.cwnd; // HyStart found the exit: avoidance from this ACK
+                }
             }
+            if w.cwnd < w.ssthresh {
+                match self.hystart.as_mut() {
+                    Some(h) => h.on_ack(w, a),
+                    None => w.cwnd += n,
+                }
+                return;
+            }
+        }
+        if self.p.variant == CubicVariant::Linux {
+            self.linux_update(w, a, n);
             return;
         }
         let epoch = match self.epoch_start {
@@ -182,6 +389,14 @@ impl CongestionControl for Cubic {
         }
         self.epoch_start = None;
         self.hystart = None;
+        if self.p.variant == CubicVariant::Linux {
+            // bictcp_reset on TCP_CA_Loss (after ssthresh was taken): W_max and delay_min go.
+            self.w_max = 0.0;
+            self.delay_min = None;
+        }
+        if let Some(h) = self.classic.as_mut() {
+            h.restart(); // bictcp_hystart_reset / HystartReset: HyStart watches again
+        }
         w.cwnd = 1.0;
     }
 }
@@ -410,5 +625,108 @@ mod tests {
         // ~100 RTTs of Reno-friendly AIMD: grows by ~alpha per RTT at first, then 1 per RTT.
         assert!(w.cwnd > 10.0, "{}", w.cwnd);
         assert!(w.cwnd > c.w_cubic(to_secs(now)));
+    }
+
+    fn linux(c: f64) -> Cubic {
+        Cubic::new(CubicParams {
+            c,
+            hystart: HyStartKind::Linux,
+            variant: CubicVariant::Linux,
+            ..Default::default()
+        })
+    }
+
+    fn ack1(now: SimTime, ack: u64, rtt: Option<SimTime>) -> AckInfo {
+        AckInfo {
+            now,
+            acked: 1,
+            srtt: rtt,
+            per_segment: true,
+            whole_bytes_mss: None,
+            abc_bytes: None,
+            rtt,
+            ack,
+            snd_max: ack + 100,
+        }
+    }
+
+    #[test]
+    fn linux_variant_grows_5_percent_per_rtt_before_the_first_loss() {
+        // bictcp_update with last_max_cwnd = 0 (slow start left by HyStart, no loss yet):
+        // origin = cwnd = 100, K = 0, target at t + delay_min (40 ms) = 100 + 0.4·0.04³, so
+        // cnt = cwnd / (target − cwnd) is huge and is clamped to 20: 100 ACKs of one segment
+        // add 100 / 20 = 5 segments. The Reno estimate (one segment per floor(100·15/8) = 187
+        // ACKs) stays below cwnd and changes nothing.
+        let mut c = linux(0.4);
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 100.0,
+        };
+        for k in 0..100u64 {
+            c.on_ack(&mut w, &ack1(k * 400_000, k + 1, Some(40_000_000)));
+        }
+        assert!((w.cwnd - 105.0).abs() < 1e-9, "{}", w.cwnd);
+    }
+
+    #[test]
+    fn linux_variant_reno_estimate_counts_acks() {
+        // An epoch that starts at W_max (cwnd 100 = last_max_cwnd 100: K = 0, origin 100) with
+        // C tiny: the cubic target exceeds cwnd by C·(t + delay_min)³ ≈ 1e-10, so cnt ≈ 1e12
+        // and only the Reno estimate moves the window. Linux's tcp_cwnd gains one segment per
+        // floor(100·15/8) = 187 ACKs: the first 187 ACKs leave cwnd at 100, the 188th takes
+        // tcp_cwnd to 101 and cnt = cwnd / (101 − cwnd) = 100: +0.01.
+        let mut c = linux(1e-6);
+        let mut w = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        let l = LossInfo {
+            now: 0,
+            flight: 100,
+            repeated_timeout: false,
+        };
+        c.on_loss(&mut w, &l);
+        w.cwnd = 100.0;
+        for k in 0..187u64 {
+            c.on_ack(&mut w, &ack1(1_000_000 * (k + 1), k + 1, Some(40_000_000)));
+        }
+        assert!((w.cwnd - 100.0).abs() < 1e-6, "{}", w.cwnd);
+        c.on_ack(&mut w, &ack1(188_000_000, 188, Some(40_000_000)));
+        assert!((w.cwnd - 100.01).abs() < 1e-6, "{}", w.cwnd);
+        // Its pace: a segment per ~cwnd·15/8 ACKs (α = 8/15 per window, RFC 9438's 0.529
+        // through Linux's integer β_scale): 1500 more ACKs add 7 or 8 segments to tcp_cwnd,
+        // which cwnd follows within one segment.
+        for k in 0..1500u64 {
+            c.on_ack(&mut w, &ack1(189_000_000 + k * 1_000_000, 189 + k, None));
+        }
+        assert!(w.cwnd > 106.5 && w.cwnd < 109.0, "{}", w.cwnd);
+    }
+
+    #[test]
+    fn classic_hystart_ends_slow_start_and_a_timeout_rearms_it() {
+        // Slow start from 16 with a 40-ms path: a train of ACKs 1 ms apart over 21 ms is past
+        // (40 + 1)/2 ms (hystart_classic.rs), so ssthresh = cwnd there and later ACKs grow
+        // by the avoidance rule (5% per RTT, 1/20 per ACK).
+        let mut c = linux(0.4);
+        let mut w = Window {
+            cwnd: 16.0,
+            ssthresh: f64::INFINITY,
+        };
+        let m = 40_000_000;
+        for k in 0..=21u64 {
+            c.on_ack(&mut w, &ack1(k * 1_000_000, k + 1, Some(m)));
+        }
+        assert!(w.ssthresh.is_finite());
+        // The 22nd ACK (at 21 ms) found the exit: cwnd 16 + 21 slow-start segments.
+        assert_eq!(w.ssthresh, 37.0);
+        assert!((w.cwnd - (37.0 + 1.0 / 20.0)).abs() < 1e-9, "{}", w.cwnd);
+        let l = LossInfo {
+            now: 30_000_000,
+            flight: 37,
+            repeated_timeout: false,
+        };
+        c.on_timeout(&mut w, &l);
+        assert_eq!(c.w_max(), 0.0); // bictcp_reset
+        assert!(!c.classic.as_ref().unwrap().found);
     }
 }

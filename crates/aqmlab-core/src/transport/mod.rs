@@ -15,6 +15,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod fastmath;
 pub mod hystart;
+pub mod hystart_classic;
 pub mod ledbat;
 #[cfg(test)]
 mod loopback;

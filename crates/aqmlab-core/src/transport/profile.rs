@@ -17,6 +17,7 @@
 
 use super::config::options::{Growth, Guard, RecoveryRule};
 use super::config::LossDetection;
+use super::cubic::{CubicVariant, HyStartKind};
 
 /// Names accepted by `profile`.
 pub const PROFILE_NAMES: &[&str] = &["ns2", "linux", "ns3"];
@@ -59,6 +60,14 @@ pub struct ProfileDefaults {
     /// Congestion controls that this stack grows per acknowledged segment, without whole-byte
     /// increments, whatever `cwnd_growth` / `cwnd_whole_bytes` say for the others.
     pub per_segment_ccs: &'static [&'static str],
+    /// Maximum segment size (payload bytes).
+    pub mss: u64,
+    /// CUBIC's initial slow-start exit (`cc.hystart`).
+    pub cubic_hystart: HyStartKind,
+    /// CUBIC's window update (`cc.variant`).
+    pub cubic_variant: CubicVariant,
+    /// Grow cwnd only while cwnd-limited (`window.cwnd_limited_growth`).
+    pub cwnd_limited_growth: bool,
 }
 
 impl ProfileDefaults {
@@ -94,6 +103,10 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         loss_detection: LossDetection::Dupack,
         fast_retransmit_guard: Guard::Ns2,
         per_segment_ccs: &[],
+        mss: 1000,
+        cubic_hystart: HyStartKind::Off,
+        cubic_variant: CubicVariant::Rfc9438,
+        cwnd_limited_growth: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -115,6 +128,10 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             loss_detection: LossDetection::Rack,
             fast_retransmit_guard: Guard::Rfc6582,
             per_segment_ccs: &[],
+            mss: 1448,
+            cubic_hystart: HyStartKind::Linux,
+            cubic_variant: CubicVariant::Linux,
+            cwnd_limited_growth: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -134,6 +151,12 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             loss_detection: LossDetection::Dupack,
             fast_retransmit_guard: Guard::Rfc6582,
             per_segment_ccs: &["cubic", "dctcp"],
+            mss: 1000,
+            cubic_hystart: HyStartKind::Ns3,
+            // ns-3.44's TcpCubic::Update follows bictcp_update, but against the recorded ns-3
+            // runs RFC 9438's update agrees better (bench/peer/README.md, issue 29 phase 2).
+            cubic_variant: CubicVariant::Rfc9438,
+            cwnd_limited_growth: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

@@ -110,6 +110,8 @@ pub struct TcpConfig {
     pub app: Option<super::app::AppConfig>,
     /// Nagle's algorithm.
     pub nagle: bool,
+    /// Grow cwnd only while cwnd-limited (Linux `tcp_is_cwnd_limited`).
+    pub cwnd_limited_growth: bool,
 }
 
 /// How a sender detects losses (`loss.detection`).

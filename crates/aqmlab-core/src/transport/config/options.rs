@@ -185,6 +185,12 @@ pub struct WindowOptions {
     /// integer byte window (ns-3's TcpNewReno). Default by profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub whole_bytes: Option<bool>,
+    /// Grow cwnd only while the sender is cwnd-limited (Linux `tcp_is_cwnd_limited`; RFC 7661
+    /// section 4.3, RFC 9438 section 5.8): the last flight filled the window, or, in slow
+    /// start, cwnd is below twice the largest flight of the last window. Default by profile
+    /// (linux on; ns2 and ns3 off: ns-3.44's TcpNewReno and TcpCubic grow on every ACK).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwnd_limited_growth: Option<bool>,
     /// Linux `tcp_slow_start_after_idle`: after an idle period longer than the RTO the window
     /// restarts (`tcp_cwnd_restart`); repeated transfers only. Default false.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -242,3 +242,40 @@ fn errors_through_flat_keys_name_the_flat_key() {
         assert!(e.starts_with(want), "{text}: {e}");
     }
 }
+
+#[test]
+fn the_linux_and_ns3_profiles_pick_their_cubic_and_window_rules() {
+    use super::super::cubic::{CubicVariant, HyStartKind};
+    let params = |text: &str| {
+        let t: toml::Table = text.parse().unwrap();
+        let (p, _) = TcpParams::read(&t, "").unwrap();
+        p.resolved()
+    };
+    let cubic = |p: &TcpParams| match p.cc.as_ref().unwrap() {
+        toml::Value::Table(t) => (
+            t["hystart"].clone(),
+            t["variant"].as_str().unwrap().to_string(),
+        ),
+        other => panic!("{other:?}"),
+    };
+    // linux: classic HyStart and bictcp_update, MSS 1448, growth only while cwnd-limited.
+    let l = params("profile = \"linux\"");
+    assert_eq!(cubic(&l), ("linux".into(), "linux".into()));
+    assert_eq!(l.mss, Some(crate::units::Bytes(1448)));
+    assert!(config("profile = \"linux\"").cwnd_limited_growth);
+    // ns3: ns-3's HyStart, RFC 9438's update, MSS 1000 as before, growth on every ACK.
+    let n = params("profile = \"ns3\"\ncc = \"cubic\"");
+    assert_eq!(cubic(&n), ("ns3".into(), "rfc9438".into()));
+    assert!(!config("profile = \"ns3\"").cwnd_limited_growth);
+    // ns2 (the default): RFC 9438 without HyStart, unchanged.
+    let d = params("cc = \"cubic\"");
+    assert_eq!(cubic(&d), (toml::Value::Boolean(false), "rfc9438".into()));
+    assert!(!config("cc = \"cubic\"").cwnd_limited_growth);
+    // What the cc table says wins over the profile, and the resolved text reads back the same.
+    let o = params("profile = \"linux\"\ncc = { kind = \"cubic\", hystart = false }");
+    assert_eq!(cubic(&o), (toml::Value::Boolean(false), "linux".into()));
+    let _ = HyStartKind::Off;
+    let _ = CubicVariant::Linux;
+    let e = TcpParams::config_from("cc = { kind = \"cubic\", hystart = \"bsd\" }").unwrap_err();
+    assert!(e.contains("cc.hystart") && e.contains("\"linux\""), "{e}");
+}

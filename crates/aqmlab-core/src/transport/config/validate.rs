@@ -86,7 +86,18 @@ impl TcpParams {
     /// Every default filled in, and the congestion control built.
     fn settle(&self) -> Result<Settled, String> {
         let d = self.profile_defaults()?;
-        let (cct, is_table) = self.cc_spec(&d)?;
+        let (mut cct, is_table) = self.cc_spec(&d)?;
+        if let CcParams::Cubic(c) = &mut cct {
+            // The profile's HyStart and window update unless the cc table names them.
+            let written =
+                |k: &str| matches!(&self.cc, Some(toml::Value::Table(t)) if t.contains_key(k));
+            if !written("hystart") {
+                c.hystart = d.cubic_hystart;
+            }
+            if !written("variant") {
+                c.variant = d.cubic_variant;
+            }
+        }
         let mut r = self.clone();
         r.profile.get_or_insert_with(|| "ns2".into());
         let kind = cct.kind();
@@ -101,19 +112,21 @@ impl TcpParams {
         } else {
             toml::Value::String(kind.into())
         });
-        r.mss.get_or_insert(Bytes(1000));
+        let mss = r.mss.get_or_insert(Bytes(d.mss)).0;
         r.header.get_or_insert(Bytes(40));
         let w = &mut r.window;
         let initial_window = *w.initial.get_or_insert(d.initial_window);
-        let mss = self.mss.map_or(1000, |b| b.0.min(u32::MAX as u64) as u32);
+        let paced = self.pacing.mode.is_some_and(|m| m != PacingMode::Off);
         let cc = cct.build(&CcEnv {
             initial_window,
-            mss,
+            mss: mss.clamp(1, u32::MAX as u64) as u32,
+            paced,
         })?;
         let needs = cc.needs();
         let (growth, whole_bytes) = d.growth_for(kind);
         w.growth.get_or_insert(growth);
         w.whole_bytes.get_or_insert(whole_bytes);
+        w.cwnd_limited_growth.get_or_insert(d.cwnd_limited_growth);
         fill_app(&mut r.app);
         if r.app.kind == Some(AppKind::Transfers) {
             r.window.slow_start_after_idle.get_or_insert(false);
@@ -308,6 +321,7 @@ impl TcpParams {
         Ok(TcpConfig {
             app,
             nagle: p.app.nagle == Some(true),
+            cwnd_limited_growth: w.cwnd_limited_growth == Some(true),
             ns2_halving,
             cc,
             prr,

@@ -102,6 +102,13 @@ pub struct Conn {
     pub app: Option<AppState>,
     /// When data was last sent (Linux `lsndtime`, for the restart after idle).
     lsnd: SimTime,
+    /// Cwnd-limited state (Linux `tcp_cwnd_validate`): the window was full in the current
+    /// window of data (`is_cwnd_limited`), ...
+    cwnd_limited: bool,
+    /// ... the largest flight seen in it (`max_packets_out`) ...
+    max_flight: u64,
+    /// ... and the sequence that ends it (`cwnd_usage_seq`).
+    cwnd_usage_seq: u64,
 }
 
 impl Conn {
@@ -153,6 +160,9 @@ impl Conn {
                 )
             }),
             lsnd: start,
+            cwnd_limited: false,
+            max_flight: 0,
+            cwnd_usage_seq: 0,
             cfg: cfg.clone(),
         }
     }
@@ -213,8 +223,13 @@ impl Conn {
     }
 
     /// Tells the congestion control that `acked` segments up to `ack` were acknowledged.
+    /// With `cwnd_limited_growth` a control that does not own its window grows only while
+    /// [`Conn::is_cwnd_limited`].
     #[inline]
     pub fn cc_on_ack(&mut self, now: SimTime, ack: u64, acked: u64) {
+        if self.cfg.cwnd_limited_growth && !self.cc.owns_window() && !self.is_cwnd_limited() {
+            return;
+        }
         let info = AckInfo {
             now,
             acked,
@@ -230,6 +245,28 @@ impl Conn {
             snd_max: self.snd_max,
         };
         self.cc.on_ack(&mut self.w, &info);
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: the window was full during the current window of data,
+    /// or, in slow start, cwnd is below twice the largest flight of it.
+    pub fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited
+            || (self.w.cwnd < self.w.ssthresh && self.w.cwnd < 2.0 * self.max_flight as f64)
+    }
+
+    /// Linux `tcp_cwnd_validate` after a sending opportunity: `limited` when the flight
+    /// reached cwnd. A window of data ends when `snd_una` passes the `snd_nxt` recorded at
+    /// its start; within one, a full window is remembered and otherwise the largest flight.
+    fn cwnd_validate(&mut self, limited: bool) {
+        let flight = self.snd_nxt - self.snd_una;
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && flight > self.max_flight)
+        {
+            self.cwnd_limited = limited;
+            self.max_flight = flight;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
     }
 
     /// Nagle (RFC 896, RFC 1122 section 4.2.3.4): new segment `seq` must wait because it is
@@ -465,6 +502,7 @@ impl Conn {
         // (the conversion truncates: the floor of a number >= 1, without libm's `floor`)
         let cwnd = (self.w.cwnd.max(1.0) as u64).saturating_add(extra);
         let wnd = cwnd.min(self.cfg.rwnd);
+        let mut sent = false;
         while self.snd_nxt < self.snd_una + wnd {
             if !self.pace_ready(io) {
                 break;
@@ -484,6 +522,13 @@ impl Conn {
             }
             self.send_seg(self.snd_nxt, io, rec);
             self.send_new_done();
+            sent = true;
+        }
+        // tcp_write_xmit: is_cwnd_limited |= in_flight >= cwnd; validated after a send or
+        // when the window is full.
+        let limited = self.snd_nxt - self.snd_una >= self.w.cwnd.max(1.0) as u64;
+        if sent || limited {
+            self.cwnd_validate(limited);
         }
     }
 

@@ -8,6 +8,7 @@
 //! only moves the window. Windows are in segments (f64, as ns-2's `cwnd_`).
 
 use super::dctcp::EcnFeedback;
+use super::profile::ProfileDefaults;
 use super::rate::{LostPacket, RateSample};
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -200,6 +201,14 @@ pub trait Configure: Sized {
     type Params: DeserializeOwned + Serialize + Default + Clone + std::fmt::Debug;
     /// The control in its initial state, or which option is out of range ("cc.<key>: message").
     fn configure(params: &Self::Params, env: &CcEnv) -> Result<Self, String>;
+    /// Fills the options the flow's profile sets for this control (e.g. CUBIC's HyStart and
+    /// window update) unless the `cc` table names them (`written(key)`); nothing by default.
+    fn profile_options(
+        _params: &mut Self::Params,
+        _d: &ProfileDefaults,
+        _written: &dyn Fn(&str) -> bool,
+    ) {
+    }
 }
 
 /// The options of a control that takes none (`cc = "<name>"` or `cc = { kind = "<name>" }`).
@@ -290,6 +299,13 @@ macro_rules! congestion_controls {
             /// The options as a TOML table, without `kind` (for the resolved scenario).
             pub fn to_table(&self) -> toml::Table {
                 match self { $($(#[$cfg])* CcParams::$variant(p) => crate::scenario::parse::to_table(p)),* }
+            }
+            /// Fills the options the profile sets for the control unless the `cc` table names them.
+            pub fn profile_options(&mut self, d: &ProfileDefaults, written: &dyn Fn(&str) -> bool) {
+                match self {
+                    $($(#[$cfg])* CcParams::$variant(p) =>
+                        <super::$m::$t as Configure>::profile_options(p, d, written),)*
+                }
             }
             /// Builds the control in its initial state; a range error is "cc.<key>: message".
             pub fn build(&self, env: &CcEnv) -> Result<Cc, String> {

@@ -26,6 +26,7 @@
 use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Recovery, Window};
 use super::hystart::HyStartPP;
 use super::hystart_classic::{ClassicHyStart, Flavour, HyAck};
+use super::profile::ProfileDefaults;
 use crate::time::{to_secs, SimTime};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -304,6 +305,14 @@ impl Cubic {
 
 impl Configure for Cubic {
     type Params = CubicParams;
+    fn profile_options(p: &mut CubicParams, d: &ProfileDefaults, written: &dyn Fn(&str) -> bool) {
+        if !written("hystart") {
+            p.hystart = d.cubic_hystart;
+        }
+        if !written("variant") {
+            p.variant = d.cubic_variant;
+        }
+    }
     fn configure(p: &CubicParams, env: &CcEnv) -> Result<Self, String> {
         if !(p.c.is_finite() && p.c > 0.0 && p.c <= 100.0) {
             return Err(format!("cc.c: must be in (0, 100], got {}", p.c));

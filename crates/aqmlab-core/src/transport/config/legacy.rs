@@ -198,6 +198,10 @@ pub fn lift(params: &toml::Table) -> Result<(toml::Table, Aliases), String> {
     Ok((t, aliases))
 }
 
+/// Controls whose options once had flat keys: resolved as a `cc` table whatever the spelling
+/// read, so both spellings give one canonical text and hash, and re-reading it warns of nothing.
+pub(super) const RESOLVED_AS_TABLE: &[&str] = &["cubic"];
+
 /// CUBIC's flat keys into the `cc` table (they only apply to cc = "cubic").
 fn lift_cubic(t: &mut toml::Table, aliases: &mut Aliases) -> Result<(), String> {
     let flat: Vec<(&str, &str, toml::Value)> = TCP_CC_KEYS

@@ -87,31 +87,24 @@ impl TcpParams {
     fn settle(&self) -> Result<Settled, String> {
         let d = self.profile_defaults()?;
         let (mut cct, is_table) = self.cc_spec(&d)?;
-        if let CcParams::Cubic(c) = &mut cct {
-            // The profile's HyStart and window update unless the cc table names them.
-            let written =
-                |k: &str| matches!(&self.cc, Some(toml::Value::Table(t)) if t.contains_key(k));
-            if !written("hystart") {
-                c.hystart = d.cubic_hystart;
-            }
-            if !written("variant") {
-                c.variant = d.cubic_variant;
-            }
-        }
+        // The profile's options for the control (CUBIC: HyStart, window update) unless the cc
+        // table names them.
+        let written =
+            |k: &str| matches!(&self.cc, Some(toml::Value::Table(t)) if t.contains_key(k));
+        cct.profile_options(&d, &written);
         let mut r = self.clone();
         r.profile.get_or_insert_with(|| "ns2".into());
         let kind = cct.kind();
-        // CUBIC's options are written in the `cc` table whatever the spelling read (the flat
-        // keys are deprecated aliases), so the resolved text is canonical and re-reading it
-        // warns of nothing; both spellings resolve to the same text and hash.
-        r.cc = Some(if is_table || matches!(cct, CcParams::Cubic(_)) {
-            let mut t = toml::Table::new();
-            t.insert("kind".into(), toml::Value::String(kind.into()));
-            t.extend(cct.to_table());
-            toml::Value::Table(t)
-        } else {
-            toml::Value::String(kind.into())
-        });
+        r.cc = Some(
+            if is_table || super::legacy::RESOLVED_AS_TABLE.contains(&kind) {
+                let mut t = toml::Table::new();
+                t.insert("kind".into(), toml::Value::String(kind.into()));
+                t.extend(cct.to_table());
+                toml::Value::Table(t)
+            } else {
+                toml::Value::String(kind.into())
+            },
+        );
         let mss = r.mss.get_or_insert(Bytes(d.mss)).0;
         r.header.get_or_insert(Bytes(40));
         let w = &mut r.window;

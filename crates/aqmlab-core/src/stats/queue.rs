@@ -97,7 +97,8 @@ pub struct QueueStats {
     pub max_len_pkts: u64,
     /// Sojourn times (ns) of packets dequeued in the window.
     pub sojourn: LogHistogram,
-    /// Sum (ns) and number of sojourn times since the last time-series sample (whole run).
+    /// Sum (ns) and number of sojourn times since the last time-series sample (whole run;
+    /// reset by the samples of monitored ports only).
     pub interval_sojourn: (f64, u64),
     window_start: SimTime,
     in_window: bool,

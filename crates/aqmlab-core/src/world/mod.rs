@@ -123,6 +123,9 @@ pub struct World {
     /// For each port that takes hand-offs, how many packets bound for it wait in its feeder's
     /// pipe (it takes hand-offs only when none do, so it sees its packets in order).
     in_feeder_pipe: Vec<u32>,
+    /// The monitored ports (those in the queue time series), listed when the run starts, so
+    /// a sample touches no other port.
+    monitored: Vec<PortId>,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
@@ -157,6 +160,7 @@ impl World {
             capture: None,
             feeder: Vec::new(),
             in_feeder_pipe: Vec::new(),
+            monitored: Vec::new(),
             #[cfg(test)]
             test_marker: None,
             #[cfg(test)]
@@ -217,6 +221,9 @@ impl World {
                 Event::Sample,
             );
         }
+        self.monitored = (0..self.ports.len() as PortId)
+            .filter(|&p| self.ports[p as usize].monitor)
+            .collect();
         let window = (self.config.warmup, self.config.duration);
         for (i, port) in self.ports.iter_mut().enumerate() {
             let mut io = PortIo {
@@ -311,7 +318,7 @@ impl World {
         // is never delivered where it is sent.
         for i in 0..self.tcp_out.timers.len() {
             let (at, kind, gen) = self.tcp_out.timers[i];
-            self.events.schedule(at, Event::FlowTimer(f, kind, gen));
+            self.events.schedule_timer(at, Event::FlowTimer(f, kind, gen));
         }
         self.tcp_out.timers.clear();
         for i in 0..self.tcp_out.segs.len() {

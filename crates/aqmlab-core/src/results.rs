@@ -65,7 +65,9 @@ pub struct Labels {
 
 const NO_CODE: u32 = u32::MAX;
 
-/// Hashes a label (a multiply-rotate over 8-byte words; labels are short).
+/// Hashes a label: a multiply-rotate over 8-byte words (labels are short), then SplitMix64's
+/// finalizer, so every bit of the result depends on every byte (the map uses the low bits to
+/// place and the high bits to compare).
 fn label_hash(s: &str) -> u64 {
     let mut h = s.len() as u64;
     for w in s.as_bytes().chunks(8) {
@@ -73,7 +75,9 @@ fn label_hash(s: &str) -> u64 {
         b[..w.len()].copy_from_slice(w);
         h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
-    h
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
 /// The index's hasher: its keys are already hashes.
@@ -157,6 +161,21 @@ impl Labels {
 }
 
 impl Column {
+    /// Cell `i` as JSON, as [`Value`]'s conversion gives it (a non-finite float is null).
+    fn json(&self, i: usize) -> serde_json::Value {
+        match self {
+            Column::F64(v) => Value::F64(v[i]).to_json(),
+            Column::U64(v) => serde_json::Value::from(v[i]),
+            Column::Str(l) => serde_json::Value::from(l.get(i)),
+        }
+    }
+    fn reserve(&mut self, additional: usize) {
+        match self {
+            Column::F64(v) => v.reserve_exact(additional),
+            Column::U64(v) => v.reserve_exact(additional),
+            Column::Str(l) => l.codes.reserve_exact(additional),
+        }
+    }
     fn len(&self) -> usize {
         match self {
             Column::F64(v) => v.len(),
@@ -189,6 +208,30 @@ impl Table {
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.rows
+    }
+    /// Makes room for `additional` more rows in every column there is (so a table whose size
+    /// is known grows once, not by doubling).
+    pub fn reserve(&mut self, additional: usize) {
+        for (_, c) in &mut self.columns {
+            c.reserve(additional);
+        }
+    }
+    /// Row `i` as a JSON object of column name → value (what [`row_to_json`] gives for a row
+    /// that had every column).
+    pub fn row_json(&self, i: usize) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.columns
+                .iter()
+                .map(|(n, c)| (n.clone(), c.json(i)))
+                .collect(),
+        )
+    }
+    /// The label in row `i` of column `col` ("" if that column holds no labels).
+    pub fn label(&self, col: usize, i: usize) -> &str {
+        match &self.columns[col].1 {
+            Column::Str(l) => l.get(i),
+            _ => "",
+        }
     }
     /// Appends a row; columns missing from it get NaN / 0 / ""; new columns are back-filled.
     pub fn push(&mut self, row: &[(&str, Value)]) {

@@ -67,7 +67,7 @@ struct PortPlan {
 #[derive(Default)]
 struct Plan {
     names: Vec<String>,
-    index: BTreeMap<String, NodeId>,
+    index: std::collections::HashMap<String, NodeId>,
     ports: Vec<PortPlan>,
 }
 
@@ -329,7 +329,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = QdiscGroups::default();
-    let mut port_names = std::collections::BTreeSet::new();
+    let mut port_names = std::collections::HashSet::with_capacity(plan.ports.len());
     for pp in &plan.ports {
         let name = format!(
             "{}->{}",
@@ -350,9 +350,12 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         };
         let q = &pp.qdisc;
         let disc = q.params.build(&link, &q.path)?;
-        let mut res = q.params.to_table();
-        res.insert("kind".into(), q.params.kind().into());
-        resolved_qdiscs.add(name.clone(), res);
+        if !resolved_qdiscs.add_same_spec(q, &name) {
+            let mut res = q.params.to_table();
+            res.insert("kind".into(), q.params.kind().into());
+            resolved_qdiscs.add(name.clone(), res);
+            resolved_qdiscs.last_spec = Some(q.clone());
+        }
         let window = config.warmup;
         let rate_model = pp.rate_model.clone().map(|m| {
             Box::new(crate::ratemodel::RateSchedule::new(
@@ -380,6 +383,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             tx_bytes: 0,
             lost_pkts: 0,
             tx: TxState::default(),
+            tx_cache: Default::default(),
         });
     }
     let resolved_qdiscs = toml::Value::Array(resolved_qdiscs.finish());
@@ -408,6 +412,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         let (copies, res, shape) =
             build_flow(entry, &plan, &mut routing, &pairs, &config, flows.len())?;
         shapes.extend(std::iter::repeat_n(shape, copies.len()));
+        flows.reserve(copies.len());
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(
@@ -651,9 +656,23 @@ struct QdiscGroups {
     groups: Vec<(toml::Table, Vec<toml::Value>)>,
     index: std::collections::HashMap<String, usize>,
     last: Option<usize>,
+    /// The discipline spec whose table went into group `last` (the same spec gives the same
+    /// table, so the next port with it joins that group without printing a table).
+    last_spec: Option<Arc<QdiscSpec>>,
 }
 
 impl QdiscGroups {
+    /// Adds the next port to the last group if its discipline spec is the one that made it.
+    fn add_same_spec(&mut self, spec: &Arc<QdiscSpec>, name: &str) -> bool {
+        match (self.last, &self.last_spec) {
+            (Some(g), Some(s)) if Arc::ptr_eq(s, spec) => {
+                self.groups[g].1.push(name.into());
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Adds the next port (in port order) with its resolved discipline table.
     fn add(&mut self, name: String, table: toml::Table) {
         // Neighbouring ports usually share a table: compare with the last group first.

@@ -150,15 +150,16 @@ impl QueueStats {
             self.sojourn.record(sojourn);
         }
     }
-    /// A packet entered an empty queue and left it at the same instant (the length integral is
-    /// unchanged: it was 1 for no time).
+    /// `n` packets entered an empty queue and left it at the same instant (the length
+    /// integral is unchanged: it was 1 for no time), all since the window last opened or
+    /// all before it.
     #[inline]
-    pub fn passed_through(&mut self) {
-        // `departed(0)` without adding 0.0 to the sojourn sum (which leaves it unchanged)
-        self.interval_sojourn.1 += 1;
+    pub fn passed_through(&mut self, n: u64) {
+        // `departed(0)` n times without adding 0.0 to the sojourn sum (which leaves it unchanged)
+        self.interval_sojourn.1 += n;
         if self.in_window {
             self.max_len_pkts = self.max_len_pkts.max(1);
-            self.sojourn.record(0);
+            self.sojourn.record_zeros(n);
         }
     }
     /// When the window opens.

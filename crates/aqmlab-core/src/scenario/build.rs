@@ -754,6 +754,70 @@ fn check_recorded_qdiscs(recorded: &toml::Value, built: &toml::Value) -> Result<
 
 #[cfg(test)]
 mod tests {
+    /// `bench/scale.py`'s dumbbell: `bench/peer/scenarios/red.toml` with `n` pairs and flows,
+    /// no warm-up, 1-s samples, run for `duration`.
+    fn scale_dumbbell(n: u32, duration: &str) -> String {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/peer/scenarios/red.toml");
+        let red = std::fs::read_to_string(path).unwrap();
+        red.lines()
+            .map(|l| match l.split(" = ").next() {
+                Some("pairs") => format!("pairs = {n}"),
+                Some("count") => format!("count = {n}"),
+                Some("duration") => format!("duration = \"{duration}\""),
+                Some("warmup") => "warmup = \"0s\"".to_string(),
+                Some("sample_interval") => "sample_interval = \"1s\"".to_string(),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether the memory estimate of `text` stays within the limit `bytes`.
+    fn fits(text: &str, bytes: f64) -> bool {
+        let limited = format!("{text}\n[limits]\nmemory = \"{}B\"\n", bytes as u64);
+        match super::build(&limited, None) {
+            Ok(_) => true,
+            Err(e) if e.message.contains("limits.memory") => false,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn memory_estimates_are_within_one_and_a_half_times_the_measured_peak() {
+        // Peak RSS of the core runner on `bench/scale.py`'s cases (`/usr/bin/time -f %M
+        // target/release/examples/run FILE`, docs/performance.md, "Limits that match use").
+        // The estimate depends on the counts of nodes, links, flows and samples only, so the
+        // transit-stub graph's 300 flows may be placed differently from the bench's.
+        let ts_flows: String = (1..=300)
+            .map(|k| {
+                format!(
+                    "[[flows]]\nkind = \"tcp\"\nfrom = \"s{}.{}\"\nto = \"s{}.{}\"\n",
+                    1 + k % 12,
+                    1 + k % 400,
+                    13 + k % 12,
+                    1 + k % 400
+                )
+            })
+            .collect();
+        let ts10k = format!(
+            "[simulation]\nduration = \"5s\"\nsample_interval = \"1s\"\n[topology]\n\
+             kind = \"transit_stub\"\nnodes = 10000\nlinks = 12000\n\
+             transit_link = {{ rate = \"100Mbps\", delay = \"5ms\" }}\n\
+             transit_stub_link = {{ rate = \"10Mbps\", delay = \"2ms\" }}\n\
+             stub_link = {{ rate = \"10Mbps\", delay = \"1ms\" }}\n{ts_flows}"
+        );
+        let cases = [
+            (scale_dumbbell(1000, "30s"), 22.6e6),
+            (scale_dumbbell(10000, "1ms"), 102.3e6),
+            (scale_dumbbell(10000, "30s"), 157.5e6),
+            (ts10k, 74.2e6),
+        ];
+        for (i, (text, measured)) in cases.iter().enumerate() {
+            assert!(fits(text, 1.5 * measured), "case {i}: estimate above 1.5 × measured");
+            assert!(!fits(text, measured / 1.5), "case {i}: estimate below measured / 1.5");
+        }
+    }
+
     #[test]
     fn a_resolved_scenario_runs_again_with_the_same_hash_and_results() {
         let text = r#"

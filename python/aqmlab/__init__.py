@@ -12,6 +12,7 @@ from aqmlab._core import ScenarioError, __version__
 from aqmlab.results import Results
 from aqmlab.scenario import (ScenarioDeprecationWarning, congestion_controls, load_scenario, qdiscs, resolve, run, sources,
                               validate)
+from aqmlab import fluid  # noqa: E402 - the fluid model; callable: aqmlab.fluid(...) (docs/fluid.md)
 
-__all__ = ["Results", "ScenarioDeprecationWarning", "ScenarioError", "__version__", "congestion_controls", "load_scenario", "qdiscs", "resolve", "run",
+__all__ = ["Results", "fluid", "ScenarioDeprecationWarning", "ScenarioError", "__version__", "congestion_controls", "load_scenario", "qdiscs", "resolve", "run",
            "sources", "validate"]

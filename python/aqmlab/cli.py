@@ -300,6 +300,34 @@ def _registry_table(rows: list[tuple[str, str]]) -> None:
     console.print(t)
 
 
+@main.command("examples")
+@click.argument("names", nargs=-1)
+@click.option("--copy", "dest", type=click.Path(file_okay=False, path_type=Path), help="Copy the named files (all if none) to DEST/scenarios/..., so `aqmlab run scenarios/examples/mm1k.toml` works from DEST.")
+@click.option("--force", is_flag=True, help="With --copy: replace files that exist.")
+def examples_cmd(names: tuple[str, ...], dest: Path | None, force: bool) -> None:
+    """List the shipped scenarios and campaign files, or copy them (NAMES: e.g. mm1k, examples/l4s_dualpi2, campaigns/aqm_comparison)."""
+    from aqmlab import examples
+
+    try:
+        if dest is None:
+            items = examples.find(names) if names else examples.shipped()
+            t = Table()
+            for col in ("file", "kind", "description"):
+                t.add_column(col)
+            for e in items:
+                t.add_row(escape("scenarios/" + e.name), e.kind, escape(e.description + (f" (needs {', '.join(e.needs)})" if e.needs else "")))
+            console.print(t)
+            console.print("copy them with: aqmlab examples --copy DIR [NAME ...]  (then, in DIR: aqmlab run scenarios/examples/mm1k.toml)",
+                          highlight=False)
+            return
+        written = examples.copy(dest, names, force)
+    except (ValueError, FileExistsError) as e:
+        _fail(str(e))
+        return
+    console.print(f"{len(written)} file(s) written under {dest / 'scenarios'}; from {dest}: aqmlab run {written[0].relative_to(dest)}",
+                  highlight=False)
+
+
 @main.command("qdiscs")
 def qdiscs_cmd() -> None:
     """List the queue disciplines."""
@@ -380,6 +408,16 @@ def _register_campaign_commands() -> None:
 
 
 _register_campaign_commands()
+
+
+def _register_fluid_commands() -> None:
+    from aqmlab.fluid.cli import fluid_cmd, stability_cmd
+
+    main.add_command(fluid_cmd)
+    main.add_command(stability_cmd)
+
+
+_register_fluid_commands()
 
 if __name__ == "__main__":
     main()

@@ -60,6 +60,8 @@ pub struct Flow {
     pub priority: u8,
     /// ECN codepoint of an open-loop source's packets (TCP sets its own per segment).
     pub ecn: Ecn,
+    /// What the results say about how it sends (congestion control, ECN codepoint, profile).
+    pub labels: FlowLabels,
     /// Traffic generator.
     pub app: App,
     /// Measurements.
@@ -68,6 +70,17 @@ pub struct Flow {
     pub rng: Rng,
     /// Next sequence number.
     pub next_seq: u64,
+}
+
+/// A flow's descriptive labels in the `flows` table.
+#[derive(Clone, Debug, Default)]
+pub struct FlowLabels {
+    /// Congestion control kind ("" for an open-loop flow).
+    pub cc: String,
+    /// ECN codepoint of its data packets: "not_ect", "ect0" or "ect1".
+    pub ecn: &'static str,
+    /// TCP defaults profile ("" for an open-loop flow).
+    pub profile: String,
 }
 
 impl Flow {
@@ -656,6 +669,9 @@ impl World {
         for port in &mut self.ports {
             let len = port.queue.disc.len_packets();
             port.queue.stats().open_window(len);
+            if let Some(c) = port.queue.disc.classes_mut() {
+                c.open_window();
+            }
         }
         for f in &mut self.flows {
             f.stats.open_window();
@@ -718,7 +734,7 @@ ecn = {ecn}
         let App::Tcp(t) = &world.flows[0].app else {
             panic!("not tcp")
         };
-        let times = &t.sender.ecn_reduction_times;
+        let times = t.sender.ecn_reduction_times();
         assert!(times.len() >= 5, "{} reductions", times.len());
         eprintln!(
             "ECN: {marks} marks, {} reductions, min gap {:?}",

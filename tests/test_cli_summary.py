@@ -17,7 +17,7 @@ def _row(table: str, **values) -> dict:
 
 
 def _summary(n_flows: int, n_ports: int) -> dict:
-    # flow i has throughput i Mb/s except flow 7, the slowest (0.5 kb/s) and flow 3 with NaN
+    # flow i has throughput i Mb/s except flow 7 (0.5 kb/s) and flow 3 (NaN)
     flows = {}
     for i in range(n_flows):
         thr = float(i) * 1e6

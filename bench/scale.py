@@ -16,7 +16,9 @@ For each case and runner it prints, as medians over the runs:
 
 With two runners (A = a baseline build such as main's, B = this tree's) the runs alternate
 A, B, A, B, ... (a shared, noisy machine affects both alike), the last columns give B/A of the
-medians, and the summaries are compared (identical, identical but for the event count, or NO).
+medians, with the spread of the pair-by-pair ratios of the long runs (median [min, max]: how
+noisy the machine was), and the summaries are compared (identical, identical but for the event
+count, or NO).
 
 Usage:
   python bench/scale.py B_RUN                             # one runner, 3 runs each
@@ -233,14 +235,17 @@ def main() -> None:
             a, b = fig["A"], fig["B"]
             ident = same(runs["A"]["long"][0]["summary"], runs["B"]["long"][0]["summary"])
             ident_s = same(runs["A"]["short"][0]["summary"], runs["B"]["short"][0]["summary"])
+            # the spread: B/A of the long runs' CPU time pair by pair (A then B, run back to back)
+            pair = sorted(rb["cpu"] / ra["cpu"] for ra, rb in zip(runs["A"]["long"], runs["B"]["long"]))
             ratios.append(
                 f"| {n} | {b['ns_marginal'] / a['ns_marginal']:.3f} | {b['ns_whole'] / a['ns_whole']:.3f} "
+                f"| {statistics.median(pair):.3f} [{pair[0]:.2f}, {pair[-1]:.2f}] "
                 f"| {b['setup'] / a['setup']:.3f} | {b['rss'] / a['rss']:.3f} | {b['rss_short'] / a['rss_short']:.3f} | {ident} / {ident_s} |"
             )
     if ratios:
         print()
-        print("| case | B/A ns/pkt (marginal) | B/A ns/pkt (whole) | B/A set-up | B/A peak RSS | B/A 1-ms RSS | summaries identical (long / 1 ms) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| case | B/A ns/pkt (marginal) | B/A ns/pkt (whole) | B/A per pair, long run: median [min, max] | B/A set-up | B/A peak RSS | B/A 1-ms RSS | summaries identical (long / 1 ms) |")
+        print("|---|---|---|---|---|---|---|---|")
         for r in ratios:
             print(r)
 

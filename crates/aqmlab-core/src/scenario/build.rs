@@ -822,6 +822,20 @@ mod tests {
     }
 
     #[test]
+    fn a_memory_limit_below_the_fixed_base_names_the_largest_part() {
+        // Every partial estimate includes the 5-MB base: with a 1-MB limit the error still
+        // names the largest counted item (here the flows), and never panics.
+        let text = "[simulation]\nduration = \"2s\"\n[topology]\nnodes = [\"a\", \"b\"]\n\
+                    links = [{ from = \"a\", to = \"b\", rate = \"10Mbps\", delay = \"1ms\" }]\n\
+                    [[flows]]\nkind = \"cbr\"\nfrom = \"a\"\nto = \"b\"\nrate = \"1kbps\"\n\
+                    count = 1000\n[limits]\nmemory = \"1MB\"\n";
+        let Err(e) = super::build(text, None) else {
+            panic!("a 1-MB limit admitted the run")
+        };
+        assert_eq!(e.path, "flows[0].count", "{e}");
+    }
+
+    #[test]
     fn memory_estimates_are_within_one_and_a_half_times_the_measured_peak() {
         // Peak RSS of the core runner on `bench/scale.py`'s cases (`/usr/bin/time -f %M
         // target/release/examples/run FILE`, medians of 7 runs; docs/performance.md, "Scale").

@@ -95,7 +95,21 @@ pub fn check(parts: &[Part], limits: &LimitsSpec) -> Result<(), ScenarioError> {
     let setup = parts.iter().fold(0u64, |a, p| a.saturating_add(p.setup));
     let how = "raise it with `[limits] memory = \"...\"` / `setup = ...` in the scenario, or run with --allow-large";
     if memory > limits.memory.0 {
-        let top = parts.iter().max_by_key(|p| p.memory).expect("memory > 0");
+        let Some(top) = parts
+            .iter()
+            .filter(|p| p.memory > 0)
+            .max_by_key(|p| p.memory)
+        else {
+            // The fixed base alone is above the limit.
+            return Err(ScenarioError::new(
+                "limits.memory",
+                format!(
+                    "too small: any run needs about {} of memory, above limits.memory = {}; {how}",
+                    human_bytes(memory),
+                    human_bytes(limits.memory.0),
+                ),
+            ));
+        };
         return Err(ScenarioError::new(
             top.field.clone(),
             format!(
@@ -223,6 +237,19 @@ mod tests {
         let e = check(&[p], &LimitsSpec::default()).unwrap_err();
         assert_eq!(e.path, "topology.nodes");
         assert!(e.message.contains("limits.setup"));
+    }
+
+    #[test]
+    fn a_limit_below_the_fixed_base_is_an_error_not_a_panic() {
+        let l = LimitsSpec {
+            memory: Bytes(BASE_BYTES - 1),
+            ..LimitsSpec::default()
+        };
+        for parts in [vec![], vec![flows_part("flows[0].count", 0)]] {
+            let e = check(&parts, &l).unwrap_err();
+            assert_eq!(e.path, "limits.memory");
+            assert!(e.message.contains("too small"), "{}", e.message);
+        }
     }
 
     #[test]

@@ -348,7 +348,8 @@ impl World {
         // is never delivered where it is sent.
         for i in 0..self.tcp_out.timers.len() {
             let (at, kind, gen) = self.tcp_out.timers[i];
-            self.events.schedule_timer(at, Event::FlowTimer(f, kind, gen));
+            self.events
+                .schedule_timer(at, Event::FlowTimer(f, kind, gen));
         }
         self.tcp_out.timers.clear();
         for i in 0..self.tcp_out.segs.len() {
@@ -678,7 +679,6 @@ impl World {
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

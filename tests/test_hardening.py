@@ -102,7 +102,7 @@ def _many_flows(count: int, limits: str = "") -> str:
 
 
 def test_limits_can_be_raised_in_the_scenario_or_lifted():
-    # 1000 flows × 4 kB ≈ 4 MB (limits.FLOW_BYTES): above a 1MB limit, below 100MB
+    # 5 MB + 1000 flows × 6 kB ≈ 11 MB (limits.BASE_BYTES, FLOW_BYTES): above a 1MB limit, below 100MB
     with pytest.raises(aqmlab.ScenarioError) as err:
         aqmlab.validate(_many_flows(1000, '\n[limits]\nmemory = "1MB"\n'))
     assert err.value.path == "flows[0].count"

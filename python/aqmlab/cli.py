@@ -21,7 +21,34 @@ from aqmlab.termsafe import clean, plain
 console = Console(width=None if sys.stdout.isatty() else 140)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 
+#: Rows of a terminal summary table: above it, the flows with the highest and the lowest throughput
+#: (half each) and the busiest queues and links (most packets) are shown, with a count of the rest (the full
+#: tables are in the result files).
 MAX_FLOW_ROWS = 20
+
+
+def _bounded(rows: list, key, limit: int = MAX_FLOW_ROWS) -> tuple[list, list, int]:
+    """At most `limit` of `rows` for a terminal table: all of them in their order when they fit;
+    else the `limit // 2` with the largest `key` (largest first) and the `limit - limit // 2` with
+    the smallest (largest first), and how many are left out between. Ties keep the rows' order."""
+    if len(rows) <= limit:
+        return rows, [], 0
+    ranked = sorted(range(len(rows)), key=lambda i: -_num(key(rows[i])))  # stable: ties by order
+    top, bottom = ranked[: limit // 2], ranked[len(rows) - (limit - limit // 2):]
+    return [rows[i] for i in top], [rows[i] for i in bottom], len(rows) - limit
+
+
+def _busiest(rows: list, key, limit: int = MAX_FLOW_ROWS) -> tuple[list, int]:
+    """All of `rows` in their order when at most `limit`; else the `limit` with the largest `key`
+    (largest first; ties keep the rows' order) and how many are left out."""
+    if len(rows) <= limit:
+        return rows, 0
+    return sorted(rows, key=lambda r: -_num(key(r)))[:limit], len(rows) - limit
+
+
+def _num(x) -> float:
+    """A table value as a number for ranking (None and NaN rank lowest)."""
+    return x if isinstance(x, (int, float)) and x == x else float("-inf")
 
 
 #: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
@@ -85,20 +112,26 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
     t = Table(title="Queues (monitored)", title_justify="left")
     for col in ["queue", "qdisc", "arrivals [pkts]", "drops [pkts]", "drop frac", "marks [pkts]", "mean len [pkts]", "max len [pkts]", "sojourn mean [ms]", "sojourn p95 [ms]"]:
         t.add_column(escape(col), justify="left" if col in ("queue", "qdisc") else "right")
-    for name, q in summary["queues"].items():
-        if not q[Q.arrivals_pkts]:
-            continue  # idle direction
+    busy = [(n, q) for n, q in summary["queues"].items() if q[Q.arrivals_pkts]]  # not idle directions
+    shown, rest = _busiest(busy, lambda r: r[1][Q.arrivals_pkts])
+    for name, q in shown:
         t.add_row(plain(name), plain(q[Q.qdisc]), _fmt(q[Q.arrivals_pkts]), _fmt(q[Q.drops_pkts]), _fmt(q[Q.drop_frac]), _fmt(q[Q.marks_pkts]),
                   _fmt(q[Q.mean_len_pkts]), _fmt(q[Q.max_len_pkts]), _fmt(q[Q.sojourn_mean_s], 1e3), _fmt(q[Q.sojourn_p95_s], 1e3))
+    if rest:
+        t.caption = f"all {len(busy)} in queues.parquet"
+        t.add_row(f"… {rest} more", *[""] * 9)
     console.print(t)
 
     t = Table(title="Links (monitored)", title_justify="left")
     for col in ["link", "rate [Mb/s]", "utilization [%]", "throughput [Mb/s]", "lost [pkts]"]:
         t.add_column(escape(col), justify="left" if col == "link" else "right")
-    for name, l in summary["links"].items():
-        if not l[L.tx_pkts]:
-            continue  # idle direction
+    busy = [(n, l) for n, l in summary["links"].items() if l[L.tx_pkts]]  # not idle directions
+    shown, rest = _busiest(busy, lambda r: r[1][L.tx_pkts])
+    for name, l in shown:
         t.add_row(plain(name), _fmt(l[L.rate_bps] / 1e6), _fmt(l[L.utilization_frac], 100, 4), _fmt(l[L.throughput_bps], 1e-6, 4), _fmt(l[L.lost_pkts]))
+    if rest:
+        t.caption = f"all {len(busy)} in links.parquet"
+        t.add_row(f"… {rest} more", *[""] * 4)
     console.print(t)
 
     flows = [(n, summary["flows"][n]) for n in (flow_order or summary["flows"])]
@@ -109,7 +142,13 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
         cols += ["retx [pkts]", "timeouts", "RTT mean [ms]", "FCT [s]"]
     for col in cols:
         t.add_column(escape(col), justify="left" if col in ("flow", "kind", "path") else "right")
-    for name, f in flows[:MAX_FLOW_ROWS]:
+    top, bottom, rest = _bounded(flows, lambda r: r[1][F.throughput_bps])
+    if rest:
+        t.title = f"Flows ({len(flows)}: the {len(top)} with the highest and the {len(bottom)} with the lowest throughput)"
+        t.caption = f"all {len(flows)} in flows.parquet"
+    for k, (name, f) in enumerate(top + bottom):
+        if rest and k == len(top):
+            t.add_row(f"… {rest} more", *[""] * (len(cols) - 1))
         row = [plain(name), plain(f[F.kind]), plain(f"{f[F.src]}→{f[F.dst]}"), _fmt(f[F.throughput_bps], 1e-6, 4), _fmt(f[F.goodput_bps], 1e-6, 4),
                _fmt(f[F.loss_frac]), _fmt(f[F.delay_mean_s], 1e3), _fmt(f[F.delay_p95_s], 1e3), _fmt(f[F.jitter_rfc3550_s], 1e3)]
         if tcp:
@@ -117,8 +156,6 @@ def print_summary(summary: dict, wall_s: float | None = None, flow_order: list[s
             row += [_fmt(f.get(F.retransmissions)) if is_tcp else "-", _fmt(f.get(F.timeouts)) if is_tcp else "-",
                     _fmt(f.get(F.rtt_mean_s), 1e3) if is_tcp else "-", _fmt(f.get(F.fct_s)) if is_tcp else "-"]
         t.add_row(*row)
-    if len(flows) > MAX_FLOW_ROWS:
-        t.add_row(f"… {len(flows) - MAX_FLOW_ROWS} more (see flows.parquet)", *[""] * (len(cols) - 1))
     console.print(t)
 
     a = summary["aggregate"]

@@ -84,8 +84,7 @@ pub fn run_loaded(
     observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
 ) -> Result<Results, RunError> {
     let built = scenario::build_loaded(loaded, opts)?;
-    let mut world = built.world;
-    let mut results = world.run_observed(every, observe)?;
+    let mut results = built.world.run_into_results(every, observe)?;
     results.resolved_scenario = built.resolved;
     results.scenario_hash = built.hash;
     results.warnings = built.warnings;

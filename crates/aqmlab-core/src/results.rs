@@ -1,7 +1,8 @@
 //! What a run returns: a summary (scalar metrics) and named column tables, ready to become
 //! JSON, DataFrames and Parquet files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// One scalar metric value.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,13 +51,69 @@ pub enum Column {
 }
 
 /// An interned column of labels.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct Labels {
     /// Per-row index into `categories`.
     pub codes: Vec<u32>,
     /// Distinct labels in order of first appearance.
     pub categories: Vec<String>,
-    index: BTreeMap<String, u32>,
+    /// A label's hash → the newest code with that hash; `chain[code]` is the previous code
+    /// with the same hash (`NO_CODE` at the end). Each label is stored once, in `categories`.
+    index: HashMap<u64, u32, BuildHasherDefault<PassHasher>>,
+    chain: Vec<u32>,
+}
+
+const NO_CODE: u32 = u32::MAX;
+
+/// Hashes a label: a multiply-rotate over 8-byte words (labels are short), then SplitMix64's
+/// finalizer, so every bit of the result depends on every byte (the map uses the low bits to
+/// place and the high bits to compare).
+fn label_hash(s: &str) -> u64 {
+    let mut h = s.len() as u64;
+    for w in s.as_bytes().chunks(8) {
+        let mut b = [0u8; 8];
+        b[..w.len()].copy_from_slice(w);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// The index's hasher: its keys are already hashes.
+#[derive(Default)]
+struct PassHasher(u64);
+
+impl Hasher for PassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+impl std::fmt::Debug for Labels {
+    /// As the derived form over (codes, categories, index as a sorted label → code map), which
+    /// the index once was: the `digest` example hashes this text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let index: BTreeMap<&String, u32> = self
+            .categories
+            .iter()
+            .enumerate()
+            .map(|(c, s)| (s, c as u32))
+            .collect();
+        f.debug_struct("Labels")
+            .field("codes", &self.codes)
+            .field("categories", &self.categories)
+            .field("index", &index)
+            .finish()
+    }
 }
 
 impl Labels {
@@ -73,15 +130,20 @@ impl Labels {
             self.codes.push(next as u32);
             return;
         }
-        let code = match self.index.get(s) {
-            Some(&c) => c,
-            None => {
-                let c = self.categories.len() as u32;
-                self.categories.push(s.to_string());
-                self.index.insert(s.to_string(), c);
-                c
+        let h = label_hash(s);
+        let head = self.index.get(&h).copied().unwrap_or(NO_CODE);
+        let mut c = head;
+        while c != NO_CODE {
+            if self.categories[c as usize] == s {
+                self.codes.push(c);
+                return;
             }
-        };
+            c = self.chain[c as usize];
+        }
+        let code = n as u32;
+        self.categories.push(s.to_string());
+        self.chain.push(head);
+        self.index.insert(h, code);
         self.codes.push(code);
     }
     /// The label of row `i`.
@@ -99,6 +161,21 @@ impl Labels {
 }
 
 impl Column {
+    /// Cell `i` as JSON, as [`Value`]'s conversion gives it (a non-finite float is null).
+    fn json(&self, i: usize) -> serde_json::Value {
+        match self {
+            Column::F64(v) => Value::F64(v[i]).to_json(),
+            Column::U64(v) => serde_json::Value::from(v[i]),
+            Column::Str(l) => serde_json::Value::from(l.get(i)),
+        }
+    }
+    fn reserve(&mut self, additional: usize) {
+        match self {
+            Column::F64(v) => v.reserve_exact(additional),
+            Column::U64(v) => v.reserve_exact(additional),
+            Column::Str(l) => l.codes.reserve_exact(additional),
+        }
+    }
     fn len(&self) -> usize {
         match self {
             Column::F64(v) => v.len(),
@@ -131,6 +208,30 @@ impl Table {
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.rows
+    }
+    /// Makes room for `additional` more rows in every column there is (so a table whose size
+    /// is known grows once, not by doubling).
+    pub fn reserve(&mut self, additional: usize) {
+        for (_, c) in &mut self.columns {
+            c.reserve(additional);
+        }
+    }
+    /// Row `i` as a JSON object of column name → value (what [`row_to_json`] gives for a row
+    /// that had every column).
+    pub fn row_json(&self, i: usize) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.columns
+                .iter()
+                .map(|(n, c)| (n.clone(), c.json(i)))
+                .collect(),
+        )
+    }
+    /// The label in row `i` of column `col` ("" if that column holds no labels).
+    pub fn label(&self, col: usize, i: usize) -> &str {
+        match &self.columns[col].1 {
+            Column::Str(l) => l.get(i),
+            _ => "",
+        }
     }
     /// Appends a row; columns missing from it get NaN / 0 / ""; new columns are back-filled.
     pub fn push(&mut self, row: &[(&str, Value)]) {
@@ -243,6 +344,40 @@ mod tests {
             _ => panic!(),
         }
         assert_eq!(t.columns.len(), 4);
+    }
+
+    #[test]
+    fn labels_are_found_through_hash_collisions_and_debug_lists_them_sorted() {
+        // Two labels forced into one chain (same index key) must both be found again; the
+        // Debug text lists the index as the sorted label → code map the derived form printed.
+        let mut l = Labels::default();
+        l.push("b");
+        l.push("a");
+        let h = label_hash("b");
+        let a_code = 1;
+        // Put "a" in "b"'s chain: the key of "b" now leads to "a", then to "b".
+        l.chain[a_code] = 0;
+        l.index.insert(h, a_code as u32);
+        l.push("b");
+        l.push("a");
+        l.push("c");
+        assert_eq!(l.codes, vec![0, 1, 0, 1, 2]);
+        assert_eq!(l.categories, vec!["b", "a", "c"]);
+        assert_eq!(
+            format!("{l:?}"),
+            r#"Labels { codes: [0, 1, 0, 1, 2], categories: ["b", "a", "c"], index: {"a": 1, "b": 0, "c": 2} }"#
+        );
+        // Many distinct labels, each stored once and read back.
+        let mut l = Labels::default();
+        for i in 0..5000 {
+            l.push(&format!("r2->d{i}"));
+        }
+        for i in (0..5000).rev() {
+            l.push(&format!("r2->d{i}"));
+        }
+        assert_eq!(l.categories.len(), 5000);
+        assert_eq!(l.get(5000), "r2->d4999");
+        assert_eq!(l.get(9999), "r2->d0");
     }
 
     #[test]

@@ -8,18 +8,29 @@ use crate::stats::queue::QueueStats;
 use crate::time::SimTime;
 
 /// A discipline plus everything measured about it.
+///
+/// Laid out (`repr(C)`) with what a packet passing straight through touches first — the held
+/// count and the pass-through tally — in the first 64 bytes, with the discipline's pointer and
+/// pending timer; the statistics follow.
+#[repr(C)]
 pub struct Queue {
-    /// The discipline deciding.
-    pub disc: AnyQdisc,
-    /// Counters, averages and histograms.
-    pub stats: QueueStats,
-    rng: Rng,
-    effects: Effects,
-    pending_timer: Option<SimTime>,
     /// Packets and bytes the discipline holds, counted here from what enters and leaves it
     /// (equal to its `len_packets` / `len_bytes`, checked in debug builds), so recording the
     /// length after each call needs no call into the discipline.
     held: (usize, u64),
+    /// Packets and bytes that passed straight through ([`Queue::pass_through`]) and are not
+    /// yet counted in `stats`: counted here in one cache line and added to the counters,
+    /// the sojourn histogram and the interval count before anything reads them
+    /// ([`Queue::stats`]). Every quantity a pass-through changes is a count (or a maximum with
+    /// 1) that no operation of the wrapper reads, so the order of the additions changes nothing.
+    passed: (u64, u64),
+    /// The discipline deciding.
+    pub disc: AnyQdisc,
+    pending_timer: Option<SimTime>,
+    /// Counters, averages and histograms (read them through [`Queue::stats`]).
+    stats: QueueStats,
+    rng: Rng,
+    effects: Effects,
 }
 
 impl Queue {
@@ -32,12 +43,35 @@ impl Queue {
             }
         }
         Queue {
+            held: (0, 0),
+            passed: (0, 0),
             disc,
+            pending_timer: None,
             stats: QueueStats::new(window_start),
             rng,
             effects: Effects::default(),
-            pending_timer: None,
-            held: (0, 0),
+        }
+    }
+
+    /// The statistics, complete: the pass-through tally is counted in first.
+    #[inline]
+    pub fn stats(&mut self) -> &mut QueueStats {
+        self.count_passed();
+        &mut self.stats
+    }
+
+    /// Adds the pass-through tally to the statistics.
+    #[inline]
+    fn count_passed(&mut self) {
+        if self.passed.0 > 0 {
+            let (n, bytes) = std::mem::take(&mut self.passed);
+            let t = &mut self.stats.total;
+            t.arrivals += n;
+            t.arrival_bytes += bytes;
+            t.enqueued += n;
+            t.dequeued += n;
+            t.dequeued_bytes += bytes;
+            self.stats.passed_through(n);
         }
     }
 
@@ -176,14 +210,8 @@ impl Queue {
     pub fn pass_through(&mut self, pkt: PacketId, now: SimTime, pool: &mut PacketPool) {
         let p = pool.get_mut(pkt);
         p.enqueued = now;
-        let size = p.size as u64;
-        let t = &mut self.stats.total;
-        t.arrivals += 1;
-        t.arrival_bytes += size;
-        t.enqueued += 1;
-        t.dequeued += 1;
-        t.dequeued_bytes += size;
-        self.stats.passed_through();
+        self.passed.0 += 1;
+        self.passed.1 += p.size as u64;
     }
 
     /// Runs the discipline's timer if `now` is the pending one. Returns the next timer.
@@ -214,7 +242,8 @@ impl Queue {
     }
 
     /// Checks the counting identities.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&mut self) -> Result<(), String> {
+        self.count_passed();
         self.stats.total.check(self.disc.len_packets())
     }
 }
@@ -222,6 +251,54 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_held_count_and_the_pass_through_tally_share_the_first_cache_line() {
+        use std::mem::offset_of;
+        assert_eq!(offset_of!(Queue, held), 0);
+        assert!(offset_of!(Queue, passed) + 16 <= 64);
+        assert!(offset_of!(Queue, pending_timer) + 16 <= 64);
+    }
+
+    #[test]
+    fn pass_throughs_are_counted_as_enqueue_and_dequeue_at_once_when_read() {
+        // Five packets pass straight through, then one is queued and served: the counters,
+        // the zero-sojourn count and the interval count read as six enqueues and dequeues
+        // (five with zero sojourn), whenever they are read.
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            delay: 0,
+        };
+        let (disc, _) = crate::qdisc::build("pfifo", &toml::Table::new(), &link, "q").unwrap();
+        let mut q = Queue::new(disc, Rng::stream(1, "q"), 0);
+        let mut pool = PacketPool::new();
+        let mut drops = Vec::new();
+        for i in 0..5 {
+            let id = pool.alloc(Packet {
+                size: 100 + i,
+                ..Default::default()
+            });
+            q.pass_through(id, 10 * i as SimTime, &mut pool);
+            pool.free(id);
+        }
+        let id = pool.alloc(Packet {
+            size: 1000,
+            ..Default::default()
+        });
+        q.enqueue(id, 100, &mut pool, &mut drops);
+        let (p, _) = q.dequeue(130, &mut pool, &mut drops);
+        assert_eq!(p, Some(id));
+        let s = q.stats();
+        let t = s.total;
+        assert_eq!((t.arrivals, t.enqueued, t.dequeued), (6, 6, 6));
+        assert_eq!(t.arrival_bytes, 100 + 101 + 102 + 103 + 104 + 1000);
+        assert_eq!(t.dequeued_bytes, t.arrival_bytes);
+        assert_eq!(s.sojourn.count(), 6);
+        assert_eq!(s.sojourn.quantile(0.5), 0.0);
+        assert_eq!(s.interval_sojourn, (30.0, 6));
+        assert_eq!(s.max_len_pkts, 1);
+        q.check().unwrap();
+    }
     use crate::packet::{Ecn, Packet};
     use crate::qdisc::LinkInfo;
 

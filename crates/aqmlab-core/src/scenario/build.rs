@@ -67,7 +67,7 @@ struct PortPlan {
 #[derive(Default)]
 struct Plan {
     names: Vec<String>,
-    index: BTreeMap<String, NodeId>,
+    index: std::collections::HashMap<String, NodeId>,
     ports: Vec<PortPlan>,
 }
 
@@ -329,7 +329,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = QdiscGroups::default();
-    let mut port_names = std::collections::BTreeSet::new();
+    let mut port_names = std::collections::HashSet::with_capacity(plan.ports.len());
     for pp in &plan.ports {
         let name = format!(
             "{}->{}",
@@ -350,9 +350,12 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         };
         let q = &pp.qdisc;
         let disc = q.params.build(&link, &q.path)?;
-        let mut res = q.params.to_table();
-        res.insert("kind".into(), q.params.kind().into());
-        resolved_qdiscs.add(name.clone(), res);
+        if !resolved_qdiscs.add_same_spec(q, &name) {
+            let mut res = q.params.to_table();
+            res.insert("kind".into(), q.params.kind().into());
+            resolved_qdiscs.add(name.clone(), res);
+            resolved_qdiscs.last_spec = Some(q.clone());
+        }
         let window = config.warmup;
         let rate_model = pp.rate_model.clone().map(|m| {
             Box::new(crate::ratemodel::RateSchedule::new(
@@ -380,6 +383,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             tx_bytes: 0,
             lost_pkts: 0,
             tx: TxState::default(),
+            tx_cache: Default::default(),
         });
     }
     let resolved_qdiscs = toml::Value::Array(resolved_qdiscs.finish());
@@ -408,6 +412,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         let (copies, res, shape) =
             build_flow(entry, &plan, &mut routing, &pairs, &config, flows.len())?;
         shapes.extend(std::iter::repeat_n(shape, copies.len()));
+        flows.reserve(copies.len());
         for f in copies {
             if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
                 return Err(ScenarioError::new(
@@ -687,9 +692,23 @@ struct QdiscGroups {
     groups: Vec<(toml::Table, Vec<toml::Value>)>,
     index: std::collections::HashMap<String, usize>,
     last: Option<usize>,
+    /// The discipline spec whose table went into group `last` (the same spec gives the same
+    /// table, so the next port with it joins that group without printing a table).
+    last_spec: Option<Arc<QdiscSpec>>,
 }
 
 impl QdiscGroups {
+    /// Adds the next port to the last group if its discipline spec is the one that made it.
+    fn add_same_spec(&mut self, spec: &Arc<QdiscSpec>, name: &str) -> bool {
+        match (self.last, &self.last_spec) {
+            (Some(g), Some(s)) if Arc::ptr_eq(s, spec) => {
+                self.groups[g].1.push(name.into());
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Adds the next port (in port order) with its resolved discipline table.
     fn add(&mut self, name: String, table: toml::Table) {
         // Neighbouring ports usually share a table: compare with the last group first.
@@ -771,6 +790,93 @@ fn check_recorded_qdiscs(recorded: &toml::Value, built: &toml::Value) -> Result<
 
 #[cfg(test)]
 mod tests {
+    /// `bench/scale.py`'s dumbbell: `bench/peer/scenarios/red.toml` with `n` pairs and flows,
+    /// no warm-up, 1-s samples, run for `duration`.
+    fn scale_dumbbell(n: u32, duration: &str) -> String {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../bench/peer/scenarios/red.toml"
+        );
+        let red = std::fs::read_to_string(path).unwrap();
+        red.lines()
+            .map(|l| match l.split(" = ").next() {
+                Some("pairs") => format!("pairs = {n}"),
+                Some("count") => format!("count = {n}"),
+                Some("duration") => format!("duration = \"{duration}\""),
+                Some("warmup") => "warmup = \"0s\"".to_string(),
+                Some("sample_interval") => "sample_interval = \"1s\"".to_string(),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether the memory estimate of `text` stays within the limit `bytes`.
+    fn fits(text: &str, bytes: f64) -> bool {
+        let limited = format!("{text}\n[limits]\nmemory = \"{}B\"\n", bytes as u64);
+        match super::build(&limited, None) {
+            Ok(_) => true,
+            Err(e) if e.message.contains("limits.memory") => false,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn a_memory_limit_below_the_fixed_base_names_the_largest_part() {
+        // Every partial estimate includes the 5-MB base: with a 1-MB limit the error still
+        // names the largest counted item (here the flows), and never panics.
+        let text = "[simulation]\nduration = \"2s\"\n[topology]\nnodes = [\"a\", \"b\"]\n\
+                    links = [{ from = \"a\", to = \"b\", rate = \"10Mbps\", delay = \"1ms\" }]\n\
+                    [[flows]]\nkind = \"cbr\"\nfrom = \"a\"\nto = \"b\"\nrate = \"1kbps\"\n\
+                    count = 1000\n[limits]\nmemory = \"1MB\"\n";
+        let Err(e) = super::build(text, None) else {
+            panic!("a 1-MB limit admitted the run")
+        };
+        assert_eq!(e.path, "flows[0].count", "{e}");
+    }
+
+    #[test]
+    fn memory_estimates_are_within_one_and_a_half_times_the_measured_peak() {
+        // Peak RSS of the core runner on `bench/scale.py`'s cases (`/usr/bin/time -f %M
+        // target/release/examples/run FILE`, medians of 7 runs; docs/performance.md, "Scale").
+        // The estimate depends on the counts of nodes, links, flows and samples only, so the
+        // transit-stub graph's 300 flows may be placed differently from the bench's.
+        let ts_flows: String = (1..=300)
+            .map(|k| {
+                format!(
+                    "[[flows]]\nkind = \"tcp\"\nfrom = \"s{}.{}\"\nto = \"s{}.{}\"\n",
+                    1 + k % 12,
+                    1 + k % 400,
+                    13 + k % 12,
+                    1 + k % 400
+                )
+            })
+            .collect();
+        let ts10k = format!(
+            "[simulation]\nduration = \"5s\"\nsample_interval = \"1s\"\n[topology]\n\
+             kind = \"transit_stub\"\nnodes = 10000\nlinks = 12000\n\
+             transit_link = {{ rate = \"100Mbps\", delay = \"5ms\" }}\n\
+             transit_stub_link = {{ rate = \"10Mbps\", delay = \"2ms\" }}\n\
+             stub_link = {{ rate = \"10Mbps\", delay = \"1ms\" }}\n{ts_flows}"
+        );
+        let cases = [
+            (scale_dumbbell(1000, "30s"), 22.0e6),
+            (scale_dumbbell(10000, "1ms"), 97.5e6),
+            (scale_dumbbell(10000, "30s"), 151.5e6),
+            (ts10k, 82.4e6),
+        ];
+        for (i, (text, measured)) in cases.iter().enumerate() {
+            assert!(
+                fits(text, 1.5 * measured),
+                "case {i}: estimate above 1.5 × measured"
+            );
+            assert!(
+                !fits(text, measured / 1.5),
+                "case {i}: estimate below measured / 1.5"
+            );
+        }
+    }
+
     #[test]
     fn a_resolved_scenario_runs_again_with_the_same_hash_and_results() {
         let text = r#"

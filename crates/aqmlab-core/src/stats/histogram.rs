@@ -74,6 +74,12 @@ impl LogHistogram {
         self.sum += v as u128;
         self.max = self.max.max(v);
     }
+    /// Records the value zero `n` times (the same as `n` calls of `record(0)`).
+    #[inline]
+    pub fn record_zeros(&mut self, n: u64) {
+        self.zeros += n;
+        self.n += n;
+    }
     /// Number of values recorded.
     pub fn count(&self) -> u64 {
         self.n

@@ -97,7 +97,8 @@ pub struct QueueStats {
     pub max_len_pkts: u64,
     /// Sojourn times (ns) of packets dequeued in the window.
     pub sojourn: LogHistogram,
-    /// Sum (ns) and number of sojourn times since the last time-series sample (whole run).
+    /// Sum (ns) and number of sojourn times since the last time-series sample (whole run;
+    /// reset by the samples of monitored ports only).
     pub interval_sojourn: (f64, u64),
     window_start: SimTime,
     in_window: bool,
@@ -149,15 +150,16 @@ impl QueueStats {
             self.sojourn.record(sojourn);
         }
     }
-    /// A packet entered an empty queue and left it at the same instant (the length integral is
-    /// unchanged: it was 1 for no time).
+    /// `n` packets entered an empty queue and left it at the same instant (the length
+    /// integral is unchanged: it was 1 for no time), all since the window last opened or
+    /// all before it.
     #[inline]
-    pub fn passed_through(&mut self) {
-        // `departed(0)` without adding 0.0 to the sojourn sum (which leaves it unchanged)
-        self.interval_sojourn.1 += 1;
+    pub fn passed_through(&mut self, n: u64) {
+        // `departed(0)` n times without adding 0.0 to the sojourn sum (which leaves it unchanged)
+        self.interval_sojourn.1 += n;
         if self.in_window {
             self.max_len_pkts = self.max_len_pkts.max(1);
-            self.sojourn.record(0);
+            self.sojourn.record_zeros(n);
         }
     }
     /// When the window opens.

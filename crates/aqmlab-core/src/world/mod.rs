@@ -14,7 +14,7 @@ use crate::topology::{Node, PortId, Routing};
 mod port;
 mod report;
 use crate::transport::{OutSeg, Outbox, TcpFlow, TimerKind};
-pub use port::{Port, PortIo, TxState};
+pub use port::{Port, PortIo, TxState, NO_FEEDER};
 
 /// Something that happens at a point in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,12 +139,9 @@ pub struct World {
     tcp_out: Outbox,
     /// Packet capture (`[pcap]`); None when off, so the hook costs one check per transmission.
     pub capture: Option<Box<crate::capture::Capture>>,
-    /// For each port, the one port that feeds it packets if it takes hand-offs from it
-    /// (`NO_FEEDER` otherwise); see `hand_off`.
-    feeder: Vec<PortId>,
-    /// For each port that takes hand-offs, how many packets bound for it wait in its feeder's
-    /// pipe (it takes hand-offs only when none do, so it sees its packets in order).
-    in_feeder_pipe: Vec<u32>,
+    /// The monitored ports (those in the queue time series), listed when the run starts, so
+    /// a sample touches no other port.
+    monitored: Vec<PortId>,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
@@ -177,8 +174,7 @@ impl World {
             packets_created: 0,
             tcp_out: Outbox::default(),
             capture: None,
-            feeder: Vec::new(),
-            in_feeder_pipe: Vec::new(),
+            monitored: Vec::new(),
             #[cfg(test)]
             test_marker: None,
             #[cfg(test)]
@@ -203,6 +199,31 @@ impl World {
         every: u64,
         observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
     ) -> Result<Results, crate::RunError> {
+        self.run_events(every, observe)?;
+        Ok(self.results())
+    }
+
+    /// Runs like `run_observed` and returns the same results, dropping the world before the
+    /// summary's per-row sections are built from the tables (what the library's entry points
+    /// use: the world and those sections are never in memory together).
+    pub fn run_into_results(
+        mut self,
+        every: u64,
+        observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
+    ) -> Result<Results, crate::RunError> {
+        self.run_events(every, observe)?;
+        let (mut results, rows) = self.results_but_row_sections();
+        drop(self);
+        report::add_row_sections(&mut results, &rows);
+        Ok(results)
+    }
+
+    /// The event loop to the end of the run, then the queues' identity checks.
+    fn run_events(
+        &mut self,
+        every: u64,
+        observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
+    ) -> Result<(), crate::RunError> {
         self.schedule_initial();
         let end = self.config.duration;
         let every = every.max(1);
@@ -221,12 +242,12 @@ impl World {
                 }
             }
         }
-        for port in &self.ports {
+        for port in &mut self.ports {
             port.queue
                 .check()
                 .map_err(|e| crate::RunError::Internal(format!("queue {}: {e}", port.name)))?;
         }
-        Ok(self.results())
+        Ok(())
     }
 
     fn schedule_initial(&mut self) {
@@ -239,6 +260,9 @@ impl World {
                 Event::Sample,
             );
         }
+        self.monitored = (0..self.ports.len() as PortId)
+            .filter(|&p| self.ports[p as usize].monitor)
+            .collect();
         let window = (self.config.warmup, self.config.duration);
         for (i, port) in self.ports.iter_mut().enumerate() {
             let mut io = PortIo {
@@ -269,7 +293,7 @@ impl World {
                 let to = port.to;
                 if port.hands_off() {
                     if let Some(q) = self.handoff_target(p, pkt) {
-                        self.in_feeder_pipe[q as usize] -= 1;
+                        self.ports[q as usize].note_feeder_pipe(-1);
                     }
                 }
                 self.forward(to, pkt, now);
@@ -333,7 +357,8 @@ impl World {
         // is never delivered where it is sent.
         for i in 0..self.tcp_out.timers.len() {
             let (at, kind, gen) = self.tcp_out.timers[i];
-            self.events.schedule(at, Event::FlowTimer(f, kind, gen));
+            self.events
+                .schedule_timer(at, Event::FlowTimer(f, kind, gen));
         }
         self.tcp_out.timers.clear();
         for i in 0..self.tcp_out.segs.len() {
@@ -473,13 +498,14 @@ impl World {
     fn plan_handoffs(&mut self) {
         const MANY: PortId = PortId::MAX - 1;
         let mut feeder = vec![NO_FEEDER; self.ports.len()];
-        self.in_feeder_pipe = vec![0; self.ports.len()];
         #[cfg(test)]
         let off = self.capture.is_some() || self.no_handoff;
         #[cfg(not(test))]
         let off = self.capture.is_some();
         if off {
-            self.feeder = feeder;
+            for port in &mut self.ports {
+                port.set_feeder(NO_FEEDER);
+            }
             return;
         }
         let mut note = |q: PortId, from: PortId| {
@@ -519,7 +545,9 @@ impl World {
                 self.ports[*f as usize].allow_handoff();
             }
         }
-        self.feeder = feeder;
+        for (port, f) in self.ports.iter_mut().zip(feeder) {
+            port.set_feeder(f);
+        }
     }
 
     /// Port `p` transmitted `pkt`, which reaches `p`'s far node at `arrival`, and left it out of
@@ -546,7 +574,7 @@ impl World {
             return None;
         };
         let next = &self.ports[q as usize];
-        if self.in_feeder_pipe[q as usize] == 0
+        if next.in_feeder_pipe() == 0
             && arrival <= end
             && !(now < w0 && arrival >= w0)
             && (!next.monitor || self.no_sample_until(now, arrival))
@@ -555,7 +583,7 @@ impl World {
             self.port_op_once(q, |port, io| port.offer(q, pkt, arrival, io))
                 .map(|(pk, at)| (q, pk, at))
         } else {
-            self.in_feeder_pipe[q as usize] += 1;
+            self.ports[q as usize].note_feeder_pipe(1);
             self.ports[p as usize].enter_pipe(p, pkt, arrival, &mut self.events);
             None
         }
@@ -587,7 +615,7 @@ impl World {
         }
         self.routing
             .route(node, dst)
-            .filter(|&q| self.feeder[q as usize] == p)
+            .filter(|&q| self.ports[q as usize].feeder() == p)
     }
 
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {
@@ -650,7 +678,7 @@ impl World {
     fn open_windows(&mut self) {
         for port in &mut self.ports {
             let len = port.queue.disc.len_packets();
-            port.queue.stats.open_window(len);
+            port.queue.stats().open_window(len);
             if let Some(c) = port.queue.disc.classes_mut() {
                 c.open_window();
             }
@@ -660,9 +688,6 @@ impl World {
         }
     }
 }
-
-/// No port hands off to this one.
-const NO_FEEDER: PortId = PortId::MAX;
 
 #[cfg(test)]
 mod tests {

@@ -49,59 +49,104 @@ pub struct PortIo<'a> {
 }
 
 /// The sending side of one link direction.
+///
+/// Laid out (`repr(C)`, 64-byte aligned) so that a packet crossing an idle port touches three
+/// cache lines: the transmitter with the far node (`tx`, `to`, `monitor`: 64 bytes), the
+/// link's constants and window counters (the next 64), and the queue's held count and
+/// pass-through tally (the first 64 bytes of `queue`); the loss model, names, statistics and
+/// random streams follow. With thousands of flows each packet meets several ports that no
+/// other packet touched recently, so the lines it needs are the lines it misses.
+#[repr(C, align(64))]
 pub struct Port {
-    /// "from->to".
-    pub name: String,
-    /// Sending node.
-    pub from: NodeId,
+    /// The transmitter's run-time state (start a port with `TxState::default()`).
+    pub tx: TxState,
     /// Receiving node.
     pub to: NodeId,
-    /// Rate in bit/s (the mean rate when `rate_model` is set).
-    pub rate_bps: u64,
-    /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
-    /// Boxed: rare, and 144 bytes inline on every port.
-    pub rate_model: Option<Box<crate::ratemodel::RateSchedule>>,
-    /// Propagation delay.
-    pub delay: SimTime,
-    /// The queue discipline and its accounting.
-    pub queue: Queue,
-    /// Bernoulli loss probability applied as packets leave the transmitter.
-    pub loss: f64,
     /// Whether this port appears in time series and the summary.
     pub monitor: bool,
+    /// Rate in bit/s (the mean rate when `rate_model` is set).
+    pub rate_bps: u64,
+    /// Propagation delay.
+    pub delay: SimTime,
     /// Transmitter busy time inside the measurement window (ns).
     pub busy_in_window: SimTime,
     /// Packets whose transmission started in the window.
     pub tx_pkts: u64,
     /// Bytes whose transmission started in the window.
     pub tx_bytes: u64,
+    /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
+    /// Boxed: rare, and 144 bytes inline on every port.
+    pub rate_model: Option<Box<crate::ratemodel::RateSchedule>>,
+    /// The last serialization time computed at the constant rate (start with
+    /// `TxCache::default()`).
+    pub tx_cache: TxCache,
+    /// The queue discipline and its accounting.
+    pub queue: Queue,
+    /// Bernoulli loss probability applied as packets leave the transmitter.
+    pub loss: f64,
+    /// Sending node.
+    pub from: NodeId,
     /// Packets lost by the loss model (whole run).
     pub lost_pkts: u64,
     /// The loss model's random stream.
     pub loss_rng: Rng,
-    /// The transmitter's run-time state (start a port with `TxState::default()`).
-    pub tx: TxState,
+    /// "from->to".
+    pub name: String,
 }
 
-/// A port's transmitter and pipe at run time: private to this module.
-#[derive(Debug, Default)]
+/// A port's transmitter and pipe at run time: private to this module. 56 bytes, so that the
+/// port's `to` and `monitor` share its cache line.
+#[derive(Debug)]
+#[repr(C)]
 pub struct TxState {
     /// When the transmission in progress (or the last one) ends.
     tx_end: SimTime,
+    /// Packets on the wire with their arrival times at `to` (non-decreasing).
+    pipe: VecDeque<(SimTime, PacketId)>,
+    /// The one port that feeds this one by hand-offs, or `NO_FEEDER` (`World::hand_off`).
+    feeder: PortId,
+    /// How many packets bound for this port wait in its feeder's pipe (it takes hand-offs only
+    /// when none do, so it sees its packets in order).
+    in_feeder_pipe: u32,
     /// A `TxDone` event is scheduled at `tx_end`.
     txdone_pending: bool,
     /// The dequeue that would have found the queue empty at `tx_end` is still owed.
     owes_empty_dequeue: bool,
-    /// Packets on the wire with their arrival times at `to` (non-decreasing).
-    pipe: VecDeque<(SimTime, PacketId)>,
-    /// The last (size, serialization time) at the constant rate: most packets repeat a size,
-    /// so the division is skipped.
-    tx_cache: (u32, SimTime),
     /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`), set by
     /// `Port::start`.
     transparent: bool,
     /// Packets may be handed off instead of entering the pipe (`Port::allow_handoff`).
     handoff_ok: bool,
+    /// The port has a loss model (`loss > 0`), set by `Port::start`.
+    lossy: bool,
+}
+
+/// No port hands off to this one.
+pub const NO_FEEDER: PortId = PortId::MAX;
+
+impl Default for TxState {
+    fn default() -> Self {
+        TxState {
+            tx_end: 0,
+            pipe: VecDeque::new(),
+            feeder: NO_FEEDER,
+            in_feeder_pipe: 0,
+            txdone_pending: false,
+            owes_empty_dequeue: false,
+            transparent: false,
+            handoff_ok: false,
+            lossy: false,
+        }
+    }
+}
+
+/// The serialization time of the last packet size at the port's constant rate: most packets
+/// repeat a size, so the division is skipped.
+#[derive(Debug, Default)]
+#[repr(C)]
+pub struct TxCache {
+    time: SimTime,
+    size: u32,
 }
 
 impl Port {
@@ -109,6 +154,7 @@ impl Port {
     /// and starts the discipline's own timer, if it has one.
     pub fn start(&mut self, id: PortId, io: &mut PortIo) {
         self.tx.transparent = self.queue.disc.transparent_when_empty();
+        self.tx.lossy = self.loss > 0.0;
         if let Some(t) = self.queue.start(io.pool) {
             io.events.schedule(t, Event::QdiscTimer(id));
         }
@@ -150,6 +196,31 @@ impl Port {
     /// a port with a propagation delay does (see `transmit`).
     pub fn allow_handoff(&mut self) {
         self.tx.handoff_ok = self.delay > 0;
+    }
+
+    /// The port that feeds this one by hand-offs, or `NO_FEEDER`.
+    #[inline]
+    pub fn feeder(&self) -> PortId {
+        self.tx.feeder
+    }
+
+    /// Makes `feeder` the port that feeds this one by hand-offs (`NO_FEEDER`: none).
+    pub fn set_feeder(&mut self, feeder: PortId) {
+        self.tx.feeder = feeder;
+        self.tx.in_feeder_pipe = 0;
+    }
+
+    /// Packets bound for this port that wait in its feeder's pipe.
+    #[inline]
+    pub fn in_feeder_pipe(&self) -> u32 {
+        self.tx.in_feeder_pipe
+    }
+
+    /// One more (`+1`) or one fewer (`-1`) packet bound for this port waits in its feeder's
+    /// pipe.
+    #[inline]
+    pub fn note_feeder_pipe(&mut self, delta: i32) {
+        self.tx.in_feeder_pipe = self.tx.in_feeder_pipe.wrapping_add_signed(delta);
     }
 
     /// Whether this port hands its transmitted packets to the world (`PortIo::handoff`).
@@ -251,10 +322,11 @@ impl Port {
     fn serialization(&mut self, size: u32, now: SimTime) -> SimTime {
         match &mut self.rate_model {
             None => {
-                if self.tx.tx_cache.0 != size {
-                    self.tx.tx_cache = (size, tx_time(size, self.rate_bps));
+                if self.tx_cache.size != size {
+                    self.tx_cache.size = size;
+                    self.tx_cache.time = tx_time(size, self.rate_bps);
                 }
-                self.tx.tx_cache.1
+                self.tx_cache.time
             }
             Some(m) => m.finish(now, size) - now,
         }
@@ -294,7 +366,7 @@ impl Port {
             self.tx_bytes += size as u64;
         }
         self.tx.tx_end = now + d;
-        let lost = if self.loss > 0.0 && self.loss_rng.uniform() < self.loss {
+        let lost = if self.tx.lossy && self.loss_rng.uniform() < self.loss {
             self.lost_pkts += 1;
             Some(pkt)
         } else {
@@ -316,5 +388,33 @@ impl Port {
             self.tx.owes_empty_dequeue = true;
         }
         lost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn the_fields_a_packet_crossing_an_idle_port_touches_share_three_cache_lines() {
+        // Line 0: the transmitter, the far node, the monitor flag.
+        assert_eq!(size_of::<TxState>(), 56);
+        assert!(offset_of!(Port, to) < 64 && offset_of!(Port, monitor) < 64);
+        // Line 1: rate, delay, window counters, rate model, serialization cache.
+        for off in [
+            offset_of!(Port, rate_bps),
+            offset_of!(Port, delay),
+            offset_of!(Port, busy_in_window),
+            offset_of!(Port, tx_pkts),
+            offset_of!(Port, tx_bytes),
+            offset_of!(Port, rate_model),
+            offset_of!(Port, tx_cache) + size_of::<TxCache>() - 1,
+        ] {
+            assert!((64..128).contains(&off), "{off}");
+        }
+        // Line 2: the queue starts there (held count and pass-through tally first).
+        assert_eq!(offset_of!(Port, queue), 128);
+        assert_eq!(std::mem::align_of::<Port>(), 64);
     }
 }

@@ -31,11 +31,14 @@ impl World {
     pub(super) fn sample(&mut self, now: SimTime) {
         let t = to_secs(now);
         let ratio = |s: f64, n: u64| frac(s, n) / 1e9;
-        for port in &mut self.ports {
-            let (s, n) = std::mem::take(&mut port.queue.stats.interval_sojourn);
-            if !port.monitor {
-                continue;
-            }
+        // Only monitored ports: an unmonitored port's interval sums are never read.
+        for k in 0..self.monitored.len() {
+            let port = &mut self.ports[self.monitored[k] as usize];
+            let (s, n) = std::mem::take(&mut port.queue.stats().interval_sojourn);
+            let (drops_cum, marks_cum) = {
+                let t = &port.queue.stats().total;
+                (t.total_drops(), t.total_marks())
+            };
             self.observed.clear();
             port.queue.disc.observe(&mut self.observed);
             if let Some(c) = port.queue.disc.classes_mut() {
@@ -47,8 +50,8 @@ impl World {
                 queue: port.name.clone(),
                 len_pkts: q.disc.len_packets() as u64,
                 len_bytes: q.disc.len_bytes(),
-                drops_cum_pkts: q.stats.total.total_drops(),
-                marks_cum_pkts: q.stats.total.total_marks(),
+                drops_cum_pkts: drops_cum,
+                marks_cum_pkts: marks_cum,
                 sojourn_mean_s: ratio(s, n),
             }
             .into_row();
@@ -102,14 +105,15 @@ impl World {
         let w = self.window_secs();
         let end = self.config.duration;
         let port = &mut self.ports[i];
-        let s = &mut port.queue.stats;
+        let qdisc = port.queue.disc.name().to_string();
+        let s = port.queue.stats();
         let mean_len = s.len.mean(end);
         let c = s.window();
         let drops = c.total_drops();
         let mark = |r: Reason| c.marked[r.index()];
         QueueRow {
             queue: port.name.clone(),
-            qdisc: port.queue.disc.name().to_string(),
+            qdisc,
             arrivals_pkts: c.arrivals,
             enqueued_pkts: c.enqueued,
             dequeued_pkts: c.dequeued,
@@ -272,6 +276,15 @@ impl World {
 
     /// The run's results: the tables and the summary, from the counters at the end.
     pub(super) fn results(&mut self) -> Results {
+        let (mut results, rows) = self.results_but_row_sections();
+        add_row_sections(&mut results, &rows);
+        results
+    }
+
+    /// The results without the summary's per-row sections (`queues`, `links`, `flows`), and
+    /// which table rows make them: with the world dropped before [`add_row_sections`], a run
+    /// with thousands of flows never holds the world and those sections at once.
+    pub(super) fn results_but_row_sections(&mut self) -> (Results, SummaryRows) {
         // Packets still in the network, counted from the pool itself (independent of counters).
         let mut in_flight = vec![0u64; self.flows.len()];
         for p in self.pool.iter_live() {
@@ -285,10 +298,9 @@ impl World {
         let mut flows = Table::new();
         let mut events = Table::new();
         let mut classes = Table::new();
-        let mut q_summary = serde_json::Map::new();
-        let mut l_summary = serde_json::Map::new();
-        let mut f_summary = serde_json::Map::new();
-        for i in 0..self.ports.len() {
+        let mut rows = SummaryRows::default();
+        let n_ports = self.ports.len();
+        for i in 0..n_ports {
             let qrow = self.queue_row(i);
             let lrow = self.link_row(i);
             for row in self.class_rows(i) {
@@ -307,11 +319,15 @@ impl World {
                 events.push(&row);
             }
             if port.monitor {
-                q_summary.insert(port.name.clone(), row_to_json(&qrow));
-                l_summary.insert(port.name.clone(), row_to_json(&lrow));
+                rows.ports.push(i);
             }
             queues.push(&qrow);
             links.push(&lrow);
+            if i == 0 {
+                // Columns exist now: room for every row at once (no doubling, no copies).
+                queues.reserve(n_ports - 1);
+                links.reserve(n_ports - 1);
+            }
         }
         let mut thr = Vec::with_capacity(self.flows.len());
         let mut goodput_total = 0.0;
@@ -323,8 +339,10 @@ impl World {
             goodput_total += f.stats.window().goodput_bytes as f64 * 8.0 / self.window_secs();
             delay_sum += f.stats.delay.mean() * f.stats.delay.count() as f64;
             delay_n += f.stats.delay.count();
-            f_summary.insert(f.name.clone(), row_to_json(&row));
             flows.push(&row);
+            if i == 0 {
+                flows.reserve(in_flight.len() - 1);
+            }
         }
         let total_thr: f64 = thr.iter().sum();
         let mean_delay = frac(delay_sum, delay_n) / 1e9;
@@ -344,13 +362,12 @@ impl World {
             packets_created: self.packets_created,
             packet_pool_high_water: self.pool.capacity() as u64,
         };
-        results.summary = serde_json::json!({
-            "simulation": row_to_json(&sim.into_row()),
-            "aggregate": row_to_json(&aggregate.into_row()),
-            "queues": q_summary,
-            "links": l_summary,
-            "flows": f_summary,
-        });
+        // The per-row sections (`queues`, `links`, `flows`) come from the tables, in
+        // `add_row_sections`.
+        let mut summary = serde_json::Map::new();
+        summary.insert("simulation".into(), row_to_json(&sim.into_row()));
+        summary.insert("aggregate".into(), row_to_json(&aggregate.into_row()));
+        results.summary = serde_json::Value::Object(summary);
         if let Some(cap) = self.capture.take() {
             let mut files = serde_json::Map::new();
             for f in cap.files {
@@ -416,7 +433,38 @@ impl World {
         results
             .tables
             .insert("flow_series".into(), std::mem::take(&mut self.flow_series));
-        results
+        (results, rows)
+    }
+}
+
+/// Which table rows the summary's per-row sections hold: every flow, and the monitored ports
+/// (the same rows of `queues` and `links`).
+#[derive(Debug, Default)]
+pub(super) struct SummaryRows {
+    ports: Vec<usize>,
+}
+
+/// Adds the summary's `queues`, `links` and `flows` sections: each row of the table, keyed by
+/// its name (first) column, as the JSON object `row_to_json` makes of the row that was pushed
+/// (a table row holds the same values: one declared schema, every column present).
+pub(super) fn add_row_sections(results: &mut Results, rows: &SummaryRows) {
+    for (section, which) in [
+        ("queues", Some(&rows.ports)),
+        ("links", Some(&rows.ports)),
+        ("flows", None),
+    ] {
+        let table = &results.tables[section];
+        let mut map = serde_json::Map::new();
+        let mut add = |i: usize| {
+            map.insert(table.label(0, i).to_string(), table.row_json(i));
+        };
+        match which {
+            Some(list) => list.iter().for_each(|&i| add(i)),
+            None => (0..table.rows()).for_each(add),
+        }
+        if let Some(summary) = results.summary.as_object_mut() {
+            summary.insert(section.into(), serde_json::Value::Object(map));
+        }
     }
 }
 

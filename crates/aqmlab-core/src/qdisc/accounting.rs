@@ -285,7 +285,7 @@ mod tests {
             size: 1000,
             ..Default::default()
         });
-        q.enqueue(id, 100, &mut pool, &mut drops);
+        q.enqueue(id, 100, &mut pool, &NoSacks, &mut drops);
         let (p, _) = q.dequeue(130, &mut pool, &mut drops);
         assert_eq!(p, Some(id));
         let s = q.stats();

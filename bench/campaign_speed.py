@@ -1,0 +1,65 @@
+"""Where a campaign of short runs spends its CPU: N one-second M/M/1/K runs (seeds 1..N of
+`scenarios/examples/mm1k.toml`, 1 s, no warm-up) as a campaign, run, stored and turned into
+the dataset by `aqmlab.campaign.runner.run_campaign` with `-j 1`, from an empty directory.
+
+Reports, per repetition: the CPU time of the whole campaign (this process and its worker
+processes, from `getrusage`; planning included), runs per CPU-second, and the share of that
+CPU spent simulating — the CPU of the compiled core's `run` for the same N scenarios, measured
+in this process right after (the same work the workers did). CPU time, not wall time: the
+development machines are shared.
+
+    python bench/campaign_speed.py [--runs 200] [--reps 3] [--scenario PATH] [--set PATH=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--scenario", default=str(ROOT / "scenarios/examples/mm1k.toml"))
+    ap.add_argument("--set", dest="sets", action="append", default=["simulation.duration=1s", "simulation.warmup=0s"])
+    args = ap.parse_args()
+
+    from aqmlab import _core
+    from aqmlab.campaign import runner
+    from aqmlab.campaign.spec import campaign_from_mapping
+
+    doc = {"campaign": {"name": "speed", "base": str(Path(args.scenario).resolve()), "seeds": args.runs, "set": args.sets}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.reps):
+            out = Path(tmp) / "c"
+            shutil.rmtree(out, ignore_errors=True)
+            c0, k0, t0 = time.process_time(), cpu_children(), time.perf_counter()
+            c = campaign_from_mapping(doc, Path(tmp) / "speed.toml")
+            o = runner.run_campaign(c, out, workers=args.jobs)
+            cpu = (time.process_time() - c0) + (cpu_children() - k0)
+            wall = time.perf_counter() - t0
+            assert o.ran == args.runs and o.failed == 0, o
+            texts = [r.scenario for r in runner.plan(c)]
+            s0 = time.process_time()
+            for text in texts:
+                _core.run(text)
+            sim = time.process_time() - s0
+            print(f"rep {rep + 1}: {args.runs} runs, {cpu:.3f} s CPU ({args.runs / cpu:.0f} runs per CPU-second, "
+                  f"{wall:.2f} s wall); simulating {sim:.3f} s CPU = {100 * sim / cpu:.0f}% of it", flush=True)
+
+
+if __name__ == "__main__":
+    main()

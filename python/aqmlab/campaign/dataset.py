@@ -15,11 +15,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from aqmlab.campaign.spec import Campaign, CampaignError, Run
+from aqmlab.campaign.errors import CampaignError
 from aqmlab.schema import columns
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from aqmlab.campaign.spec import Campaign, Run
+    from aqmlab.campaign.store import Reader
 
 DATASET = "dataset"
 TABLES = ("runs", "flows", "queues")
@@ -68,9 +71,9 @@ def _ids(campaign: Campaign, run: Run, meta: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def run_row(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any]) -> dict[str, Any]:
-    """The run's row: identifiers, swept values and the kept run metrics."""
-    summary = json.loads((directory / "summary.json").read_text())
+def run_row(campaign: Campaign, run: Run, summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """The run's row: identifiers, swept values and the kept run metrics (`summary`: the run's
+    summary.json)."""
     row = _ids(campaign, run, meta)
     q = studied_queue(summary, campaign.queue)
     row["queue"] = q
@@ -97,13 +100,11 @@ def _arrow_type(v: Any):
     return pa.large_string()
 
 
-def _table_rows(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any], name: str, keep):
-    """A run's table (flows or queues) as an Arrow table: the run's identifiers and swept
+def _table_rows(campaign: Campaign, run: Run, t, meta: dict[str, Any], keep):
+    """A run's table `t` (flows or queues, an Arrow table) with the run's identifiers and swept
     values, its label columns as strings, then the kept metrics."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    t = pq.read_table(directory / f"{name}.parquet")
     names, cols = [], []
     for k, v in _ids(campaign, run, meta).items():
         names.append(k)
@@ -119,26 +120,28 @@ def _table_rows(campaign: Campaign, run: Run, directory: Path, meta: dict[str, A
     return pa.table(cols, names=names)
 
 
-def build(campaign: Campaign, out: str | Path, runs: Sequence[Run]) -> dict[str, Path]:
-    """Writes the dataset from the runs stored in `out` that the current code produced (stale,
-    failed and missing runs are left out); returns the paths written."""
+def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -> dict[str, Path]:
+    """Writes the dataset from the runs stored in `out` (a directory, or its opened store) that
+    the current code produced (stale, failed and missing runs are left out); returns the paths
+    written. Each run's summary and tables come from the store (`campaign.store`), however it
+    keeps them."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from aqmlab.campaign.runner import DONE, run_dir, statuses
+    from aqmlab.campaign.store import DONE, Reader, reader
     from aqmlab.results import write_atomic
 
-    out = Path(out)
+    src = out if isinstance(out, Reader) else reader(out)
+    out = src.out
     rows, flows, queues = [], [], []
-    for r, s in statuses(campaign, out, runs):
-        if s != DONE:
+    for r in runs:
+        if src.status(r.key) != DONE:
             continue
-        d = run_dir(out, r)
-        meta = json.loads((d / "run.json").read_text())
-        rows.append(run_row(campaign, r, d, meta))
-        flows.append(_table_rows(campaign, r, d, meta, "flows", lambda c: _keep(campaign.flow_metrics, c)))
-        queues.append(_table_rows(campaign, r, d, meta, "queues", lambda c: True))
+        meta = src.meta(r.key)
+        rows.append(run_row(campaign, r, src.summary(r.key), meta))
+        flows.append(_table_rows(campaign, r, src.table(r.key, "flows", exact=False), meta, lambda c: _keep(campaign.flow_metrics, c)))
+        queues.append(_table_rows(campaign, r, src.table(r.key, "queues", exact=False), meta, lambda c: True))
     target = out / DATASET
     target.mkdir(parents=True, exist_ok=True)
     tables = {"runs": pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False).replace_schema_metadata(None),

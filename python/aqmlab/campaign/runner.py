@@ -86,21 +86,47 @@ class _Bar:
             self.progress.stop()
 
 
+#: After an interrupted run, further Ctrl-C presses within this many seconds of the first are
+#: ignored (a second press while the caller exits must not turn a clean stop into a crash).
+GRACE_S = 3.0
+
+
 @contextlib.contextmanager
 def _interrupts() -> Iterator[threading.Event]:
     """While inside: Ctrl-C (SIGINT) sets the event instead of raising anywhere, so the runner
-    stops between two steps and tidies up; later presses change nothing. Outside the main
-    thread signals cannot be caught: the event is never set there."""
+    stops between two steps and tidies up; later presses change nothing. On leaving, the
+    previous handler comes back — after an interruption, only once `GRACE_S` have passed since
+    the first press. Outside the main thread signals cannot be caught: the event is never set
+    there."""
     flag = threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield flag
         return
     old = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, lambda signum, frame: flag.set())
+    first: list[float] = []
+
+    def pressed(signum, frame) -> None:
+        if not first:
+            first.append(time.monotonic())
+        flag.set()
+
+    signal.signal(signal.SIGINT, pressed)
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGINT, old)
+        if not first:
+            signal.signal(signal.SIGINT, old)
+        else:
+            def grace(signum, frame) -> None:
+                if time.monotonic() - first[0] < GRACE_S:
+                    return
+                signal.signal(signal.SIGINT, old)
+                if callable(old):
+                    old(signum, frame)
+                elif old == signal.SIG_DFL:
+                    raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, grace)
 
 
 def estimate_run_bytes(resolved: str) -> int:

@@ -299,7 +299,7 @@ def plot_cdf(out: Path, by: str | None, where: tuple[str, ...], output: Path) ->
 
 
 @plot_group.command("timeseries")
-@click.argument("source", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("source", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="With a campaign directory: the run to show, e.g. --where qdisc=PIE (repeatable).")
 @click.option("--seed", type=int, help="With a campaign directory: the seed of the run to show (default: the first).")
 @click.option("--queue", help="Queue to show (default: the campaign's studied queue, or the monitored queue whose link carried the most bytes).")
@@ -321,6 +321,8 @@ def plot_timeseries(source: Path, where: tuple[str, ...], seed: int | None, queu
             console.print(f"run {row['run']} (seed {row['seed']})", highlight=False)
         elif where or seed is not None:
             raise CampaignError("--where", f"{source} is a single run; --where and --seed choose a run in a campaign directory")
+        elif not source.is_dir() and not (source.parent.name == "runs" and (source.parent.parent / "aqmlab-store.json").exists()):
+            raise CampaignError("", f"{source}: no such run (a results directory, a campaign directory, or OUT/runs/<key>)")
         _done(plot.timeseries(run_dir, queue, max_flows), output)
     except CampaignError as e:
         _fail(str(e))

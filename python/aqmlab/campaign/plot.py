@@ -11,12 +11,12 @@ matrix, semi-axis lengths: the square roots of its eigenvalues).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from aqmlab.campaign.spec import CampaignError
+from aqmlab.campaign.errors import CampaignError
+from aqmlab.campaign.store import has_run_table, read_run_summary, read_run_table
 from aqmlab.campaign.units import KINDS, parse_quantity
 from aqmlab.schema import columns
 
@@ -34,6 +34,9 @@ def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels are user strings (axis labels, discipline names): drawn as written, never parsed
+    # as mathtext ("$\\undefinedmacro$" would abort the figure)
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt
@@ -185,7 +188,7 @@ def cdfs(out: str | Path, runs: "pd.DataFrame", flows: "pd.DataFrame", by: str) 
         i = names.index(k)
         soj = []
         for run, queue in zip(g["run"], g["queue"]):
-            qs = pd.read_parquet(Path(out) / "runs" / run / "queue_series.parquet", columns=["queue", "sojourn_mean_s"])
+            qs = read_run_table(Path(out) / "runs" / run, "queue_series", columns=["queue", "sojourn_mean_s"])
             soj.extend((qs.loc[qs["queue"].astype(str) == queue, "sojourn_mean_s"] * 1e3).tolist())
         _cdf(a1, soj, i, len(names), _label(by, k))
         f = flows[flows["run"].isin(set(g["run"]))]
@@ -208,13 +211,13 @@ def timeseries(run_dir: str | Path, queue: str | None = None, max_flows: int = 4
     import pandas as pd
 
     d = Path(run_dir)
-    if not (d / "queue_series.parquet").exists():
+    if not has_run_table(d, "queue_series"):
         raise CampaignError("", f"{d} holds no run results (queue_series.parquet); give a run directory such as OUT/runs/<key>")
-    qs = pd.read_parquet(d / "queue_series.parquet")
-    fs = pd.read_parquet(d / "flow_series.parquet")
+    qs = read_run_table(d, "queue_series")
+    fs = read_run_table(d, "flow_series")
     if qs.empty:
         raise CampaignError("", f"{d}: the run has no time series; set simulation.sample_interval")
-    summary = json.loads((d / "summary.json").read_text())
+    summary = read_run_summary(d)
     queues = list(summary.get("queues", {}))
     if queue is None:
         links = summary.get("links", {})

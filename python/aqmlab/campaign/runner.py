@@ -233,7 +233,7 @@ def _resolved(task: Task) -> str:
     from aqmlab import _core
 
     try:
-        return _core.resolve(task.scenario)["resolved"]
+        return _core.resolve(task.scenario, task.seed)["resolved"]
     except Exception:  # noqa: BLE001 - the estimate is only a guide; the run will say what is wrong
         return ""
 

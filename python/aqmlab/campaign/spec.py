@@ -580,11 +580,13 @@ def _base_error(e: ScenarioError, text: str, fixed: Sequence[str], n_file_sets: 
     line), a `--set`, the [base] table's line in the campaign file, or the base file's line."""
     where = getattr(e, "path", "") or ""
     detail = getattr(e, "detail", None) or str(e)
-    for i, a in enumerate(fixed):
-        if f"--set {a})" in detail or detail.endswith(f"--set {a}"):
+    for i, a in reversed(list(enumerate(fixed))):
+        target = a.split("=", 1)[0].strip()
+        if f"--set {a})" in detail or detail.endswith(f"--set {a}") or ("--set" in detail and where and where == target):
             if i < n_file_sets:
                 plain = detail.replace(f" (the value comes from --set {a})", "")
-                return CampaignError(f"campaign.set[{i}]", f"{a!r} is rejected: {where + ': ' if where else ''}{plain}",
+                shown = repr(a) if len(a) <= 80 else repr(a[:80]) + "…"
+                return CampaignError(f"campaign.set[{i}]", f"{shown} is rejected: {where + ': ' if where else ''}{plain}",
                                      _core.locate(text, f"campaign.set[{i}]") if text else None)
             return CampaignError("--set", f"{where + ': ' if where else ''}{detail}")
     if inline:

@@ -398,6 +398,15 @@ def read_run_table(run: str | os.PathLike, name: str, columns: Sequence[str] | N
     return t.to_pandas()
 
 
+def read_run_summary(run: str | os.PathLike) -> dict[str, Any]:
+    """The summary of the run at `run` (as `read_run_table` finds runs)."""
+    run = Path(run)
+    p = run / "summary.json"
+    if p.exists():
+        return json.loads(p.read_text())
+    return reader(run.parent.parent).summary(run.name)
+
+
 def has_run_table(run: str | os.PathLike, name: str) -> bool:
     """Whether `read_run_table(run, name)` has something to read."""
     run = Path(run)
@@ -679,7 +688,7 @@ class Store(Reader):
                 p = tmp / _safe_relative(rel)
                 p.parent.mkdir(exist_ok=True)
                 p.write_bytes(data)
-            (tmp / RUN_META).write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+            (tmp / RUN_META).write_text(json.dumps(dict(sorted(meta.items())), indent=2, default=str) + "\n")
             (tmp / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
             size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
             for p in tmp.rglob("*"):
@@ -826,7 +835,7 @@ def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapp
             rows["scenario_hash"].append(raw["hash"])
             rows["summary"].append(raw["summary"])
             rows["resolved"].append(raw["resolved"])
-            rows["params"].append(json.dumps(dict(params), sort_keys=True, default=str))
+            rows["params"].append(json.dumps(dict(params), default=str))   # in the order given: table columns
         pq.write_table(pa.table(rows, schema=pa.schema([("run", pa.string()), ("seed", pa.int64()), ("scenario_hash", pa.string()),
                                                          ("summary", pa.large_string()), ("resolved", pa.large_string()),
                                                          ("params", pa.string())])), tmp / "runs.parquet")

@@ -20,11 +20,13 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Task:
-    """One run to do: its key and the scenario text (seed set) the core runs."""
+    """One run to do: its key, the scenario text the core runs, the parameters that name it
+    (for tables and failure records) and, if not None, the seed that replaces the scenario's."""
 
     key: str
     scenario: str
     params: dict = field(default_factory=dict, compare=False, hash=False)
+    seed: int | None = None
 
 
 def simulate(task: Task) -> dict[str, Any]:
@@ -37,7 +39,7 @@ def simulate(task: Task) -> dict[str, Any]:
     fp = fingerprint()
     t0 = time.process_time()
     try:
-        raw = _core.run(task.scenario, None, None, False, [], None, False)
+        raw = _core.run(task.scenario, task.seed, None, False, [], None, False)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # noqa: BLE001 - ScenarioError, a panic in the core, MemoryError: the run's failure

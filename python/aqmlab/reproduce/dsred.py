@@ -192,25 +192,28 @@ def closed_loop_reading(loads: tuple[float, ...] = (0.9, 1.1), seeds: int = 3) -
     """The closed-loop FTP reading at the contract rate for RED and DSRED (means over seeds):
     normalized throughput at the gateway ((arrivals - drops) / arrivals), drop rate, queueing
     delay, utilization and the files' completion times."""
-    import aqmlab
+    from aqmlab.reproduce import run_all
 
-    rows = []
+    cases, docs = [], []
     for load in loads:
         for name, aqm in (("RED", RED), ("DSRED", DSRED)):
             for seed in range(1, seeds + 1):
                 doc = scenario_doc(aqm, SCR, False, False)
                 closed_loop_ftp(doc, load)
                 doc["simulation"]["seed"] = seed
-                res = aqmlab.run(doc)
-                q = res.summary["queues"][QUEUE]
-                tt = res.tables["tcp_transfers"]
-                tt = tt[tt["start_s"] >= 20.0]
-                rows.append({"load": load, "aqm": name, "seed": seed,
-                             "normalized throughput": 1 - q["drop_frac"], "drop rate [pkt/s]": q["drop_rate_per_s"],
-                             "queueing delay [s]": q["sojourn_mean_s"],
-                             "utilization": res.summary["links"][QUEUE]["throughput_bps"] / SCR,
-                             "files": len(tt), "file FCT mean [s]": float(tt["fct_s"].mean()),
-                             "file FCT p95 [s]": float(np.quantile(tt["fct_s"], 0.95))})
+                cases.append((load, name, seed))
+                docs.append(doc)
+    rows = []
+    for (load, name, seed), res in zip(cases, run_all(docs, label="dsred closed loop")):
+        q = res.summary["queues"][QUEUE]
+        tt = res.tables["tcp_transfers"]
+        tt = tt[tt["start_s"] >= 20.0]
+        rows.append({"load": load, "aqm": name, "seed": seed,
+                     "normalized throughput": 1 - q["drop_frac"], "drop rate [pkt/s]": q["drop_rate_per_s"],
+                     "queueing delay [s]": q["sojourn_mean_s"],
+                     "utilization": res.summary["links"][QUEUE]["throughput_bps"] / SCR,
+                     "files": len(tt), "file FCT mean [s]": float(tt["fct_s"].mean()),
+                     "file FCT p95 [s]": float(np.quantile(tt["fct_s"], 0.95))})
     return pd.DataFrame(rows).groupby(["load", "aqm"], sort=False).mean(numeric_only=True).drop(columns="seed")
 
 
@@ -264,9 +267,9 @@ def tcp_details_reading(k: int = 5, seeds: int = 5) -> pd.DataFrame:
     """RED vs DSRED with `k` FTP connections per server at the contract rate (CBR) under each of
     `TCP_DETAILS`: means and 95% half-widths over seeds of the drop rate, queueing delay and
     normalized throughput at the gateway."""
-    import aqmlab
+    from aqmlab.reproduce import run_all
 
-    rows = []
+    cases, docs = [], []
     for label, (extra, limit) in TCP_DETAILS.items():
         for name, aqm in (("RED", RED), ("DSRED", DSRED)):
             for seed in range(1, seeds + 1):
@@ -278,9 +281,13 @@ def tcp_details_reading(k: int = 5, seeds: int = 5) -> pd.DataFrame:
                 for fl in doc["flows"]:
                     fl.update(extra)
                 doc["simulation"]["seed"] = seed
-                q = aqmlab.run(doc).summary["queues"][QUEUE]
-                rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
-                             "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"]})
+                cases.append((label, name, seed))
+                docs.append(doc)
+    rows = []
+    for (label, name, seed), res in zip(cases, run_all(docs, label="dsred TCP details")):
+        q = res.summary["queues"][QUEUE]
+        rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
+                     "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"]})
     cols = {c: c for c in ("drop rate [pkt/s]", "queueing delay [s]", "normalized throughput")}
     return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
 
@@ -300,9 +307,9 @@ UNITS = {
 def units_reading(seeds: int = 5) -> pd.DataFrame:
     """RED vs DSRED under each of `UNITS` (one connection per server, CBR): means and 95%
     half-widths over seeds of the drop rate, queueing delay, normalized throughput and queue."""
-    import aqmlab
+    from aqmlab.reproduce import run_all
 
-    rows = []
+    cases, docs = [], []
     for label, (rate, mss, scale) in UNITS.items():
         for name, aqm in (("RED", RED), ("DSRED", DSRED)):
             a = dict(aqm, min_th=aqm["min_th"] * scale, max_th=aqm["max_th"] * scale)
@@ -311,10 +318,14 @@ def units_reading(seeds: int = 5) -> pd.DataFrame:
                 for fl in doc["flows"]:
                     fl["mss"] = f"{mss}B"
                 doc["simulation"]["seed"] = seed
-                q = aqmlab.run(doc).summary["queues"][QUEUE]
-                rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
-                             "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"],
-                             "queue [pkts]": q["mean_len_pkts"]})
+                cases.append((label, name, seed))
+                docs.append(doc)
+    rows = []
+    for (label, name, seed), res in zip(cases, run_all(docs, label="dsred units")):
+        q = res.summary["queues"][QUEUE]
+        rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
+                     "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"],
+                     "queue [pkts]": q["mean_len_pkts"]})
     cols = {c: c for c in ("drop rate [pkt/s]", "queueing delay [s]", "normalized throughput", "queue [pkts]")}
     return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
 

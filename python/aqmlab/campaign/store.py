@@ -630,7 +630,7 @@ class Store(Reader):
     def add(self, key: str, params: Mapping[str, Any], raw: Mapping[str, Any], *, per_run: bool = False) -> None:
         """Keeps a run's results (the core's raw output): in its own directory now if
         `per_run`, else for the next batch."""
-        if per_run:
+        if per_run or raw.get("files"):      # a run with files of its own (pcap) keeps its own directory
             self._write_run_dir(key, params, raw)
             (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
             return

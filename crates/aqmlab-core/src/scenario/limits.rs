@@ -214,7 +214,12 @@ pub fn pcap_part(files: u64, max_packets: u64, bytes_per_packet: u64) -> Part {
 }
 
 /// Checks the files a run will write (`bytes`, charged to `field`) against `limits.disk`.
-pub fn check_disk(field: &str, what: &str, bytes: u64, limits: &LimitsSpec) -> Result<(), ScenarioError> {
+pub fn check_disk(
+    field: &str,
+    what: &str,
+    bytes: u64,
+    limits: &LimitsSpec,
+) -> Result<(), ScenarioError> {
     let disk = limits.disk.map(|b| b.0).unwrap_or(DEFAULT_DISK);
     if limits.allow_large || bytes <= disk {
         return Ok(());
@@ -346,7 +351,10 @@ mod tests {
     fn the_run_budget_is_what_the_estimate_leaves() {
         let parts = [flows_part("flows[0].count", 1000)];
         let l = LimitsSpec::default();
-        assert_eq!(run_budget(&parts, &l), Some(DEFAULT_MEMORY - 1000 * FLOW_BYTES));
+        assert_eq!(
+            run_budget(&parts, &l),
+            Some(DEFAULT_MEMORY - 1000 * FLOW_BYTES)
+        );
         let lifted = LimitsSpec {
             allow_large: true,
             ..LimitsSpec::default()
@@ -359,7 +367,10 @@ mod tests {
             rtt_rows: 3,
             top_flow: (3, "f".into()),
         };
-        assert_eq!(u.bytes(), 10 * PACKET_BYTES + 2 * TRACE_ROW_BYTES + 3 * RTT_ROW_BYTES);
+        assert_eq!(
+            u.bytes(),
+            10 * PACKET_BYTES + 2 * TRACE_ROW_BYTES + 3 * RTT_ROW_BYTES
+        );
         let e = u.error(1000, 2000, 1.5);
         assert_eq!(e.path, "limits.memory");
         assert!(e.message.contains("r1->r2, holds 9"), "{e}");
@@ -373,7 +384,10 @@ mod tests {
         assert!(e.message.contains("limits.disk"), "{e}");
         let p = names_part("flows[0].name", "names".into(), 1_000_000);
         assert_eq!(p.memory, 1_000_000 * NAME_COPIES);
-        assert_eq!(pcap_part(2, 10, 96).memory, 2 * 10 * 96 * PCAP_MEMORY_COPIES);
+        assert_eq!(
+            pcap_part(2, 10, 96).memory,
+            2 * 10 * 96 * PCAP_MEMORY_COPIES
+        );
     }
 
     #[test]

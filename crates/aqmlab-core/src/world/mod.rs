@@ -230,7 +230,9 @@ impl World {
             return Ok(());
         };
         let packets = self.pool.capacity() as u64;
-        if packets.saturating_mul(crate::scenario::limits::PACKET_BYTES) <= budget && !self.traces_rows {
+        if packets.saturating_mul(crate::scenario::limits::PACKET_BYTES) <= budget
+            && !self.traces_rows
+        {
             return Ok(());
         }
         let usage = self.usage();

@@ -8,7 +8,12 @@ start-up included) —, runs per CPU-second, and the share of that CPU spent sim
 CPU of the compiled core's `run` calls, as the workers measure it. CPU time, not wall time:
 the development machines are shared. The first repetition also pays for imports.
 
-    python bench/campaign_speed.py [--runs 200] [--reps 3] [--scenario PATH] [--set PATH=VALUE ...]
+    python bench/campaign_speed.py [--runs 200] [--reps 3] [--jobs 1] [--scenario PATH] [--set PATH=VALUE ...]
+
+Against another version (its Python package on PYTHONPATH, e.g. main's tree with this build's
+`_core`), the same command measures it: code without `Outcome.sim_cpu_s` has its simulation
+CPU measured by running the same scenarios through the core in this process afterwards.
+`--json` prints one JSON object per repetition.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--scenario", default=str(ROOT / "scenarios/examples/mm1k.toml"))
     ap.add_argument("--set", dest="sets", action="append", default=["simulation.duration=1s", "simulation.warmup=0s"])
+    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
     from aqmlab.campaign import runner
@@ -55,7 +61,21 @@ def main() -> None:
             assert o.ran == args.runs and o.failed == 0, o
             workers = cpu_children() - k0
             cpu = parent + workers
-            sim = o.sim_cpu_s
+            sim = getattr(o, "sim_cpu_s", None)
+            if sim is None:   # an older runner: the same core work, measured here
+                from aqmlab import _core
+
+                texts = [r.scenario for r in runner.plan(c)]
+                s0 = time.process_time()
+                for text in texts:
+                    _core.run(text)
+                sim = time.process_time() - s0
+            if args.json:
+                import json
+
+                print(json.dumps({"rep": rep + 1, "runs": args.runs, "cpu_s": cpu, "parent_s": parent, "workers_s": workers, "wall_s": wall,
+                                  "sim_s": sim}), flush=True)
+                continue
             print(f"rep {rep + 1}: {args.runs} runs, {cpu:.3f} s CPU ({args.runs / cpu:.0f} runs per CPU-second; this process "
                   f"{parent:.3f} s, workers {workers:.3f} s; {wall:.2f} s wall); simulating {sim:.3f} s CPU = "
                   f"{100 * sim / cpu:.0f}% of it", flush=True)

@@ -233,7 +233,7 @@ def _resolved(task: Task) -> str:
     from aqmlab import _core
 
     try:
-        return _core.resolve(task.scenario, task.seed)["resolved"]
+        return _core.resolve(task.scenario, task.seed, False, list(task.sets))["resolved"]
     except Exception:  # noqa: BLE001 - the estimate is only a guide; the run will say what is wrong
         return ""
 
@@ -399,7 +399,7 @@ def run_campaign(campaign: Campaign, out: str | os.PathLike, *, workers: int | N
     with Store.open(out, "campaign", force=force, wait=wait) as st:
         runs = plan(campaign, progress)
         by_key = {r.key: r for r in runs}
-        tasks = (Task(r.key, r.scenario, params(campaign, r)) for r in runs)
+        tasks = (Task(r.key, r.base, params(campaign, r), sets=r.sets) for r in runs)
         hook = (lambda t, s: on_result(by_key[t.key], s)) if on_result is not None else None
         o = execute(tasks, st, workers=workers, dask=dask, cluster=cluster, progress=progress, label=campaign.name, per_run=per_run,
                     on_result=hook, memory_limit=memory_limit, batch_runs=batch_runs, batch_s=batch_s)

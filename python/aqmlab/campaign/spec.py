@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import math
 import os
 import re
@@ -81,18 +82,46 @@ class Axis:
 
 @dataclass(frozen=True)
 class Run:
-    """One run of a campaign: its resolved scenario, seed, and place in the grid."""
+    """One run of a campaign: its key, seed, place in the grid, and its scenario as the base
+    text with `--set`-style assignments (the axis values and the seed) for the core to apply."""
 
     index: int
     key: str                       # hash of the resolved scenario (seed included)
-    scenario: str                  # TOML text given to the core (seed set)
     seed: int
     scenario_hash: str             # SHA-256 of the resolved scenario, as in summary.json
     point: tuple[int, ...] = field(compare=False)   # the value index of each axis
+    base: str = field(default="", repr=False, compare=False)   # the campaign's base scenario text (shared)
+    sets: tuple[str, ...] = field(default=(), compare=False)    # its axis values and seed as path=value
+
+    @property
+    def scenario(self) -> str:
+        """The run's scenario as one TOML text (the base with the assignments applied)."""
+        return _core.load(self.base, list(self.sets)) if self.sets else self.base
 
     def labels(self, axes: Sequence[Axis]) -> dict[str, str]:
         """Axis name → label of this run's value."""
         return {a.name: a.labels[i] for a, i in zip(axes, self.point)}
+
+
+def toml_value(v: Any) -> str:
+    """`v` (as the TOML parser gives it) as one inline TOML value, for a `path=value` assignment."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v:
+            return "nan"
+        if v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {toml_value(x)}" for k, x in v.items()) + " }"
+    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()   # dates and times
 
 
 @dataclass
@@ -217,29 +246,36 @@ class Campaign:
             bar.start()
             task = bar.add_task("planning", total=total)
         base_doc = self._base()
+        # each axis value as a `path=value` assignment, made once; the core applies them to the
+        # base for every run (as `--set`), resolves and hashes the result
+        assigned = [[f"{a.path}={toml_value(v)}" for v in a.values] for a in self.axes]
         runs: list[Run] = []
         try:
             for point in self.iter_points():
-                doc = copy.deepcopy(base_doc)
-                for a, i in zip(self.axes, point):
-                    try:
-                        set_path(doc, a.path, copy.deepcopy(a.values[i]))
-                    except CampaignError as e:
-                        raise CampaignError(f"axes.{a.name}.path", e.detail, self._line(f"axes.{a.name}.path")) from None
+                sets = tuple(assigned[j][i] for j, i in enumerate(point))
                 for seed in self.seeds:
-                    doc.setdefault("simulation", {})["seed"] = seed
-                    text = tomli_w.dumps(doc)
+                    run_sets = (*sets, f"simulation.seed={seed}")
                     try:
-                        digest = _core.resolve(text)["hash"]
+                        digest = _core.resolve(self.base, None, False, list(run_sets))["hash"]
                     except ScenarioError as e:
+                        self._check_paths(base_doc, point)
                         raise self._blame(point, seed, e) from None
-                    runs.append(Run(len(runs), run_key(digest), text, seed, digest, point))
+                    runs.append(Run(len(runs), run_key(digest), seed, digest, point, self.base, run_sets))
                 if bar is not None:
                     bar.update(task, advance=len(self.seeds))
         finally:
             if bar is not None:
                 bar.stop()
         return runs
+
+    def _check_paths(self, base_doc: dict[str, Any], point: tuple[int, ...]) -> None:
+        """Raises the campaign error of an axis whose key path cannot be set in the base."""
+        doc = copy.deepcopy(base_doc)
+        for a, i in zip(self.axes, point):
+            try:
+                set_path(doc, a.path, copy.deepcopy(a.values[i]))
+            except CampaignError as e:
+                raise CampaignError(f"axes.{a.name}.path", e.detail, self._line(f"axes.{a.name}.path")) from None
 
     def _line(self, path: str) -> int | None:
         """The line of `path` in the campaign file, if it was read from text."""
@@ -256,7 +292,7 @@ class Campaign:
         scenario fail), with its line in the campaign file; a combination of values if none
         alone does."""
         where = getattr(e, "path", "") or ""
-        detail = getattr(e, "detail", None) or str(e)
+        detail = re.sub(r" \(the value comes from --set .*\)$", "", getattr(e, "detail", None) or str(e), flags=re.S)
         said = f"{where}: {detail}" if where else detail
         for a, i in zip(self.axes, point):
             if where == a.path or where.startswith(a.path + ".") or where.startswith(a.path + "["):

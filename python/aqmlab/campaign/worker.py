@@ -27,6 +27,8 @@ class Task:
     scenario: str
     params: dict = field(default_factory=dict, compare=False, hash=False)
     seed: int | None = None
+    #: `path=value` assignments the core applies to `scenario` first (as `--set`).
+    sets: tuple[str, ...] = ()
 
 
 def simulate(task: Task) -> dict[str, Any]:
@@ -39,7 +41,7 @@ def simulate(task: Task) -> dict[str, Any]:
     fp = fingerprint()
     t0 = time.process_time()
     try:
-        raw = _core.run(task.scenario, task.seed, None, False, [], None, False)
+        raw = _core.run(task.scenario, task.seed, None, False, list(task.sets), None, False)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # noqa: BLE001 - ScenarioError, a panic in the core, MemoryError: the run's failure

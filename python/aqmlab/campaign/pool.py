@@ -4,7 +4,8 @@ signal and the worker's last words on stderr — and a fresh worker takes its pl
 stops at once when asked (Ctrl-C), killing the runs in progress.
 
 Each worker is a fresh interpreter (`python -c "...worker.main()"`) talking over a pair of
-pipes, one task at a time: it never re-imports the caller's main script (as multiprocessing's
+pipes, with up to `DEPTH` tasks sent ahead (it runs them in order, so the first one not
+answered is the one it was running when it died): it never re-imports the caller's main script (as multiprocessing's
 spawn and forkserver do, which breaks scripts without a `__main__` guard) and never inherits
 the caller's threads (as fork does). It dies with the process that started it
 (`worker.die_with`)."""
@@ -18,11 +19,15 @@ import sys
 import tempfile
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from collections import deque
+from itertools import chain
 from typing import Callable, Iterator
 
 from aqmlab.campaign.worker import Task
 
 _MAIN = "from aqmlab.campaign.worker import main; main()"
+#: Tasks sent to a worker ahead of its answers (so it never waits for this process).
+DEPTH = 2
 
 
 def death(exitcode: int | None, last_words: str = "") -> str:
@@ -56,7 +61,7 @@ class _Worker:
         os.close(res_w)
         self.send = Connection(task_w, readable=False)
         self.recv = Connection(res_r, writable=False)
-        self.task: Task | None = None
+        self.tasks: deque[Task] = deque()   # sent, not yet answered, in order
 
     def last_words(self) -> str:
         try:
@@ -98,39 +103,37 @@ def run_local(tasks: Iterator[Task], workers: int, done: Callable[[Task, dict], 
             if stop():
                 return
             if not exhausted:
-                idle = [w for w in pool if w.task is None]
-                while idle or len(pool) < workers:
+                # fill: new workers up to `workers`, then every worker up to DEPTH tasks
+                while len(pool) < workers or any(len(w.tasks) < DEPTH for w in pool):
                     try:
                         task = next(tasks)
                     except StopIteration:
                         exhausted = True
                         break
-                    if idle:
-                        w = idle.pop()
-                    else:
+                    if len(pool) < workers:
                         w = _Worker(memory_limit, log_dir, started)
                         started += 1
                         pool.append(w)
-                    w.task = task
+                    else:
+                        w = min(pool, key=lambda x: len(x.tasks))
+                    w.tasks.append(task)
                     try:
                         w.send.send(task)
                     except OSError:
                         pass        # a dead worker: found below, when its pipe reads EOF
-            busy = [w for w in pool if w.task is not None]
+            busy = [w for w in pool if w.tasks]
             if not busy:
                 return
             ready = set(wait([w.recv for w in busy], timeout=poll_s))
             for w in busy:
                 if w.recv not in ready:
                     continue
-                task = w.task
                 try:
                     payload = w.recv.recv()
                 except (EOFError, OSError):
                     payload = None
                 if payload is not None:
-                    w.task = None
-                    done(task, payload)
+                    done(w.tasks.popleft(), payload)
                     continue
                 try:
                     code = w.proc.wait(5)
@@ -139,7 +142,11 @@ def run_local(tasks: Iterator[Task], workers: int, done: Callable[[Task, dict], 
                     code = w.proc.wait()
                 w.close()
                 pool.remove(w)
-                done(task, {"key": task.key, "error": death(code, w.last_words()), "died": True})
+                culprit = w.tasks.popleft()
+                if w.tasks:       # sent ahead, never started: to the next worker
+                    tasks = chain(list(w.tasks), tasks)
+                    exhausted = False
+                done(culprit, {"key": culprit.key, "error": death(code, w.last_words()), "died": True})
     finally:
         for w in pool:
             w.kill()

@@ -690,11 +690,9 @@ class Store(Reader):
                 p.write_bytes(data)
             (tmp / RUN_META).write_text(json.dumps(dict(sorted(meta.items())), indent=2, default=str) + "\n")
             (tmp / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
+            # (not synced file by file, as `aqmlab run -o`: the rename makes it appear whole to
+            # any process; batches, which hold many runs, are synced before theirs)
             size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
-            for p in tmp.rglob("*"):
-                if p.is_file():
-                    with open(p, "rb+") as f:
-                        os.fsync(f.fileno())
             if target.exists():
                 old = self.temp_dir() / f"old-{key}"
                 shutil.rmtree(old, ignore_errors=True)
@@ -703,7 +701,6 @@ class Store(Reader):
                 shutil.rmtree(old, ignore_errors=True)
             else:
                 tmp.rename(target)
-            _fsync_dir(self.out / RUNS)
         except OSError as e:
             shutil.rmtree(tmp, ignore_errors=True)
             raise _storage_error(e, f"run {key}") from None

@@ -4,7 +4,6 @@ distribution, and the dataset read by pandas, polars and DuckDB as the docs show
 
 from __future__ import annotations
 
-import filecmp
 import json
 import os
 import random

@@ -180,7 +180,6 @@ def cdfs(out: str | Path, runs: "pd.DataFrame", flows: "pd.DataFrame", by: str) 
     mean sojourn of the packets that left in it, pooled over the runs of a group) and the CDF
     of per-flow throughput (one value per flow per run)."""
     plt = _pyplot()
-    import pandas as pd
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
     names = list(dict.fromkeys(runs[by]))
@@ -208,7 +207,6 @@ def timeseries(run_dir: str | Path, queue: str | None = None, max_flows: int = 4
     """Time series of one run: the queue's length (and any AQM state the discipline reports,
     e.g. RED's average), its per-interval sojourn, and the cwnd of up to `max_flows` TCP flows."""
     plt = _pyplot()
-    import pandas as pd
 
     d = Path(run_dir)
     if not has_run_table(d, "queue_series"):

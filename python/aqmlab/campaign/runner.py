@@ -25,17 +25,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from aqmlab.campaign.errors import CampaignError, StoreError
 from aqmlab.campaign.spec import Campaign, Run
-from aqmlab.campaign.store import (DONE, FAILED, FAILED_STATUS, MISSING, RUN_META, STALE, Store, core_hash, fingerprint,  # noqa: F401
-                                   mismatch, reader)
+from aqmlab.campaign.store import (DONE, FAILED_STATUS, MISSING, STALE, Store, core_hash, fingerprint, mismatch,  # noqa: F401
+                                   reader)
 from aqmlab.campaign.worker import Task, simulate  # noqa: F401
 from aqmlab.results import run_key
 
 __all__ = ["DONE", "FAILED_STATUS", "MISSING", "STALE", "Outcome", "Task", "core_hash", "execute", "fingerprint", "plan",
            "run_campaign", "statuses"]
-
-#: Most runs planned unless raised (`--max-runs`, `campaign.max_runs`).
-DEFAULT_MAX_RUNS = 100_000
-
 
 @dataclass
 class Outcome:

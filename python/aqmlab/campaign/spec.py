@@ -32,7 +32,6 @@ import json
 import math
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -214,18 +213,6 @@ class Campaign:
 
     def _pos(self, name: str) -> int:
         return next(j for j, a in enumerate(self.axes) if a.name == name)
-
-    def scenario_at(self, point: tuple[int, ...], seed: int | None = None) -> str:
-        """The scenario text of a grid point (with `seed`, if given)."""
-        doc = copy.deepcopy(self._base())
-        for a, i in zip(self.axes, point):
-            try:
-                set_path(doc, a.path, copy.deepcopy(a.values[i]))
-            except CampaignError as e:
-                raise CampaignError(f"axes.{a.name}.path", e.detail, self._line(f"axes.{a.name}.path")) from None
-        if seed is not None:
-            doc.setdefault("simulation", {})["seed"] = seed
-        return tomli_w.dumps(doc)
 
     def _base(self) -> dict[str, Any]:
         if self.base_doc is None:

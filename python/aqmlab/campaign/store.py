@@ -25,7 +25,6 @@ later is deleted.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import functools
@@ -38,7 +37,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from aqmlab.campaign.errors import StoreError
 
@@ -852,8 +851,3 @@ def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapp
         shutil.rmtree(tmp, ignore_errors=True)
         raise _storage_error(e, f"{len(items)} runs to {store.out}") from None
     return size
-
-
-def runs_of(reader_: Reader, keys: Iterable[str]) -> list[str]:
-    """The keys among `keys` whose stored run is fresh."""
-    return [k for k in keys if reader_.status(k) == DONE]

@@ -73,7 +73,6 @@ def _reductions(trace: "pd.DataFrame") -> "pd.DataFrame":
 def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.DataFrame") -> dict[str, float]:
     """The metrics of one run (its dataset row and flow rows, its stored tables)."""
     import numpy as np
-    import pandas as pd
 
     out: dict[str, float] = {}
     arrivals = row.get("queue_arrivals_pkts") or 0

@@ -55,7 +55,7 @@ def run_jobs(jobs: Sequence[Job], out: str | os.PathLike, *, workers: int | None
     keys = [j.key for j in jobs]
     tasks = [Task(k, j.scenario, {**j.labels, **({"seed": j.seed} if j.seed is not None else {})}, j.seed) for k, j in zip(keys, jobs)]
     with Store.open(out, kind, force=force) as st:
-        o = execute(tasks, st, workers=workers, progress=progress, label=label, per_run=per_run)
+        o = execute(tasks, st, workers=workers, progress=progress, label=label, per_run=per_run, tables=None if per_run else ())
     if outcome is not None:
         outcome.append(o)
     return [Path(out) / "runs" / k for k in keys]

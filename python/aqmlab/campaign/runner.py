@@ -15,6 +15,7 @@ raised once everything is tidy) or on a storage error (`StoreError`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -149,18 +150,23 @@ def estimate_run_bytes(resolved: str) -> int:
 def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, dask: str | None = None,
             cluster: Mapping[str, Any] | None = None, progress: bool = False, label: str = "runs", per_run: bool = False,
             on_result: Callable[[Task, str], None] | None = None, memory_limit: int | None = None,
-            bytes_per_run: int | None = None, batch_runs: int = 1000, batch_s: float = 10.0) -> Outcome:
+            bytes_per_run: int | None = None, batch_runs: int = 1000, batch_s: float = 10.0,
+            tables: tuple[str, ...] | None = None) -> Outcome:
     """Runs the tasks not already stored (fresh) in `store`: on `workers` local processes
     (default: all cores), on the Dask scheduler at `dask`, or on the cluster `cluster`
     describes (`{"kind": "slurm", ...}`, see `cluster_client`). Each result is stored in a
     batch (in its own run directory with `per_run`), each failure in failed/. `on_result(task,
-    status)` is called as each run ends. Completed runs are written as a batch every
+    status)` is called as each run ends. `tables` names the result tables kept in a batch (None:
+    all; an empty tuple: summaries only; a run kept on its own always has all). Completed runs
+    are written as a batch every
     `batch_runs` runs or `batch_s` seconds (or 64 MB), and at the end. Ctrl-C: stops
     dispatching, abandons the runs in progress, writes the completed ones, then raises
     KeyboardInterrupt. A storage error stops everything the same way and raises StoreError."""
     t0 = time.perf_counter()
     seen: set[str] = set()
     unique = [t for t in tasks if not (t.key in seen or seen.add(t.key))]
+    if tables is not None and not per_run:
+        unique = [dataclasses.replace(t, tables=tuple(tables)) for t in unique]
     todo = [t for t in unique if store.status(t.key, want_dir=per_run) != DONE]
     outcome = Outcome(len(unique), len(unique) - len(todo), 0, 0, 0.0)
     if todo:

@@ -691,7 +691,7 @@ class Store(Reader):
             (tmp / "summary.json").write_text(json.dumps(res.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
             # (not synced file by file, as `aqmlab run -o`: the rename makes it appear whole to
             # any process; batches, which hold many runs, are synced before theirs)
-            size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+            size = sum(e.stat().st_size for e in os.scandir(tmp) if e.is_file())
             if target.exists():
                 old = self.temp_dir() / f"old-{key}"
                 shutil.rmtree(old, ignore_errors=True)

@@ -29,6 +29,8 @@ class Task:
     seed: int | None = None
     #: `path=value` assignments the core applies to `scenario` first (as `--set`).
     sets: tuple[str, ...] = ()
+    #: The result tables to hand back (None: all; an empty tuple: only the summary).
+    tables: tuple[str, ...] | None = None
 
 
 def simulate(task: Task) -> dict[str, Any]:
@@ -48,6 +50,8 @@ def simulate(task: Task) -> dict[str, Any]:
         return {"key": task.key, "error": f"{type(e).__name__}: {e}", "fingerprint": fp, "worker": _me()}
     cpu = time.process_time() - t0
     raw.pop("warnings", None)
+    if task.tables is not None:
+        raw["tables"] = {k: v for k, v in raw["tables"].items() if k in task.tables}
     seed = json.loads(raw["summary"])["simulation"]["seed"]
     return {"key": task.key, "raw": raw, "seed": seed, "fingerprint": fp, "cpu_s": cpu, "worker": _me()}
 

@@ -3,6 +3,7 @@ characterize."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -59,7 +60,12 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             err_console.print(plain("interrupted", "bold red"), highlight=False)
-            sys.exit(EXIT_INTERRUPTED)
+            # everything aqmlab writes is on disk by now (stores are closed, writes are atomic);
+            # leave at once rather than wait for libraries' exit handlers (a Dask client's
+            # event loop takes seconds to wind down)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
 
 
 def _fmt(x, scale: float = 1.0, digits: int = 3) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from aqmlab.campaign import dataset
 from aqmlab.campaign.errors import CampaignError, StoreError
 from aqmlab.campaign.spec import Campaign, Run
 from aqmlab.campaign.store import (DONE, FAILED_STATUS, MISSING, STALE, Store, core_hash, fingerprint, mismatch,  # noqa: F401
@@ -395,8 +396,6 @@ def run_campaign(campaign: Campaign, out: str | os.PathLike, *, workers: int | N
                  memory_limit: int | None = None, wait: float = 0.0, batch_runs: int = 1000, batch_s: float = 10.0) -> Outcome:
     """Runs what is missing, stale or failed (see `execute`), then writes the dataset. The
     directory is locked meanwhile; `force` writes into a directory that is not a campaign's."""
-    from aqmlab.campaign import dataset
-
     t0 = time.perf_counter()
     with Store.open(out, "campaign", force=force, wait=wait) as st:
         runs = plan(campaign, progress)

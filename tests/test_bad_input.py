@@ -67,7 +67,7 @@ CASES = {
     ),
     "fixed pacing without a rate": (
         variant('kind = "cbr"', 'kind = "tcp"').replace('rate = "1Mbps"', 'pacing = "fixed"'),
-        ["flows[0].pacing_rate", "required"],
+        ["flows[0].pacing.rate", "required"],
     ),
     "unknown TCP profile": (
         variant('kind = "cbr"', 'kind = "tcp"').replace('rate = "1Mbps"', 'profile = "freebsd"'),

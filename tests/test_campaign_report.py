@@ -129,7 +129,7 @@ def test_report_renders_in_headless_chromium(done, tmp_path):
     ink, ink_bare = _ink(with_figs), _ink(plt_image(tmp_path / "bare.png"))
     assert ink > 2 * ink_bare and ink - ink_bare > 0.01, (ink, ink_bare)
 
-    # 3. Each figure decoded to its declared pixel size (checked in the page by a probe script
+    # 3. Each figure decoded to twice its declared pixel size (checked in the page by a probe script
     #    added to a copy of the report).
     probe = tmp_path / "probe.html"
     script = ("<script>window.addEventListener('load', () => document.body.setAttribute('data-check', JSON.stringify("
@@ -141,4 +141,5 @@ def test_report_renders_in_headless_chromium(done, tmp_path):
     imgs = json.loads(html.unescape(m.group(1)))
     assert len(imgs) == n_figs >= 4
     for complete, nw, nh, w, h in imgs:
-        assert complete and (nw, nh) == (w, h) and nw > 0
+        # embedded at 200 dpi and shown at 100 px per inch: twice the declared size, exactly
+        assert complete and (nw, nh) == (2 * w, 2 * h) and nw > 0

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from aqmlab import characterize as ch
+from aqmlab.campaign import dataset
 from aqmlab.characterize import metrics as mm
 from aqmlab.characterize.sets import PENDING, SETS
 from aqmlab.cli import main
@@ -190,7 +191,7 @@ def test_same_suite_twice_gives_identical_datasets_at_any_parallelism(tmp_path):
     ch.run(["pfifo", "codel"], a, quick=True, sets=["traffic-mix", "ecn"], workers=1, report=False)
     ch.run(["pfifo", "codel"], b, quick=True, sets=["traffic-mix", "ecn"], workers=2, report=False)
     files = sorted(p.relative_to(a) for p in a.rglob("*.parquet") if "dataset" in p.parts or p.name == "metrics.parquet")
-    assert len(files) == 1 + 3 * 2
+    assert len(files) == 1 + len(dataset.TABLES) * 2   # metrics + each dataset table of the two sets
     for f in files:
         assert (a / f).read_bytes() == (b / f).read_bytes(), f
 
@@ -203,7 +204,7 @@ def test_dask_cluster_gives_the_local_datasets(tmp_path):
     ch.run(["pfifo", "fq_codel"], tmp_path / "local", workers=2, **args)
     a, b = tmp_path / "dask", tmp_path / "local"
     files = sorted(p.relative_to(a) for p in a.rglob("*.parquet") if "dataset" in p.parts or p.name == "metrics.parquet")
-    assert len(files) == 1 + 2 * 3
+    assert len(files) == 1 + 2 * len(dataset.TABLES)
     for f in files:
         assert (a / f).read_bytes() == (b / f).read_bytes(), f
 

@@ -7,6 +7,7 @@ SIGCOMM 2010, section 3.3, and from RFC 9332's stated goals; never from an earli
 from __future__ import annotations
 
 import math
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -93,8 +94,20 @@ def test_l4s_flows_send_ect1_and_classic_ecn_is_unchanged():
     assert aqmlab.run(a).flows.equals(aqmlab.run(b).flows)
 
 
+def test_a_control_that_needs_ecn_turns_it_on_with_its_codepoint_and_feedback():
+    # Each control declares its needs (cc.rs `Needs`): DCTCP precise feedback (RFC 8257 3.2),
+    # Prague ECT(1) with precise feedback; ECN is on for them unless the scenario says otherwise.
+    scen = dctcp_step(1, 20, duration="1s", warmup="0s")
+    for cc, cp in (("dctcp", "ect0"), ("prague", "ect1")):
+        scen["flows"] = [{"kind": "tcp", "from": "s1", "to": "d1", "cc": cc}]
+        ecn = tomllib.loads(aqmlab.validate(scen))["flows"][0]["ecn"]
+        assert ecn == {"enabled": True, "codepoint": cp, "feedback": "precise"}, cc
+
+
 @pytest.mark.parametrize("flow,key,msg", [
-    ({"cc": "dctcp"}, "flows[0].cc", "precise ECN"),
+    ({"cc": "dctcp", "ecn": True}, "flows[0].ecn", "every CE mark"),
+    ({"cc": "dctcp", "ecn": {"enabled": False}}, "flows[0].ecn.enabled", "needs ECN"),
+    ({"cc": "newreno", "ecn": {"codepoint": "ect1"}}, "flows[0].ecn.codepoint", "ECN is off"),
     ({"ecn": "l5s"}, "flows[0].ecn", "unknown"),
     ({"ecn": 3}, "flows[0].ecn", "got a integer"),
 ])
@@ -182,7 +195,8 @@ def test_dctcp_against_cubic_through_dualpi2():
 
 
 @pytest.mark.parametrize("flow,key,msg", [
-    ({"cc": "prague", "ecn": "dctcp"}, "flows[0].cc", "ecn = \"l4s\""),
+    ({"cc": "prague", "ecn": "dctcp"}, "flows[0].ecn", "ECT(1)"),
+    ({"cc": "prague", "ecn": {"codepoint": "ect0"}}, "flows[0].ecn.codepoint", "ECT(1)"),
     ({"cc": {"kind": "newreno", "rtt_target": "25ms"}, "ecn": "l4s"}, "flows[0].cc.rtt_target", "prague"),
 ])
 def test_bad_prague_settings_name_the_field(flow, key, msg):
@@ -200,7 +214,7 @@ def test_prague_resolves_its_pacing_and_rtt_target():
     scen["flows"] = [{"kind": "tcp", "from": "s1", "to": "d1", "cc": {"kind": "prague"}, "ecn": "l4s",
                       "profile": "linux"}]
     text = aqmlab.validate(scen)
-    assert 'pacing = "linux"' in text and "rtt_target" in text
+    assert tomllib.loads(text)["flows"][0]["pacing"]["mode"] == "linux" and "rtt_target" in text
 
 
 # ---------------------------------------------------------------------------------------------

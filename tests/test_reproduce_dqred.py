@@ -20,23 +20,26 @@ from aqmlab import _core
 from aqmlab.reproduce import PackResults, dqred, reproduce
 from aqmlab.sweep import collect
 
+
+def _runs(report):
+    return dqred.read_runs(report.parent / "tables" / "runs.csv")
+
+
 @pytest.fixture(scope="module")
 def pack(tmp_path_factory):
     out = tmp_path_factory.mktemp("dqred")
     report = reproduce("dqred", out, workers=2, quick=True, progress=False)
-    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
-    res = PackResults(table=table, runs={}, out=out, quick=True, seeds=1)
-    return report, dqred.part1(res).set_index("scheme"), dqred.part2(res), dqred.part1(res, "derived").set_index("scheme")
+    runs = _runs(report)
+    return (report, dqred.part1(runs, "stated").set_index("scheme"), dqred.part2(runs, "as run"),
+            dqred.part1(runs, "derived").set_index("scheme"))
 
 
 @pytest.fixture(scope="module")
-def window8000(pack, tmp_path_factory):
+def window8000(pack):
     """Part 1 under the derived setup with ns-2's `window_ 8000` (packets) reading, from the same
     quick pack's runs."""
-    out = next(p for p in tmp_path_factory.getbasetemp().iterdir() if p.name.startswith("dqred"))
-    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
-    res = PackResults(table=table, runs={}, out=out, quick=True, seeds=1)
-    return dqred.part1(res, "derived, window_ 8000 packets").set_index("scheme"), dqred.part1(res, "derived, ns-2 Reno")
+    runs = _runs(pack[0])
+    return dqred.part1(runs, "derived, window_ 8000 packets").set_index("scheme"), dqred.part1(runs, "derived, ns-2 Reno")
 
 
 def test_att_scenarios_are_the_generators_output_and_the_topology_has_166_nodes_189_links(root):
@@ -128,24 +131,25 @@ def test_part2_alternatives_at_n150(pack):
     # Issue 10's alternatives at N = 150: with a lighter video (64 kb/s) *and* 1000-B audio
     # packets the real-time classes no longer overload the link and DQRED's quotas favour them:
     # lower audio and video loss than RED (the paper's headline); as run, both lose more.
-    import pandas as pd
+    runs = _runs(pack[0])
 
-    report = pack[0]
-    t = pd.read_csv(report.parent / "tables" / "part2_variants.csv").set_index("variant")
-    assert t.loc["as run", "real-time loss lower with DQRED"] == "no"
-    both = t.loc["both (64-kb/s video, 1000-B audio)"]
-    assert both["real-time loss lower with DQRED"] == "yes"
-    assert both["audio loss DQRED %"] < 1 and both["audio loss RED %"] > 5
+    def loss(v, scheme, c):
+        d = dqred.part2(runs, v)
+        return float(d[(d["N"] == 150) & (d["scheme"] == scheme)][f"{c}_loss_pct"].iloc[0])
+
+    assert loss("as run", "DQRED", "audio") > loss("as run", "RED", "audio")
+    both = "both (64-kb/s video, 1000-B audio)"
+    assert all(loss(both, "DQRED", c) < loss(both, "RED", c) for c in ("audio", "video"))
+    assert loss(both, "DQRED", "audio") < 1 and loss(both, "RED", "audio") > 5
     # Each change alone helps one class and hurts the other (quotas count packets, not bytes).
-    light = t.loc["lighter video (64 kb/s)"]
-    assert light["video loss DQRED %"] < light["video loss RED %"] < light["audio loss DQRED %"]
-    big = t.loc["audio in 1000-B packets"]
-    assert big["audio loss DQRED %"] < big["audio loss RED %"] < big["video loss DQRED %"]
+    light = "lighter video (64 kb/s)"
+    assert loss(light, "DQRED", "video") < loss(light, "RED", "video") < loss(light, "DQRED", "audio")
+    big = "audio in 1000-B packets"
+    assert loss(big, "DQRED", "audio") < loss(big, "RED", "audio") < loss(big, "DQRED", "video")
     # Byte-counted quotas (dqred quota_unit = "bytes") protect the 200-B audio packets too, but
     # the 128-kb/s video class alone still exceeds the link and loses more than under RED.
-    byte = t.loc["byte quotas"]
-    assert byte["audio loss DQRED %"] < 1 < byte["audio loss RED %"]
-    assert byte["video loss DQRED %"] > byte["video loss RED %"]
+    assert loss("byte quotas", "DQRED", "audio") < 1 < loss("byte quotas", "RED", "audio")
+    assert loss("byte quotas", "DQRED", "video") > loss("byte quotas", "RED", "video")
 
 
 def test_random_placement_scenario_keeps_the_mix_and_spreads_the_endpoints():
@@ -161,11 +165,13 @@ def test_part2_tables_do_not_depend_on_column_or_hash_order(pack):
     # The class sums run over flows in sorted order, so the committed tables are bit-identical
     # whatever Python's string-hash seed (it used to iterate a set: last-digit differences).
     out = pack[0].parent
-    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
-    a = dqred.part2(PackResults(table=table, runs={}, out=out, quick=True, seeds=1))
-    shuffled = table[list(reversed(table.columns))]
-    b = dqred.part2(PackResults(table=shuffled, runs={}, out=out, quick=True, seeds=1))
-    assert a.equals(b)
+    dirs = sorted((out / "runs").iterdir())
+    table = collect(dirs, sections=("aggregate", "queues", "links", "flows"))
+    table = table[table["part"] == 2]
+    res = dict(runs={d.name: d for d in dirs}, out=out, quick=True, seeds=1)
+    a = dqred.per_run(PackResults(table=table, **res))
+    b = dqred.per_run(PackResults(table=table[list(reversed(table.columns))], **res))
+    assert a.equals(b[a.columns])
 
 
 def test_window_read_as_ns2_packets_lets_tcp_fill_the_fair_queues(pack, window8000):
@@ -231,15 +237,12 @@ def test_per_row_vbr_dt_least_fair_and_red_below_vq_delay(pack):
     paper's Fig. 5, and the order Table II's own throughputs give) and RED's data delay is below
     VQ's (the paper's Fig. 3; ns-2.35's own RED and Vq in 4 of 5 recorded runs,
     bench/peer/measured/ns2_dqred-vbr-*)."""
-    report = pack[0]
-    out = report.parent
-    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
-    res = PackResults(table=table, runs={}, out=out, quick=True, seeds=1)
-    p = dqred.part1(res, dqred.PER_ROW).set_index("scheme")
+    runs = _runs(pack[0])
+    p = dqred.part1(runs, dqred.PER_ROW).set_index("scheme")
     assert p["jain"].idxmin() == "DT"
     assert p.loc["RED", "delay1"] + p.loc["RED", "delay2"] < p.loc["VQ", "delay1"] + p.loc["VQ", "delay2"]
     assert p.loc["RED", "delay3"] < p.loc["VQ", "delay3"]
-    orders = dqred.part1_orderings(res).set_index("reading")
+    orders = dqred.part1_orderings(runs).set_index("reading")
     assert orders.loc[dqred.PER_ROW, "seeds"] == 2
 
 
@@ -263,13 +266,16 @@ def test_random_placement_headline_and_delay_readings(pack):
     docs/reproductions/dqred.md); the literal 0/z quota loses the headline at N = 150: a class whose
     count is 0 gets quota 0 and is served only when every class with a quota is empty
     (docs/aqm/dqred.md), so the uncongested real-time classes wait behind the congested TCP class."""
-    out = pack[0].parent
-    table = collect(sorted((out / "runs").iterdir()), sections=("aggregate", "queues", "links", "flows"))
-    res = PackResults(table=table, runs={}, out=out, quick=True, seeds=1)
-    pc = dqred.placement_claims(res).set_index("N")
-    assert set(pc.index) == {60, 150}
-    assert (pc["real-time loss lower"] == "yes").all()
-    assert (pc["data delay DQRED/RED"] >= 1.0).all()
-    dv = dqred.delay_variants(res).set_index("reading")
-    assert dv.loc["(none)", "real-time loss lower at N = 150"] == "yes"
-    assert dv.loc["literal 0/z quota for an idle class (idle_weight 0)", "real-time loss lower at N = 150"] == "no"
+    runs = _runs(pack[0])
+    base = dqred.part2(runs, "random placement, 5Mbps links")
+    assert set(base["N"]) == {60, 150}
+
+    def get(d, n, scheme, col):
+        return float(d[(d["N"] == n) & (d["scheme"] == scheme)][col].iloc[0])
+
+    for n in (60, 150):
+        for c in ("audio", "video"):
+            assert get(base, n, "DQRED", f"{c}_loss_pct") < get(base, n, "RED", f"{c}_loss_pct"), (n, c)
+        assert get(base, n, "DQRED", "ftp_delay_ms") >= get(base, n, "RED", "ftp_delay_ms"), n
+    lit = dqred.part2(runs, "delay: literal 0/z quota for an idle class (idle_weight 0)")
+    assert not all(get(lit, 150, "DQRED", f"{c}_loss_pct") < get(lit, 150, "RED", f"{c}_loss_pct") for c in ("audio", "video"))

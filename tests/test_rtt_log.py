@@ -125,7 +125,7 @@ def test_emulated_statistic_matches_ns2_traced_rtt_on_katos_dumbbell(n, linterm)
     # and N = 10 at 0.002, where the queue holds 60-80 packets and the statistic leaves 25 ms
     # (32.80 ms). The senders' mean RTT sample is ~2 ms off in both: the contrast.
     ns2 = json.loads(NS2.read_text())[f"{n}-{linterm}"]["pooled_ms"]
-    res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(n, 0, kato.TCP, False)
+    res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(n, 0, kato.CHECK_TCP, False)
                      + [f"topology.bottleneck.qdisc.max_p={1 / linterm}"])
     log = res.tables["tcp_rtt"]
     ours = kato.ns2_traced_rtt_ms(log, *kato.WINDOW)
@@ -184,7 +184,7 @@ def test_arrival_average_matches_ns2_traced_ave_at_n1():
     # 60-240 s at N = 1 is 12.22 packets (the paper's Table 6: 12.15), while the time average of
     # the queue is ~0.6-0.8 packets higher (ns-2 13.00, aqmlab 12.82).
     ns2 = json.loads(NS2.read_text())["1-50"]["ave_mean_pkts"]
-    res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(1, 0, kato.TCP, False))
+    res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(1, 0, kato.CHECK_TCP, False))
     ours = kato.arrival_avg_mean(res.tables["queue_series"], *kato.WINDOW)
     time_avg = res.summary["queues"][kato.QUEUE]["mean_len_pkts"]
     assert ours == pytest.approx(ns2, abs=0.25)

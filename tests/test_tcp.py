@@ -398,7 +398,7 @@ def test_tcp_columns_and_udp_placeholders():
         ({"cubic_c": 0.4}, "flows[0].cubic_c", "only applies"),
         ({"cc": "cubic", "cubic_beta": 1.5}, "flows[0].cubic_beta", "(0, 1)"),
         ({"cwnd_growth": "fast"}, "flows[0].cwnd_growth", "per_ack"),
-        ({"min_rto": "2s", "max_rto": "1s"}, "flows[0].min_rto", "max_rto"),
+        ({"min_rto": "2s", "max_rto": "1s"}, "flows[0].min_rto", "rto.max"),
         ({"dupack_threshold": 0}, "flows[0].dupack_threshold", "between"),
         ({"initial_window": 0}, "flows[0].initial_window", "between"),
         ({"rto": "1s"}, "flows[0]", "rto"),

@@ -70,7 +70,7 @@ def run_aqmlab(n: int, linterm: int) -> dict:
     import aqmlab
     from aqmlab.reproduce import kato
 
-    res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(n, 0, kato.TCP, False) + [f"topology.bottleneck.qdisc.max_p={1 / linterm}"])
+    res = aqmlab.run(kato.SCENARIO, overrides=kato._overrides(n, 0, kato.CHECK_TCP, False) + [f"topology.bottleneck.qdisc.max_p={1 / linterm}"])
     log = res.tables["tcp_rtt"]
     return {
         "ave_mean_pkts": kato.arrival_avg_mean(res.tables["queue_series"], START, END),

@@ -194,6 +194,23 @@ def _scenarios() -> list[Ns2Scenario]:
             s.overrides + ('flows[2].burst="packets"',)
             + tuple(f'flows[{i}].rtt_sampling="round"' for i in (0, 1))
             + tuple(f'flows[{i}].timeout_ssthresh="ns2"' for i in (0, 1)), s.duration, s.warmup))
+    # ns-2's SFQ and DRR as they come (issue 25): SFQ with its defaults (buckets_ 16, maxqueue_ 40)
+    # on DQRED part 1's flows, and on four constant-rate UDP flows (no TCP: the discipline alone);
+    # DRR hashing the source address (its default mask_ 0) against aqmlab's classify = "src".
+    tcp_opts = (tuple(f'flows[{i}].timer_granularity="1ms"' for i in (0, 1))
+                + tuple(f'flows[{i}].halving="ns2"' for i in (0, 1)))
+    out.append(Ns2Scenario("dqred-SFQ16", "SFQ and DRR, ns-2 defaults", _DQ_NS2 + ("qdisc=SFQ",), "scenarios/dqred/small.toml",
+                           ('topology.bottleneck.qdisc={ kind = "sfq" }',) + tcp_opts, 60, 5))
+    udp_ns2 = tuple(a for a in _DQ_NS2 if not a.startswith(("tcpflows=", "cbrflows=", "tcp=", "sink=", "tcpvars="))) + (
+        "qdisc=SFQ", "cbrflows=1 500kb 1000 0 0.1 2 300kb 500 0 0.1 3 1.5Mb 1000 0 0.1 4 448kb 210 0 0.1")
+    out.append(Ns2Scenario("dqred-SFQ16-udp", "SFQ and DRR, ns-2 defaults", udp_ns2, "scenarios/dqred/small.toml",
+                           ('topology.bottleneck.qdisc={ kind = "sfq" }',
+                            'flows[0]={ kind = "cbr", name = "flow1", from = "s1", to = "d1", rate = "500kbps", size = "1000B", start_jitter = "100ms" }',
+                            'flows[1]={ kind = "cbr", name = "flow2", from = "s2", to = "d2", rate = "300kbps", size = "500B", start_jitter = "100ms" }'),
+                           60, 5))
+    out.append(Ns2Scenario("dqred-DRRsrc", "SFQ and DRR, ns-2 defaults", _DQ_NS2 + ("qdisc=DRR", "qset=blimit_ 100000"),
+                           "scenarios/dqred/small.toml",
+                           ('topology.bottleneck.qdisc={ kind = "drr", classify = "src", limit = "100000B" }',) + tcp_opts, 60, 5))
     for k, (args, q) in LTRED_SCHEMES.items():
         out.append(Ns2Scenario(
             f"ltred-{k}", "LTRED", _LT_NS2 + args, "scenarios/ltred/ltred_m30.toml",

@@ -14,6 +14,8 @@ agreement targets of issue 7 as pass/fail columns and the wall-time ratio.
     python bench/peer/run.py --ns3-from-reference # ns-3 side from the reference CSV where not cached
     python bench/peer/run.py --peer ns2           # the ns-2.35 scenarios (ns2peer.py), both simulators
     python bench/peer/run.py --peer ns2 --cached  # ns-2 side from the recorded runs in measured/
+    python bench/peer/run.py --peer linux         # Linux 6.1 in QEMU (linuxpeer.py): the core cases
+    python bench/peer/run.py --peer linux --cached -s cubic5-pfifo1000-20M-24ms  # Linux side from measured/
 
 ns-3 is optional equipment (README.md says how to install and build it); without it the driver
 runs the aqmlab side alone. If aqmlab cannot run a scenario yet (no TCP, or a discipline that is
@@ -550,7 +552,8 @@ def main() -> int:
     ap.add_argument("-s", "--scenarios", default=None,
                     help="comma-separated scenario names or groups (" + ", ".join(GROUPS) + "), or all; "
                          "default: the reference group (with --peer ns2: all ns-2 scenarios). Names: " + ", ".join(s.name for s in SCENARIOS))
-    ap.add_argument("--runs", default="1", help="comma-separated RNG runs (ns-3 --run, aqmlab seed); default 1")
+    ap.add_argument("--runs", default=None, help="comma-separated RNG runs (ns-3 --run, aqmlab seed); default 1 "
+                                                 "(--peer linux: the guest's runs, default 1,2,3)")
     ap.add_argument("--quick", action="store_true", help="20 s simulated (10 s at N = 1000), statistics from 5 s")
     ap.add_argument("--ns3-only", action="store_true")
     ap.add_argument("--aqmlab-only", action="store_true")
@@ -563,13 +566,20 @@ def main() -> int:
     ap.add_argument("--ns3-arg", action="append", default=[], help="extra dumbbell argument, e.g. --ns3-arg=--sack=1 (not cached)")
     ap.add_argument("--json", type=Path, help="also write every result to this JSON file")
     ap.add_argument("--markdown", action="store_true", help="also print a markdown summary (the docs' tables)")
-    ap.add_argument("--peer", choices=("ns3", "ns2"), default="ns3",
-                    help="the other simulator: ns3 (build/dumbbell) or ns2 (ns-2.35's `ns` on ns2/dumbbell.tcl)")
+    ap.add_argument("--peer", choices=("ns3", "ns2", "linux"), default="ns3",
+                    help="the other simulator: ns3 (build/dumbbell), ns2 (ns-2.35's `ns` on ns2/dumbbell.tcl) "
+                         "or linux (Linux 6.1 in QEMU, linuxpeer.py)")
     ap.add_argument("--cached", action="store_true",
                     help="take the peer's side from the recorded runs in measured/ instead of running it")
     ap.add_argument("--record", action="store_true", help="store the fresh peer results in measured/")
-    ap.add_argument("--peer-only", action="store_true", help="ns2: skip aqmlab")
+    ap.add_argument("--peer-only", action="store_true", help="ns2, linux: skip aqmlab")
+    ap.add_argument("--seeds", default="1,2,3,4,5", help="linux: aqmlab seeds (default 1-5); --runs: Linux runs (default 1,2,3)")
+    ap.add_argument("--jobs", type=int, default=1, help="linux: guests at once (at most 2)")
     args = ap.parse_args()
+    if args.peer == "linux":
+        import linuxpeer
+        return linuxpeer.main(ap, args)
+    args.runs = args.runs or "1"
     if args.peer == "ns2":
         args.scenarios = args.scenarios or "all"
         return main_ns2(ap, args)

@@ -82,3 +82,39 @@ def red_trace(
 def schema() -> dict[str, dict[str, Any]]:
     """The declared result schema: {table: {"placement": "table" | "table+summary" | "summary", "doc": str,
     "extra": str | None, "columns": [{"name": str, "type": "f64" | "u64" | "str", "unit": str, "doc": str}]}}."""
+
+def fluid_schema() -> dict[str, dict[str, Any]]:
+    """The fluid model's declared tables and summary sections, in the form of `schema()`."""
+
+def fluid(
+    text: str,
+    seed: int | None = None,
+    allow_large: bool = False,
+    overrides: list[str] = ...,
+    base_dir: str | None = None,
+    allow_any_path: bool = False,
+    step: float | None = None,
+    sample: float | None = None,
+) -> dict[str, Any]:
+    """Integrates the fluid model of a scenario's bottleneck; the same shape as `run`'s result."""
+
+def stability(
+    text: str,
+    seed: int | None = None,
+    allow_large: bool = False,
+    overrides: list[str] = ...,
+    base_dir: str | None = None,
+    allow_any_path: bool = False,
+    omegas: list[float] = ...,
+) -> str:
+    """The linearized TCP/AQM loop of a scenario's bottleneck as JSON text."""
+
+def design_pi(
+    flows_min: float, rtt_max: float, capacity_pps: float, sample_hz: float = 160.0, crossover: float | None = None, rule: str = "paper"
+) -> dict[str, Any]:
+    """PI design (Hollot et al. 2001) and the margins it gives."""
+
+def design_red(
+    flows_min: float, rtt_max: float, capacity_pps: float, min_th: float, max_th: float, w_q: float = 0.002, spread: str = "wait"
+) -> dict[str, Any]:
+    """RED's parameter rule (Hollot et al. 2001) and the margins it gives."""

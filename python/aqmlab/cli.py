@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
-from aqmlab.scenario import ScenarioDeprecationWarning, congestion_controls, load_scenario, qdiscs, run, sources, validate
+from aqmlab.scenario import ScenarioDeprecationWarning, congestion_controls, qdiscs, run, sources, validate
 from aqmlab.schema import columns
 from aqmlab.termsafe import clean, plain
 
@@ -56,8 +56,22 @@ class _Group(click.Group):
     """The command group: Ctrl-C ends any command with a short note and exit status 130."""
 
     def invoke(self, ctx: click.Context):
+        import signal
+
+        from aqmlab import _leave_on_interrupt
+
+        # while the command runs, Ctrl-C is Python's KeyboardInterrupt (commands stop their
+        # workers and keep what completed); before and after it, it ends the process at once
+        # (`aqmlab/__init__.py`)
+        guarded = signal.getsignal(signal.SIGINT) is _leave_on_interrupt
         try:
-            return super().invoke(ctx)
+            if guarded:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                return super().invoke(ctx)
+            finally:
+                if guarded:
+                    signal.signal(signal.SIGINT, _leave_on_interrupt)
         except KeyboardInterrupt:
             err_console.print(plain("interrupted", "bold red"), highlight=False)
             # everything aqmlab writes is on disk by now (stores are closed, writes are atomic);
@@ -333,6 +347,34 @@ def _registry_table(rows: list[tuple[str, str]]) -> None:
     console.print(t)
 
 
+@main.command("examples")
+@click.argument("names", nargs=-1)
+@click.option("--copy", "dest", type=click.Path(file_okay=False, path_type=Path), help="Copy the named files (all if none) to DEST/scenarios/..., so `aqmlab run scenarios/examples/mm1k.toml` works from DEST.")
+@click.option("--force", is_flag=True, help="With --copy: replace files that exist.")
+def examples_cmd(names: tuple[str, ...], dest: Path | None, force: bool) -> None:
+    """List the shipped scenarios and campaign files, or copy them (NAMES: e.g. mm1k, examples/l4s_dualpi2, campaigns/aqm_comparison)."""
+    from aqmlab import examples
+
+    try:
+        if dest is None:
+            items = examples.find(names) if names else examples.shipped()
+            t = Table()
+            for col in ("file", "kind", "description"):
+                t.add_column(col)
+            for e in items:
+                t.add_row(escape("scenarios/" + e.name), e.kind, escape(e.description + (f" (needs {', '.join(e.needs)})" if e.needs else "")))
+            console.print(t)
+            console.print("copy them with: aqmlab examples --copy DIR [NAME ...]  (then, in DIR: aqmlab run scenarios/examples/mm1k.toml)",
+                          highlight=False)
+            return
+        written = examples.copy(dest, names, force)
+    except (ValueError, FileExistsError) as e:
+        _fail(str(e))
+        return
+    console.print(f"{len(written)} file(s) written under {dest / 'scenarios'}; from {dest}: aqmlab run {written[0].relative_to(dest)}",
+                  highlight=False)
+
+
 @main.command("qdiscs")
 def qdiscs_cmd() -> None:
     """List the queue disciplines."""
@@ -413,6 +455,16 @@ def _register_campaign_commands() -> None:
 
 
 _register_campaign_commands()
+
+
+def _register_fluid_commands() -> None:
+    from aqmlab.fluid.cli import fluid_cmd, stability_cmd
+
+    main.add_command(fluid_cmd)
+    main.add_command(stability_cmd)
+
+
+_register_fluid_commands()
 
 if __name__ == "__main__":
     main()

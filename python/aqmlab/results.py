@@ -25,8 +25,9 @@ if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed: `
 TABLES = ("flows", "queues", "links", "queue_series", "flow_series", "events")
 # Tables a run produces only on request (written only when present): per-flow TCP event traces,
 # per-round-trip TCP RTT logs (`rtt_log`), and the transfers of TCP flows with repeated
-# transfers (`transfer_bytes`).
-OPTIONAL_TABLES = ("tcp_trace", "tcp_rtt", "tcp_transfers", "tcp_transfer_summary")
+# transfers (`transfer_bytes`); and the per-class statistics of disciplines with several
+# internal queues (DualPI2, HTB, the FQ schedulers; `queue_classes`).
+OPTIONAL_TABLES = ("tcp_trace", "tcp_rtt", "tcp_transfers", "tcp_transfer_summary", "queue_classes")
 
 #: Marker file: a results directory is complete only if it has this file.
 SUMMARY = "summary.json"

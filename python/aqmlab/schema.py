@@ -24,12 +24,20 @@ def schema() -> dict[str, dict[str, Any]]:
     return _core.schema()
 
 
+@cache
+def fluid_schema() -> dict[str, dict[str, Any]]:
+    """The fluid model's tables and summary sections (`aqmlab fluid`), in the form of `schema()`."""
+    return _core.fluid_schema()
+
+
 class Columns:
     """The declared column names of one table as attributes (`Q.drop_frac == "drop_frac"`);
     an undeclared name raises AttributeError listing the declared ones."""
 
     def __init__(self, table: str) -> None:
         tables = schema()
+        if table not in tables:
+            tables = {**tables, **fluid_schema()}
         if table not in tables:
             raise KeyError(f"no result table {table!r}; tables: {', '.join(tables)}")
         self._table = table

@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod capture;
+pub mod fluid;
 pub mod packet;
 pub mod qdisc;
 pub mod ratemodel;

@@ -164,6 +164,35 @@ schema! {
         sojourn_p95_s: F64 ["s"] "95th percentile sojourn time",
         sojourn_p99_s: F64 ["s"] "99th percentile sojourn time",
     }
+    /// One internal queue (class) of a discipline that has several, over the measurement
+    /// window: DualPI2's `L` and `C`, HTB's classes (`0`, `1`, ... as in `classes`), the
+    /// flow-queue schedulers' `sparse` (served from the new-flow list) and `bulk` (the old
+    /// list) traffic. Summed over a queue's classes, every count equals the queue's own.
+    "queue_classes" => QueueClassRow (Table, extra: None) {
+        queue: Str [""] "queue (link direction) name, `from->to`",
+        qdisc: Str [""] "discipline kind",
+        class: Str [""] "class name within the discipline",
+        arrivals_pkts: U64 ["pkts"] "packets offered to the class",
+        enqueued_pkts: U64 ["pkts"] "packets accepted",
+        dequeued_pkts: U64 ["pkts"] "packets sent on",
+        dequeued_bytes: U64 ["bytes"] "bytes sent on",
+        drops_pkts: U64 ["pkts"] "packets dropped, all reasons",
+        drops_overflow_pkts: U64 ["pkts"] "drops because the queue was full",
+        drops_early_pkts: U64 ["pkts"] "early (probabilistic) drops",
+        drops_forced_pkts: U64 ["pkts"] "forced drops",
+        drops_delay_pkts: U64 ["pkts"] "drops on sojourn-time rules",
+        marks_pkts: U64 ["pkts"] "ECN marks, all reasons",
+        marks_early_pkts: U64 ["pkts"] "early (probabilistic) ECN marks",
+        marks_forced_pkts: U64 ["pkts"] "forced ECN marks",
+        marks_delay_pkts: U64 ["pkts"] "ECN marks on sojourn-time rules (DualPI2: the native L4S ramp)",
+        drop_frac: F64 ["frac"] "drops / arrivals",
+        mark_frac: F64 ["frac"] "marks / packets sent on",
+        throughput_bps: F64 ["bps"] "bits sent on from the class per second of window",
+        sojourn_mean_s: F64 ["s"] "mean time from enqueue to dequeue",
+        sojourn_p50_s: F64 ["s"] "median sojourn time",
+        sojourn_p95_s: F64 ["s"] "95th percentile sojourn time",
+        sojourn_p99_s: F64 ["s"] "99th percentile sojourn time",
+    }
     /// One link direction, over the measurement window.
     "links" => LinkRow (TableAndSummary, extra: None) {
         link: Str [""] "link direction name, `from->to`",
@@ -211,6 +240,10 @@ schema! {
         rtt_mean_s: F64 ["s"] "mean TCP RTT sample",
         rtt_p95_s: F64 ["s"] "95th percentile TCP RTT sample",
         fct_s: F64 ["s"] "TCP flow completion time (NaN if unfinished or not TCP)",
+        cc: Str [""] "congestion control kind (empty for an open-loop flow)",
+        ecn: Str [""] "ECN codepoint of the data packets: not_ect, ect0 or ect1",
+        profile: Str [""] "TCP defaults profile: ns2, linux or ns3 (empty for an open-loop flow)",
+        base_rtt_s: F64 ["s"] "round-trip propagation delay: the link delays of the path there and back (no transmission or queueing time)",
     }
     /// A notable event of a discipline (e.g. a controller's switch), with its values.
     "events" => EventRow (Table, extra: Some("the event's named values (f64)")) {
@@ -300,6 +333,69 @@ schema! {
         jain_index: F64 [""] "Jain's fairness index of the flows' throughput",
         delay_mean_s: F64 ["s"] "mean one-way delay over all delivered packets",
         power_bps_per_s: F64 ["bps_per_s"] "throughput / delay (Kleinrock's power)",
+    }
+}
+
+/// The fluid model's results (`aqmlab fluid`, `crate::fluid`), declared apart from a packet
+/// run's tables: a packet run never produces them. Quantities are in packets of the TCP
+/// flows' wire size; see docs/fluid.md.
+pub mod fluid {
+    use super::{ColumnSchema, Placement, TableSchema, Type};
+    use crate::results::{Row, Value};
+
+    schema! {
+        /// The bottleneck every sample interval.
+        "fluid_series" => FluidSample (Table, extra: None) {
+            time_s: F64 ["s"] "time",
+            queue_pkts: F64 ["pkts"] "fluid queue q(t)",
+            queue_delay_s: F64 ["s"] "queueing delay q/C",
+            avg_pkts: F64 ["pkts"] "RED's average queue (packets of mean_pktsize in byte mode; NaN for other disciplines)",
+            prob_frac: F64 ["frac"] "drop or mark probability the discipline applies to arrivals",
+            overflow_frac: F64 ["frac"] "fraction of arrivals lost to a full buffer",
+            arrivals_per_s: F64 ["per_s"] "offered packets per second",
+        }
+        /// Each class of identical TCP flows every sample interval.
+        "fluid_class_series" => FluidClassSample (Table, extra: None) {
+            time_s: F64 ["s"] "time",
+            class: Str [""] "class label (the flow entry, `flows[0]`, with `#k` if it splits)",
+            flows: U64 [""] "flows of the class sending now",
+            window_pkts: F64 ["pkts"] "window W(t) of each flow",
+            rtt_s: F64 ["s"] "round-trip time R(t) = q/C + Tp",
+            send_rate_per_s: F64 ["per_s"] "packets per second sent by each flow, W/R",
+        }
+        /// Each class over the measurement window.
+        "fluid_classes" => FluidClassRow (TableAndSummary, extra: None) {
+            class: Str [""] "class label",
+            flows: U64 [""] "number of flows",
+            base_rtt_s: F64 ["s"] "round-trip time without queueing, Tp",
+            mean_window_pkts: F64 ["pkts"] "time-average window per flow",
+            mean_rtt_s: F64 ["s"] "time-average round-trip time",
+            throughput_bps: F64 ["bps"] "bits per second of the class delivered through the bottleneck",
+        }
+        /// Which flows make up each class.
+        "fluid_members" => FluidMember (Table, extra: None) {
+            class: Str [""] "class label",
+            flow: Str [""] "flow name, as in the packet run",
+        }
+        /// The model and its bottleneck over the measurement window [warm-up, duration].
+        "fluid" => FluidSummary (Summary, extra: None) {
+            bottleneck: Str [""] "the bottleneck queue, `from->to`",
+            qdisc: Str [""] "its discipline",
+            capacity_per_s: F64 ["per_s"] "capacity C in packets per second",
+            packet_bytes: U64 ["bytes"] "size of a TCP data packet on the wire (the fluid's packet)",
+            buffer_pkts: F64 ["pkts"] "buffer limit",
+            classes: U64 [""] "classes of identical TCP flows",
+            flows: U64 [""] "TCP flows",
+            open_loop_per_s: F64 ["per_s"] "mean open-loop (UDP) load at the end of the run",
+            step_s: F64 ["s"] "integration step",
+            steps: U64 [""] "integration steps taken",
+            sample_s: F64 ["s"] "interval of the time series",
+            mean_queue_pkts: F64 ["pkts"] "time-average queue",
+            std_queue_pkts: F64 ["pkts"] "standard deviation of the queue over time",
+            mean_queue_delay_s: F64 ["s"] "time-average queueing delay",
+            drop_frac: F64 ["frac"] "lost or marked fluid over offered fluid (the discipline and the buffer)",
+            utilization_frac: F64 ["frac"] "time-average departure rate over C",
+        }
     }
 }
 

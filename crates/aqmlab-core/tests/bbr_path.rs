@@ -31,7 +31,7 @@ fn run_bbr(text: &str) -> Bbr {
     let App::Tcp(f) = &world.flows[0].app else {
         panic!("not a TCP flow")
     };
-    let Cc::Bbr(b) = &f.sender.cc else {
+    let Cc::Bbr(b) = f.sender.cc() else {
         panic!("not BBR")
     };
     (**b).clone()

@@ -44,7 +44,7 @@ fn transfers(text: &str) -> Vec<TransferRecord> {
     let App::Tcp(f) = &world.flows[0].app else {
         panic!("not TCP")
     };
-    f.sender.app.as_ref().expect("an application").done.clone()
+    f.sender.app().expect("an application").done.clone()
 }
 
 fn secs(t: u64) -> f64 {

@@ -21,6 +21,12 @@ fn scenario_err(py: Python<'_>, e: aqmlab_core::ScenarioError) -> PyErr {
     let _ = value.setattr("line", e.line);
     let _ = value.setattr("file", e.file.clone());
     let _ = value.setattr("detail", e.message.clone());
+    // every problem found in the pass: (path, message, line, file), the first one first
+    let all: Vec<(String, String, Option<usize>, Option<String>)> = e
+        .all()
+        .map(|x| (x.path.clone(), x.message.clone(), x.line, x.file.clone()))
+        .collect();
+    let _ = value.setattr("errors", all);
     err
 }
 
@@ -144,6 +150,11 @@ fn run(
         }
         Err(e) => return Err(PyRuntimeError::new_err(e.to_string())),
     };
+    results_to_py(py, results)
+}
+
+/// A core `Results` as {"summary", "resolved", "hash", "warnings", "tables", "files"}.
+fn results_to_py(py: Python<'_>, results: aqmlab_core::Results) -> PyResult<PyObject> {
     let out = PyDict::new_bound(py);
     out.set_item("summary", results.summary.to_string())?;
     out.set_item("resolved", results.resolved_scenario)?;
@@ -304,9 +315,20 @@ fn qdiscs() -> Vec<(&'static str, &'static str)> {
 /// declaration order (see `aqmlab_core::schema`).
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<PyObject> {
-    use aqmlab_core::schema::{Placement, SCHEMA};
+    schema_dict(py, aqmlab_core::schema::SCHEMA)
+}
+
+/// The fluid model's declared tables and summary sections (`aqmlab fluid`), in the same form
+/// as `schema()`.
+#[pyfunction]
+fn fluid_schema(py: Python<'_>) -> PyResult<PyObject> {
+    schema_dict(py, aqmlab_core::schema::fluid::SCHEMA)
+}
+
+fn schema_dict(py: Python<'_>, tables: &[aqmlab_core::schema::TableSchema]) -> PyResult<PyObject> {
+    use aqmlab_core::schema::Placement;
     let out = PyDict::new_bound(py);
-    for t in SCHEMA {
+    for t in tables {
         let cols = PyList::empty_bound(py);
         for c in t.columns {
             let d = PyDict::new_bound(py);
@@ -445,6 +467,189 @@ fn trace_time(e: &aqmlab_core::qdisc::red::TraceEvent) -> u64 {
     }
 }
 
+// ---- fluid model and stability (issue 26) -----------------------------------------------------
+
+fn core_err(py: Python<'_>, e: aqmlab_core::RunError) -> PyErr {
+    match e {
+        aqmlab_core::RunError::Scenario(e) => scenario_err(py, e),
+        aqmlab_core::RunError::Interrupted => {
+            pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted")
+        }
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// Integrates the fluid model of a scenario (TOML text, with `overrides` and `base_dir` as for
+/// `run`); `step` and `sample` (s) override the integration step and the output interval.
+/// Returns the same shape as `run` (tables `fluid_series`, `fluid_class_series`,
+/// `fluid_classes`, `fluid_members`; summary sections `fluid`, `fluid_classes`, `notes`).
+#[pyfunction]
+#[pyo3(signature = (text, seed=None, allow_large=false, overrides=Vec::new(), base_dir=None, allow_any_path=false, step=None, sample=None))]
+#[allow(clippy::too_many_arguments)]
+fn fluid(
+    py: Python<'_>,
+    text: String,
+    seed: Option<u64>,
+    allow_large: bool,
+    overrides: Vec<String>,
+    base_dir: Option<std::path::PathBuf>,
+    allow_any_path: bool,
+    step: Option<f64>,
+    sample: Option<f64>,
+) -> PyResult<PyObject> {
+    let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
+    let load_opts = aqmlab_core::scenario::LoadOptions {
+        base_dir,
+        allow_any_path,
+    };
+    let fopts = aqmlab_core::fluid::Options { step, sample };
+    let outcome = py.allow_threads(|| {
+        let loaded = aqmlab_core::scenario::load(&text, &overrides, &load_opts)?;
+        let mut last = std::time::Instant::now();
+        let mut poll = || {
+            if last.elapsed() < std::time::Duration::from_millis(50) {
+                return true;
+            }
+            last = std::time::Instant::now();
+            Python::with_gil(|py| py.check_signals().is_ok())
+        };
+        aqmlab_core::fluid::run_loaded(&loaded, &opts, &fopts, &mut poll)
+    });
+    match outcome {
+        Ok(r) => results_to_py(py, r),
+        Err(e) => {
+            // a KeyboardInterrupt raised by the handler is still pending: let Python raise it
+            py.check_signals()?;
+            Err(core_err(py, e))
+        }
+    }
+}
+
+/// The linearized loop of a scenario's bottleneck (Hollot et al. 2001) as JSON text: the
+/// operating point, plant, controller, margins; with `omegas` (rad/s), the loop's response
+/// there as `response`.
+#[pyfunction]
+#[pyo3(signature = (text, seed=None, allow_large=false, overrides=Vec::new(), base_dir=None, allow_any_path=false, omegas=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn stability(
+    py: Python<'_>,
+    text: String,
+    seed: Option<u64>,
+    allow_large: bool,
+    overrides: Vec<String>,
+    base_dir: Option<std::path::PathBuf>,
+    allow_any_path: bool,
+    omegas: Vec<f64>,
+) -> PyResult<String> {
+    let opts = aqmlab_core::scenario::BuildOptions { seed, allow_large };
+    let load_opts = aqmlab_core::scenario::LoadOptions {
+        base_dir,
+        allow_any_path,
+    };
+    py.allow_threads(|| {
+        let loaded = aqmlab_core::scenario::load(&text, &overrides, &load_opts)?;
+        aqmlab_core::fluid::stability_loaded(&loaded, &opts, &omegas)
+    })
+    .map(|j| j.to_string())
+    .map_err(|e| core_err(py, e))
+}
+
+fn margins_dict<'py>(
+    py: Python<'py>,
+    m: &aqmlab_core::fluid::linear::Margins,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    d.set_item("crossover_rad_s", m.crossover)?;
+    d.set_item("phase_margin_deg", m.phase_margin)?;
+    d.set_item("phase_crossover_rad_s", m.phase_crossover)?;
+    d.set_item("gain_margin_db", m.gain_margin)?;
+    d.set_item("stable", m.stable)?;
+    d.set_item("oscillation_period_s", m.period)?;
+    Ok(d)
+}
+
+/// PI design (Hollot et al. 2001) for at least `flows_min` flows, round-trip times up to
+/// `rtt_max` s, `capacity_pps` packets/s, sampled at `sample_hz`; `crossover` (rad/s) defaults
+/// to the zero; `rule` is "paper" or "unity". Returns {k, zero, crossover_asked, a, b, w, margins}.
+#[pyfunction]
+#[pyo3(signature = (flows_min, rtt_max, capacity_pps, sample_hz=160.0, crossover=None, rule="paper"))]
+fn design_pi(
+    py: Python<'_>,
+    flows_min: f64,
+    rtt_max: f64,
+    capacity_pps: f64,
+    sample_hz: f64,
+    crossover: Option<f64>,
+    rule: &str,
+) -> PyResult<PyObject> {
+    use aqmlab_core::fluid::design::{pi, GainRule};
+    let rule = match rule {
+        "paper" => GainRule::Paper,
+        "unity" => GainRule::Unity,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "gain rule {other:?}: use \"paper\" or \"unity\""
+            )))
+        }
+    };
+    let d = pi(flows_min, rtt_max, capacity_pps, sample_hz, crossover, rule)
+        .map_err(PyValueError::new_err)?;
+    let out = PyDict::new_bound(py);
+    out.set_item("k", d.k)?;
+    out.set_item("zero_rad_s", d.zero)?;
+    out.set_item("crossover_asked_rad_s", d.omega_g)?;
+    out.set_item("a", d.a)?;
+    out.set_item("b", d.b)?;
+    out.set_item("w", d.freq)?;
+    out.set_item("margins", margins_dict(py, &d.margins)?)?;
+    Ok(out.into_py(py))
+}
+
+/// RED's parameter rule (Hollot et al. 2001). `spread` is "wait", "nowait" or "none". Returns
+/// {omega_g_rad_s, k_rad_s, l_red_max, max_p, margins}.
+#[pyfunction]
+#[pyo3(signature = (flows_min, rtt_max, capacity_pps, min_th, max_th, w_q=0.002, spread="wait"))]
+#[allow(clippy::too_many_arguments)]
+fn design_red(
+    py: Python<'_>,
+    flows_min: f64,
+    rtt_max: f64,
+    capacity_pps: f64,
+    min_th: f64,
+    max_th: f64,
+    w_q: f64,
+    spread: &str,
+) -> PyResult<PyObject> {
+    use aqmlab_core::qdisc::red::core::Spread;
+    let spread = match spread {
+        "wait" => Spread::Wait,
+        "nowait" => Spread::Nowait,
+        "none" => Spread::None,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "spread {other:?}: use \"wait\", \"nowait\" or \"none\""
+            )))
+        }
+    };
+    let d = aqmlab_core::fluid::design::red(
+        flows_min,
+        rtt_max,
+        capacity_pps,
+        min_th,
+        max_th,
+        w_q,
+        spread,
+    )
+    .map_err(PyValueError::new_err)?;
+    let out = PyDict::new_bound(py);
+    out.set_item("omega_g_rad_s", d.omega_g)?;
+    out.set_item("k_rad_s", d.k)?;
+    out.set_item("l_red_max", d.l_max)?;
+    out.set_item("max_p", d.max_p)?;
+    out.set_item("margins", margins_dict(py, &d.margins)?)?;
+    Ok(out.into_py(py))
+}
+
 /// The private compiled module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -462,6 +667,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nlgred1_params, m)?)?;
     m.add_function(wrap_pyfunction!(nlgred2_params, m)?)?;
     m.add_function(wrap_pyfunction!(red_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(fluid_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(fluid, m)?)?;
+    m.add_function(wrap_pyfunction!(stability, m)?)?;
+    m.add_function(wrap_pyfunction!(design_pi, m)?)?;
+    m.add_function(wrap_pyfunction!(design_red, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from aqmlab.campaign.errors import StoreError
 from aqmlab.campaign.spec import Campaign, CampaignError, load_campaign
-from aqmlab.termsafe import plain
+from aqmlab.termsafe import clean, plain
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -153,34 +154,67 @@ def status_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], show_al
 @_common
 @click.option("--by", default="", help="Comma-separated axes (or columns) to group by, e.g. qdisc,flows (default: every axis).")
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric column(s) to summarize (default: goodput, sojourn, drops, Jain index).")
+@click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="Keep only rows where COLUMN=VALUE (or !=; VALUE may be a list a,b), e.g. --where delay=40ms (repeatable).")
 @click.option("--flows", "per_flow", is_flag=True, help="Summarize the per-flow table instead of the per-run table.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the table as CSV here.")
-def results_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], by: str, metrics: tuple[str, ...], per_flow: bool, csv_path: Path | None) -> None:
-    """Means over seeds with 95% confidence intervals (Student t), grouped by axes."""
-    from aqmlab.campaign import dataset
-    from aqmlab.campaign.stats import metric_columns, resolve_columns, summarize
+@click.option("--classes", "per_class", is_flag=True, help="Summarize the per-class table (DualPI2's L and C queues, ...) of the studied queue.")
+@click.option("--raw", is_flag=True, help="Print values in base units (s, bit/s) with the column names, not in ms and Mb/s.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the table as CSV here (base units).")
+def results_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], by: str, metrics: tuple[str, ...], where: tuple[str, ...],
+                per_flow: bool, per_class: bool, raw: bool, csv_path: Path | None) -> None:
+    """Means over seeds with 95% confidence intervals (Student t), grouped by axes.
+
+    Every axis not in --by that varies inside a group is named as pooled, in the table's
+    caption and in a warning (the interval then mixes unlike conditions)."""
+    from aqmlab.campaign import dataset, labels
+    from aqmlab.campaign.stats import metric_columns, pooled_axes, pooling_note, resolve_columns, select, summarize
 
     c = _load(file, overrides)
     out = _out(c, out)
+    if per_flow and per_class:
+        _fail("--flows and --classes choose different tables; give one")
+    table = "flows" if per_flow else "queue_classes" if per_class else "runs"
     try:
-        df = dataset.load(out, "flows" if per_flow else "runs")
-        keys = resolve_columns(df, [b.strip() for b in by.split(",") if b.strip()] or [a.name for a in c.axes], "--by")
+        df = dataset.load(out, table)
+        if per_class:
+            if df.empty:
+                raise CampaignError("--classes", "the dataset has no per-class rows (no discipline with several queues, or made before aqmlab had them)")
+            runs = dataset.load(out, "runs")
+            df = df.merge(runs[["run", "queue"]], on=["run", "queue"])   # the studied queue's classes only
+        if where:
+            df = select(df, list(where))
         axes_cols = [a.column for a in c.axes]
-        default = ["goodput_bps", "delay_mean_s", "loss_frac"] if per_flow else ["goodput_total_bps", "queue_sojourn_mean_s", "queue_drop_frac", "jain_index"]
+        keys = resolve_columns(df, [b.strip() for b in by.split(",") if b.strip()] or [a.name for a in c.axes], "--by")
+        if per_class and "class" not in keys:
+            keys = [*keys, "class"]
+        default = (["goodput_bps", "delay_mean_s", "loss_frac"] if per_flow else
+                   ["sojourn_mean_s", "sojourn_p99_s", "throughput_bps", "mark_frac", "drop_frac"] if per_class else
+                   ["goodput_total_bps", "queue_sojourn_mean_s", "queue_drop_frac", "jain_index"])
         chosen = resolve_columns(df, list(metrics), "--metric") if metrics else [m for m in default if m in df.columns] or metric_columns(df, axes_cols)[:4]
         s = summarize(df, keys, chosen)
+        pooled = pooled_axes(df, keys, axes_cols)
     except (CampaignError, FileNotFoundError) as e:
         _fail(str(e))
         return
-    t = Table(title=plain(f"{c.name}: mean ± 95% CI (Student t over n runs)"), title_justify="left")
+    note = pooling_note({a: v for a, v in pooled.items()})
+    seeds = f"{len(set(df['seed']))} seeds"
+    if pooled:
+        err_console.print(plain("warning:", "bold yellow"), plain(f"each group {note}, besides {seeds}: the intervals mix unlike conditions "
+                          f"(add them to --by to separate them)"), highlight=False, soft_wrap=True)
+    caption = f"{c.name}: mean ± 95% CI (Student t over n runs; {seeds}" + (f"; {note}" if note else "; nothing else pooled") + ")"
+    t = Table(title=escape(clean(caption)), title_justify="left")
     for k in keys:
-        t.add_column(plain(k))
+        t.add_column(escape(k if raw else labels.axis_name(k)))
     t.add_column("n", justify="right")
     for m in chosen:
-        t.add_column(plain(m), justify="right")
+        t.add_column(escape(m if raw else labels.header(m) + ("" if not pooled else " (pooled)")), justify="right")
     for _, r in s.iterrows():
-        cells = [f"{r[f'{m}_mean']:.4g}" + ("" if r[f"{m}_ci95"] != r[f"{m}_ci95"] else f" ± {r[f'{m}_ci95']:.2g}") for m in chosen]
-        t.add_row(*(plain(r[k]) for k in keys), str(int(r["n"])), *cells)
+        if raw:
+            cells = [f"{r[f'{m}_mean']:.4g}" + ("" if r[f"{m}_ci95"] != r[f"{m}_ci95"] else f" ± {r[f'{m}_ci95']:.2g}") for m in chosen]
+            keys_txt = [str(r[k]) for k in keys]
+        else:
+            cells = [labels.cell(m, r[f"{m}_mean"], r[f"{m}_ci95"]) for m in chosen]
+            keys_txt = [labels.value(k, r[k]) for k in keys]
+        t.add_row(*(escape(clean(x)) for x in keys_txt), str(int(r["n"])), *cells)
     console.print(t)
     if csv_path is not None:
         from aqmlab.results import write_atomic
@@ -192,14 +226,15 @@ def results_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], by: st
 @campaign_group.command("report")
 @_common
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Report file (default: OUT/report.html).")
-def report_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], html_path: Path | None) -> None:
+@click.option("--timeseries-by", default="", metavar="AXES", help="Comma-separated axes: one time-series figure per value of each (besides one per value of the first axis), e.g. mix,rtt.")
+def report_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], html_path: Path | None, timeseries_by: str) -> None:
     """Write a self-contained HTML report of the campaign (tables, figures, file, versions)."""
     from aqmlab.campaign import report
 
     c = _load(file, overrides)
     out = _out(c, out)
     try:
-        p = report.write(c, out, html_path)
+        p = report.write(c, out, html_path, [x.strip() for x in timeseries_by.split(",") if x.strip()])
     except (CampaignError, FileNotFoundError) as e:
         _fail(str(e))
         return
@@ -233,44 +268,106 @@ def plot_group() -> None:
     """Figures of a campaign (OUT: its directory) or of one run (a results directory)."""
 
 
+def _pair(what: str):
+    """A click callback reading "LOW,HIGH" (or "W,H") into a pair of floats."""
+    def parse(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            a, b = (float(x) for x in value.split(","))
+        except ValueError:
+            raise click.BadParameter(f"expected {what}, e.g. 0,50") from None
+        return (a, b)
+    return parse
+
+
 def _plot_opts(f):
+    """The options every plot command takes: data selection, then presentation."""
+    f = click.option("--format", "fmt", type=click.Choice(["png", "pdf", "svg"]), help="Figure format (default: from the file's suffix).")(f)
+    f = click.option("--dpi", type=click.IntRange(min=20, max=2400), default=150, show_default=True, help="Resolution of a PNG (and of raster parts of a PDF/SVG).")(f)
+    f = click.option("--size", callback=_pair("W,H in inches"), metavar="W,H", help="Figure size in inches, e.g. 7,3.5.")(f)
+    f = click.option("--title", help="Figure title.")(f)
+    f = click.option("--ylabel", help="y-axis label.")(f)
+    f = click.option("--xlabel", help="x-axis label.")(f)
+    f = click.option("--zero-y/--fit-y", "zero_y", default=None, help="y axis from zero, or fitted to the data (then drawn with break marks); default: per figure.")(f)
+    f = click.option("--ylim", callback=_pair("LOW,HIGH"), metavar="LOW,HIGH", help="y-axis bounds, in the axis's unit (ms, Mb/s, ...).")(f)
+    f = click.option("--xlim", callback=_pair("LOW,HIGH"), metavar="LOW,HIGH", help="x-axis bounds, in the axis's unit (ms, Mb/s, ...).")(f)
+    f = click.option("--log-y", is_flag=True, help="Logarithmic y axis.")(f)
+    f = click.option("--log-x", is_flag=True, help="Logarithmic x axis.")(f)
     f = click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Figure file (.png, .pdf, .svg).")(f)
-    f = click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="Keep only rows where COLUMN=VALUE, e.g. --where delay=40ms (repeatable).")(f)
+    return f
+
+
+def _campaign_opts(f):
+    f = _plot_opts(f)
+    f = click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="Keep only rows where COLUMN=VALUE, COLUMN!=VALUE, or COLUMN=A,B (a list), e.g. --where delay=40ms --where 'qdisc!=pfifo' (repeatable).")(f)
     f = click.option("--by", help="Axis to compare (default: the campaign's first axis).")(f)
     return click.argument("out", type=click.Path(file_okay=False, exists=True, path_type=Path))(f)
 
 
-def _done(fig, output: Path) -> None:
+#: The presentation options (`plot.FigureOptions`) among a command's keyword arguments.
+_FIG = ("log_x", "log_y", "xlim", "ylim", "xlabel", "ylabel", "title", "zero_y")
+
+
+def _fig_kwargs(kw: dict) -> dict:
+    out = {k: kw.pop(k) for k in _FIG}
+    size = kw.pop("size")
+    if size is not None:
+        out["figsize"] = size
+    return out
+
+
+def _done(fig, output: Path, dpi: int = 150, fmt: str | None = None) -> None:
     from aqmlab.campaign import plot
 
     try:
-        plot.save(fig, output)
+        plot.save(fig, output, dpi=dpi, fmt=fmt)
     except (OSError, ValueError) as e:
         _fail(f"cannot write {output}: {e}", 1)
     console.print(f"figure written to {output}", highlight=False)
 
 
+def _note(df, keys: list, out: Path) -> str:
+    """The caption note naming the axes pooled in figures grouped by `keys` (warned too)."""
+    from aqmlab.campaign import dataset
+    from aqmlab.campaign.stats import pooled_axes, pooling_note
+
+    pooled = pooled_axes(df, [k for k in keys if k], [a["column"] for a in dataset.axes(out)])
+    note = pooling_note(pooled)
+    if note:
+        err_console.print(plain("warning:", "bold yellow"), plain(f"the figure's groups are {note} (add --facet or --where to separate them)"),
+                          highlight=False, soft_wrap=True)
+    return note
+
+
 @plot_group.command("delay-goodput")
-@_plot_opts
-@click.option("--facet", help="One panel per value of this axis.")
-def plot_delay_goodput(out: Path, by: str | None, where: tuple[str, ...], output: Path, facet: str | None) -> None:
+@_campaign_opts
+@click.option("--facet", help="One panel column per value of this axis.")
+@click.option("--facet-row", help="One panel row per value of this axis.")
+@click.option("--no-classes", is_flag=True, help="One point per run even for a discipline with L4S and Classic queues.")
+def plot_delay_goodput(out: Path, by: str | None, where: tuple[str, ...], output: Path, facet: str | None, facet_row: str | None,
+                       no_classes: bool, dpi: int, fmt: str | None, **kw) -> None:
     """Queueing delay vs goodput per run, with one-standard-deviation ellipses (RFC 7928)."""
-    from aqmlab.campaign import plot
+    from aqmlab.campaign import dataset, plot
     from aqmlab.campaign.stats import resolve_columns
 
     runs = _dataset(out, "runs")
     try:
         b = _by(runs, by, out)
         f = resolve_columns(runs, [facet], "--facet")[0] if facet else None
-        _done(plot.delay_goodput(plot.select(runs, where), b, facet=f), output)
+        fr = resolve_columns(runs, [facet_row], "--facet-row")[0] if facet_row else None
+        sel = plot.select(runs, where)
+        classes = None if no_classes else dataset.load(out, "queue_classes")
+        _done(plot.delay_goodput(sel, b, facet=f, facet_row=fr, classes=classes, note=_note(sel, [b, f, fr], out), **_fig_kwargs(kw)),
+              output, dpi, fmt)
     except CampaignError as e:
         _fail(str(e))
 
 
 @plot_group.command("fairness")
-@_plot_opts
+@_campaign_opts
 @click.option("--hue", help="One bar per value of this axis within each group.")
-def plot_fairness(out: Path, by: str | None, where: tuple[str, ...], output: Path, hue: str | None) -> None:
+def plot_fairness(out: Path, by: str | None, where: tuple[str, ...], output: Path, hue: str | None, dpi: int, fmt: str | None, **kw) -> None:
     """Bars of Jain's fairness index (mean, 95% t interval)."""
     from aqmlab.campaign import plot
     from aqmlab.campaign.stats import resolve_columns
@@ -279,50 +376,61 @@ def plot_fairness(out: Path, by: str | None, where: tuple[str, ...], output: Pat
     try:
         b = _by(runs, by, out)
         h = resolve_columns(runs, [hue], "--hue")[0] if hue else None
-        _done(plot.fairness(plot.select(runs, where), b, hue=h), output)
+        sel = plot.select(runs, where)
+        _done(plot.fairness(sel, b, hue=h, note=_note(sel, [b, h], out), **_fig_kwargs(kw)), output, dpi, fmt)
     except CampaignError as e:
         _fail(str(e))
 
 
 @plot_group.command("cdf")
-@_plot_opts
-def plot_cdf(out: Path, by: str | None, where: tuple[str, ...], output: Path) -> None:
+@_campaign_opts
+def plot_cdf(out: Path, by: str | None, where: tuple[str, ...], output: Path, dpi: int, fmt: str | None, **kw) -> None:
     """CDFs of sojourn time and of per-flow throughput."""
     from aqmlab.campaign import plot
 
     runs, flows = _dataset(out, "runs"), _dataset(out, "flows")
     try:
         b = _by(runs, by, out)
-        _done(plot.cdfs(out, plot.select(runs, where), flows, b), output)
+        sel = plot.select(runs, where)
+        fk = _fig_kwargs(kw)
+        for k in ("ylim", "ylabel", "zero_y", "log_y"):
+            fk.pop(k, None)
+        _done(plot.cdfs(out, sel, flows, b, note=_note(sel, [b], out), **fk), output, dpi, fmt)
     except CampaignError as e:
         _fail(str(e))
 
 
 @plot_group.command("timeseries")
 @click.argument("source", type=click.Path(file_okay=False, path_type=Path))
+@_plot_opts
 @click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="With a campaign directory: the run to show, e.g. --where qdisc=PIE (repeatable).")
 @click.option("--seed", type=int, help="With a campaign directory: the seed of the run to show (default: the first).")
 @click.option("--queue", help="Queue to show (default: the campaign's studied queue, or the monitored queue whose link carried the most bytes).")
 @click.option("--flows", "max_flows", type=click.IntRange(min=0), default=4, show_default=True, help="Most TCP flows whose cwnd is drawn.")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Figure file (.png, .pdf, .svg).")
-def plot_timeseries(source: Path, where: tuple[str, ...], seed: int | None, queue: str | None, max_flows: int, output: Path) -> None:
+def plot_timeseries(source: Path, where: tuple[str, ...], seed: int | None, queue: str | None, max_flows: int, output: Path,
+                    dpi: int, fmt: str | None, **kw) -> None:
     """Queue length, AQM state, sojourn and cwnd over time for one run.
 
     SOURCE is a run's results directory (`aqmlab run -o DIR`, or OUT/runs/<key>) or a campaign
     directory, in which --where and --seed pick the run (the first that matches)."""
-    from aqmlab.campaign import plot
+    from aqmlab.campaign import dataset, labels, plot
 
     try:
         run_dir = source
+        context = ""
         if (source / "dataset").is_dir():
             runs = plot.select(_dataset(source, "runs"), [*where, *([f"seed={seed}"] if seed is not None else [])])
             row = runs.iloc[0]
             run_dir, queue = source / "runs" / row["run"], queue or row["queue"]
-            console.print(f"run {row['run']} (seed {row['seed']})", highlight=False)
+            cols = [a["column"] for a in dataset.axes(source)]
+            context = " · ".join([*(f"{labels.axis_name(c)} = {labels.value(c, row[c])}" for c in cols), f"seed {row['seed']}"])
+            console.print(f"run {row['run']} ({context})", highlight=False)
         elif where or seed is not None:
             raise CampaignError("--where", f"{source} is a single run; --where and --seed choose a run in a campaign directory")
         elif not source.is_dir() and not (source.parent.name == "runs" and (source.parent.parent / "aqmlab-store.json").exists()):
             raise CampaignError("", f"{source}: no such run (a results directory, a campaign directory, or OUT/runs/<key>)")
-        _done(plot.timeseries(run_dir, queue, max_flows), output)
+        fk = _fig_kwargs(kw)
+        fk.pop("zero_y", None)
+        _done(plot.timeseries(run_dir, queue, max_flows, context=context, **fk), output, dpi, fmt)
     except CampaignError as e:
         _fail(str(e))

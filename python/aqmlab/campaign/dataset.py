@@ -1,11 +1,21 @@
 """The tidy dataset of a campaign: `OUT/dataset/runs.parquet` (one row per run),
-`flows.parquet` (one row per flow per run) and `queues.parquet` (one row per queue per run).
+`flows.parquet` (one row per flow per run), `queues.parquet` (one row per queue per run) and
+`queue_classes.parquet` (one row per class of a discipline with several internal queues —
+DualPI2's L and C, HTB's classes, the flow-queue schedulers' sparse and bulk traffic — per run).
 
-Every row carries the run key (`run`), `seed`, the swept values as typed columns (durations in
-seconds as `<axis>_s`, rates as `<axis>_bps`, sizes as `<axis>_bytes`, tables by their label),
-the hash of the resolved scenario, the aqmlab version and the compiled core's hash. Rows are in
-the campaign's order (grid points in file order, seeds innermost), so the files are the same
-bytes whoever ran the runs.
+Every row carries the run key (`run`), `seed`, the swept values as typed columns (see
+`axis_values`: durations as `<axis>_s` — the double nearest to the decimal value — and exact
+integer `<axis>_ns`, rates as `<axis>_bps` and sizes as `<axis>_bytes` in integers where whole,
+the value as written in a column named after the axis, tables by their label), the hash of the
+resolved scenario, the aqmlab version and the compiled core's hash. Runs carry their base RTT
+(`base_rtt_s`, mean over the run's flows of the round-trip propagation delay) and the
+bandwidth-delay product of the studied queue's link (`bdp_bytes`). Rows are in the campaign's
+order (grid points in file order, seeds innermost), so the files are the same bytes whoever
+ran the runs.
+
+The functions that make columns (`axis_values`, `ids`, `run_row`, `table_rows`) take what a
+run produced (its summary, its Arrow tables) and never read files; `build` reads the stored runs
+and hands them over.
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ if TYPE_CHECKING:
     from aqmlab.campaign.store import Reader
 
 DATASET = "dataset"
-TABLES = ("runs", "flows", "queues")
+TABLES = ("runs", "flows", "queues", "queue_classes")
 AXES = "axes.json"
 
 _A = columns("aggregate")
@@ -39,6 +49,11 @@ LINK_METRICS = columns("links").metrics()
 RUN_METRICS = [*AGGREGATE_METRICS, *(f"queue_{m}" for m in QUEUE_METRICS), *(f"link_{m}" for m in LINK_METRICS), "events"]
 #: Metrics on a flow's row (docs/metrics.md).
 FLOW_METRICS = columns("flows").metrics()
+#: Columns describing a run's conditions rather than measuring it (always kept).
+RUN_CONDITIONS = ["base_rtt_s", "bdp_bytes"]
+#: Label columns of the per-flow and per-class tables.
+FLOW_LABELS = [c for c in columns("flows") if c not in FLOW_METRICS]
+CLASS_LABELS = [c for c in columns("queue_classes") if c not in columns("queue_classes").metrics()]
 
 
 def check_metrics(patterns: Sequence[str] | None, known: Sequence[str], field: str) -> None:
@@ -63,21 +78,63 @@ def studied_queue(summary: dict[str, Any], wanted: str | None) -> str:
     return max(summary["queues"], key=lambda q: (links.get(q, {}).get("tx_bytes", 0), q)) if summary["queues"] else ""
 
 
-def _ids(campaign: Campaign, run: Run, meta: dict[str, Any]) -> dict[str, Any]:
+def axis_values(axis, i: int) -> dict[str, Any]:
+    """The dataset columns of value `i` of `axis`: its typed column first (`axis.column`), then,
+    for a duration, rate or size, the exact integer nanoseconds (`<name>_ns`, durations only)
+    and the value as written (`<name>`)."""
+    from aqmlab.campaign.units import quantity_columns
+
+    row = {axis.column: axis.typed[i]}
+    if not axis.is_table:
+        q = quantity_columns(axis.name, axis.values)
+        if q is not None:
+            for col, vals in q.items():
+                row[col] = vals[i]
+            row[axis.name] = axis.values[i]
+    return row
+
+
+def axis_columns(axis) -> list[str]:
+    """The names of the columns `axis_values` gives `axis`."""
+    return list(axis_values(axis, 0))
+
+
+def reserved_columns() -> set[str]:
+    """Column names an axis may not take: identifiers, run conditions and metrics. (A flow's
+    label columns — `cc`, `ecn`, `profile` — may be axis names: in the flows table the flow's own
+    value is then stored as `flow_<name>`, see `table_rows`.)"""
+    return {"run", "seed", "scenario_hash", "aqmlab_version", "core_hash", "queue", "queue_qdisc", "class", "flow", "kind", "src", "dst",
+            *RUN_METRICS, *FLOW_METRICS, *RUN_CONDITIONS}
+
+
+def ids(campaign: Campaign, run: Run, meta: dict[str, Any]) -> dict[str, Any]:
+    """The identifying columns of a run's rows: key, seed, swept values, hashes, versions."""
     row: dict[str, Any] = {"run": run.key, "seed": run.seed}
     for a, i in zip(campaign.axes, run.point):
-        row[a.column] = a.typed[i]
+        row.update(axis_values(a, i))
     row.update(scenario_hash=run.scenario_hash, aqmlab_version=meta["aqmlab_version"], core_hash=meta["core_hash"])
     return row
 
 
+
+def conditions(summary: dict[str, Any], queue: str) -> dict[str, Any]:
+    """The run's base RTT (mean over its flows of their round-trip propagation delay; NaN
+    without flows) and the bandwidth-delay product of `queue`'s link in bytes."""
+    rtts = [f.get("base_rtt_s") for f in summary.get("flows", {}).values()]
+    rtts = [x for x in rtts if isinstance(x, (int, float)) and x == x]
+    rtt = sum(rtts) / len(rtts) if rtts else float("nan")
+    rate = summary.get("links", {}).get(queue, {}).get("rate_bps")
+    return {"base_rtt_s": rtt, "bdp_bytes": rate * rtt / 8 if rate is not None and rtt == rtt else float("nan")}
+
+
 def run_row(campaign: Campaign, run: Run, summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    """The run's row: identifiers, swept values and the kept run metrics (`summary`: the run's
-    summary.json)."""
-    row = _ids(campaign, run, meta)
+    """The run's row from its summary: identifiers, swept values, conditions and the kept run
+    metrics."""
+    row = ids(campaign, run, meta)
     q = studied_queue(summary, campaign.queue)
     row["queue"] = q
     row["queue_qdisc"] = summary["queues"][q]["qdisc"] if q else ""
+    row.update(conditions(summary, q))
     metrics: dict[str, Any] = {m: summary["aggregate"].get(_A.flows if m == "n_flows" else m) for m in AGGREGATE_METRICS}
     for m in QUEUE_METRICS:
         metrics[f"queue_{m}"] = summary["queues"].get(q, {}).get(m)
@@ -100,24 +157,39 @@ def _arrow_type(v: Any):
     return pa.large_string()
 
 
-def _table_rows(campaign: Campaign, run: Run, t, meta: dict[str, Any], keep):
-    """A run's table `t` (flows or queues, an Arrow table) with the run's identifiers and swept
-    values, its label columns as strings, then the kept metrics."""
+def table_rows(campaign: Campaign, run: Run, meta: dict[str, Any], t, keep):
+    """A run's table (flows, queues or queue_classes, an Arrow table) with the run's
+    identifiers and swept values before its own columns: label columns as strings, then the
+    metrics `keep(column)` accepts."""
     import pyarrow as pa
 
     names, cols = [], []
-    for k, v in _ids(campaign, run, meta).items():
+    for k, v in ids(campaign, run, meta).items():
         names.append(k)
         cols.append(pa.array([v] * t.num_rows, type=_arrow_type(v)))
+    taken = set(names)
     for f, col in zip(t.schema, t.columns):
         column = "queue_qdisc" if f.name == "qdisc" else f.name
-        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type):
+        if column in taken:
+            column = f"flow_{column}"     # a label column named like an axis (an axis `cc` or `profile`)
+        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
             col = col.cast(pa.large_string())
         elif not keep(column):
             continue
         names.append(column)
         cols.append(col)
     return pa.table(cols, names=names)
+
+
+def _concat(tables):
+    """The tables (None: a run without that table) as one; the union of their columns, in
+    order of first appearance (disciplines differ in classes)."""
+    import pyarrow as pa
+
+    tables = [t for t in tables if t is not None]
+    if not tables:
+        return pa.table({})
+    return pa.concat_tables(tables, promote_options="default")
 
 
 def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -> dict[str, Path]:
@@ -134,26 +206,33 @@ def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -
 
     src = out if isinstance(out, Reader) else reader(out)
     out = src.out
-    rows, flows, queues = [], [], []
+    rows, flows, queues, classes = [], [], [], []
     for r in runs:
         if src.status(r.key) != DONE:
             continue
         meta = src.meta(r.key)
+
+        def rows_of(name, keep, r=r, meta=meta):
+            if not src.has_table(r.key, name):
+                return None
+            return table_rows(campaign, r, meta, src.table(r.key, name, exact=False), keep)
+
         rows.append(run_row(campaign, r, src.summary(r.key), meta))
-        flows.append(_table_rows(campaign, r, src.table(r.key, "flows", exact=False), meta, lambda c: _keep(campaign.flow_metrics, c)))
-        queues.append(_table_rows(campaign, r, src.table(r.key, "queues", exact=False), meta, lambda c: True))
+        flows.append(rows_of("flows", lambda c: _keep(campaign.flow_metrics, c)))
+        queues.append(rows_of("queues", lambda c: True))
+        classes.append(rows_of("queue_classes", lambda c: True))
     target = out / DATASET
     target.mkdir(parents=True, exist_ok=True)
     tables = {"runs": pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False).replace_schema_metadata(None),
-              "flows": pa.concat_tables(flows) if flows else pa.table({}),
-              "queues": pa.concat_tables(queues) if queues else pa.table({})}
+              "flows": _concat(flows), "queues": _concat(queues), "queue_classes": _concat(classes)}
     paths = {}
     for name, table in tables.items():
         p = target / f"{name}.parquet"
         write_atomic(p, lambda tmp, t=table: pq.write_table(t, tmp))
         paths[name] = p
     write_atomic(out / "campaign.toml", lambda tmp: Path(tmp).write_text(campaign.text))
-    axes = [{"name": a.name, "column": a.column, "path": a.path, "labels": a.labels} for a in campaign.axes]
+    axes = [{"name": a.name, "column": a.column, "path": a.path, "labels": a.labels, "values": a.typed, "columns": axis_columns(a)}
+            for a in campaign.axes]
     write_atomic(target / AXES, lambda tmp: Path(tmp).write_text(json.dumps(axes, indent=2) + "\n"))
     paths[AXES] = target / AXES
     return paths
@@ -166,10 +245,42 @@ def axes(out: str | Path) -> list[dict[str, Any]]:
 
 
 def load(out: str | Path, table: str = "runs") -> "pd.DataFrame":
-    """One table of a campaign's dataset as a pandas DataFrame."""
+    """One table of a campaign's dataset as a pandas DataFrame; its `attrs["axes"]` holds the
+    campaign's axes (as `axes`), which the figures use to give each value the same style in
+    every figure, however the rows were filtered."""
     import pandas as pd
 
+    if table not in TABLES:
+        raise ValueError(f"no dataset table {table!r}; tables: {', '.join(TABLES)}")
     p = Path(out) / DATASET / f"{table}.parquet"
     if not p.exists():
+        if table == "queue_classes" and (Path(out) / DATASET / "runs.parquet").exists():
+            return pd.DataFrame()   # a dataset written before per-class statistics existed
         raise FileNotFoundError(f"{p} does not exist; run the campaign first (aqmlab campaign run)")
-    return pd.read_parquet(p)
+    df = pd.read_parquet(p)
+    df.attrs["axes"] = axes(out)
+    return df
+
+
+def to_xarray(out: str | Path, table: str = "runs", metrics: Sequence[str] | None = None):
+    """The runs table of a campaign as an `xarray.Dataset` with one dimension per axis (its
+    typed column) and one for `seed`, and one data variable per metric (default: every numeric
+    measurement). Combinations a campaign does not run (excluded, or off the diagonal of zipped
+    axes) are NaN. Needs xarray (`pip install aqmlab[xarray]`)."""
+    try:
+        import xarray  # noqa: F401
+    except ImportError:
+        raise ImportError("to_xarray needs xarray: pip install 'aqmlab[xarray]' (or pip install xarray)") from None
+    from aqmlab.campaign.stats import metric_columns
+
+    if table != "runs":
+        raise ValueError("to_xarray exports the runs table (one value per run); flows and queues have several rows per run")
+    df = load(out, table)
+    dims = [a["column"] for a in axes(out)] + ["seed"]
+    keep = list(metrics) if metrics else metric_columns(df, dims)
+    unknown = [m for m in keep if m not in df.columns]
+    if unknown:
+        raise ValueError(f"no column {unknown[0]!r}; columns: {', '.join(df.columns)}")
+    ds = df.set_index(dims)[keep].to_xarray()
+    ds.attrs["campaign_axes"] = json.dumps(axes(out))
+    return ds

@@ -9,31 +9,35 @@ import io
 import platform
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from aqmlab.campaign import dataset, plot
+from aqmlab.campaign import dataset, labels, plot
 from aqmlab.campaign.runner import DONE, FAILED_STATUS, MISSING, STALE, fingerprint, plan, statuses
-from aqmlab.campaign.spec import Campaign
+from aqmlab.campaign.spec import Campaign, CampaignError
 from aqmlab.campaign.stats import summarize
 
-#: Run metrics in the report's table: (column, heading, scale).
-TABLE_METRICS = [("goodput_total_bps", "goodput [Mb/s]", 1e-6), ("queue_sojourn_mean_s", "sojourn mean [ms]", 1e3),
-                 ("queue_sojourn_p95_s", "sojourn p95 [ms]", 1e3), ("queue_drop_frac", "drop frac", 1.0),
-                 ("jain_index", "Jain index", 1.0), ("link_utilization_frac", "utilization", 1.0)]
-MAX_TIMESERIES = 4
+#: Run metrics in the report's table (units from the names: aqmlab.campaign.labels).
+TABLE_METRICS = ["goodput_total_bps", "queue_sojourn_mean_s", "queue_sojourn_p95_s", "queue_drop_frac", "queue_marks_pkts",
+                 "jain_index", "link_utilization_frac"]
+#: Per-class metrics in the report's class table.
+CLASS_METRICS = ["sojourn_mean_s", "sojourn_p99_s", "throughput_bps", "drop_frac", "mark_frac"]
+#: Most time-series figures in a report (one per value of the first axis, times the values of
+#: the axes asked for); beyond it the report says how many it left out.
+MAX_TIMESERIES = 48
 
 
-def _png(fig) -> tuple[str, int, int]:
-    """A figure as base64 PNG text with its pixel size."""
+def _png(fig, density: int = 1) -> tuple[str, int, int]:
+    """A figure as base64 PNG text with the pixel size to show it at (100 px per inch); the
+    image itself has `density` times as many pixels each way (2: sharp on high-density screens)."""
     buf = io.BytesIO()
     w, h = fig.get_size_inches()
-    dpi = 100
-    fig.savefig(buf, format="png", dpi=dpi)
+    fig.savefig(buf, format="png", dpi=100 * density)
     plot._pyplot().close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii"), round(w * dpi), round(h * dpi)
+    return base64.b64encode(buf.getvalue()).decode("ascii"), round(w * 100), round(h * 100)
 
 
 def _cell(m: float, h: float, scale: float) -> str:
+    """mean ± half-width scaled (the RFC 7928 characterization report's table cells)."""
     if m != m:
         return "—"
     s = f"{m * scale:.4g}"
@@ -53,40 +57,96 @@ def _versions() -> list[tuple[str, str]]:
     return out
 
 
-def figures(campaign: Campaign, out: Path, runs, flows) -> list[dict[str, Any]]:
-    """The report's figures as dicts (data, width, height, title, caption)."""
+def _layout(runs, cols: list[str]) -> tuple[str, str | None, str | None]:
+    """The compared axis (the first) and up to two facet axes for the delay–goodput figure:
+    the varying axes after the first with at most 4 values (columns) and 3 values (rows),
+    skipping one that varies only together with another (zipped)."""
+    from aqmlab.campaign.stats import pooled_axes
+
+    by = cols[0] if cols else "queue_qdisc"
+    facet = row = None
+    for c in reversed(cols[1:]):
+        if runs[c].nunique() < 2 or not pooled_axes(runs, [x for x in (by, facet, row) if x], [c]):
+            continue
+        if facet is None and runs[c].nunique() <= 4:
+            facet = c
+        elif row is None and runs[c].nunique() <= 3:
+            row = c
+    return by, facet, row
+
+
+def _names(cols) -> str:
+    return ", ".join(labels.axis_name(c) for c in cols)
+
+
+def figures(campaign: Campaign, out: Path, runs, flows, classes=None, timeseries_by: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The report's figures as dicts (data, width, height, title, caption). Every caption names
+    the axes a figure pools (or says it pools only seeds)."""
+    from aqmlab.campaign.stats import pooled_axes, pooling_note, resolve_columns
+
     figs = []
     cols = [a.column for a in campaign.axes]
-    by = cols[0] if cols else "queue_qdisc"
-    others = [c for c in cols[1:] if 1 < runs[c].nunique() <= 4]
-    facet = others[-1] if others else None
+    by, facet, row = _layout(runs, cols)
+
+    def pooled(keys):
+        note = pooling_note(pooled_axes(runs, [k for k in keys if k], cols))
+        seeds = f"{runs['seed'].nunique()} seeds"
+        return (f"Each group is {note}, besides the {seeds}." if note else f"Nothing is pooled but the {seeds}."), note
 
     def add(fig, title, caption):
-        data, w, h = _png(fig)
+        data, w, h = _png(fig, density=2)
         figs.append({"data": data, "width": w, "height": h, "title": title, "caption": caption})
 
-    add(plot.delay_goodput(runs, by, facet=facet), "delay vs goodput",
-        f"Mean queueing delay at {', '.join(dict.fromkeys(runs['queue']))} against total goodput, one point per run, by {by}"
-        + (f", one panel per {facet}" if facet else "") + "; ellipses: one standard deviation of the runs (RFC 7928).")
+    text, note = pooled([by, facet, row])
+    split = classes is not None and not classes.empty and any(k in plot.SPLIT_CLASSES for k in runs["queue_qdisc"])
+    add(plot.delay_goodput(runs, by, facet=facet, facet_row=row, classes=classes, note=note), "delay vs goodput",
+        f"Mean queueing delay at {', '.join(dict.fromkeys(runs['queue']))} against total goodput, one point per run, by {labels.axis_name(by)}"
+        + (f"; panels by {_names([c for c in (row, facet) if c])}" if facet or row else "")
+        + ("; a DualPI2 run gives two points, one per queue at that queue's mean sojourn (hollow: L4S, filled: Classic)" if split else "")
+        + f"; ellipses: one standard deviation of the runs (RFC 7928). {text}")
+    others = [c for c in cols[1:] if runs[c].nunique() > 1]
     hue = others[0] if others else None
-    add(plot.fairness(runs, by, hue=hue), "fairness", f"Jain's fairness index by {by}" + (f" and {hue}" if hue else "")
-        + ": mean over runs with 95% t intervals.")
-    add(plot.cdfs(out, runs, flows, by), "CDFs", f"CDFs by {by}: sojourn time of the studied queue (per sampling interval, pooled over runs) "
-        "and per-flow throughput (one value per flow and run).")
-    shown = runs.drop_duplicates(subset=[by]).head(MAX_TIMESERIES)
-    for _, r in shown.iterrows():
-        labels = ", ".join(f"{c} = {r[c]}" for c in cols)
+    text, note = pooled([by, hue])
+    add(plot.fairness(runs, by, hue=hue, note=note), "fairness", f"Jain's fairness index by {labels.axis_name(by)}"
+        + (f" and {labels.axis_name(hue)}" if hue else "") + f": mean over runs with 95% t intervals. {text}")
+    text, note = pooled([by])
+    add(plot.cdfs(out, runs, flows, by, note=note), "CDFs", f"CDFs by {labels.axis_name(by)}: sojourn time of the studied queue (per sampling "
+        f"interval, pooled over runs) and per-flow throughput (one value per flow and run). {text}")
+    split_by = [by, *resolve_columns(runs, list(timeseries_by), "--timeseries-by")] if timeseries_by else [by]
+    shown = runs.drop_duplicates(subset=split_by)
+    left = max(0, len(shown) - MAX_TIMESERIES)
+    for _, r in shown.head(MAX_TIMESERIES).iterrows():
+        context = " · ".join([*(f"{labels.axis_name(c)} = {labels.value(c, r[c])}" for c in cols), f"seed {r['seed']}"])
         try:
-            fig = plot.timeseries(out / "runs" / r["run"], r["queue"])
-        except Exception:  # noqa: BLE001 - a run without time series simply has no such figure
+            fig = plot.timeseries(out / "runs" / r["run"], r["queue"], context=context)
+        except (CampaignError, FileNotFoundError, KeyError) as e:
+            figs.append({"data": "", "width": 0, "height": 0, "title": f"time series {r['run']}",
+                         "caption": f"No time series for run {r['run']} ({context}): {e}"})
             continue
-        add(fig, f"time series {r['run']}", f"Time series of run {r['run']} ({labels}, seed {r['seed']}): queue length and AQM state, "
-            "sojourn time, congestion windows.")
+        add(fig, f"time series: {labels.value(by, r[by])}", f"Time series of one run ({context}; run {r['run']}): queue length and the "
+            "discipline's per-queue lengths, sojourn per sampling interval (per queue where it has several), its probabilities and "
+            "other state, congestion windows; the shaded span is the warm-up, left out of every statistic."
+            + ("" if timeseries_by else " One run per value of the first axis, the first of the other axes' values; "
+               "aqmlab campaign report --timeseries-by AXIS adds one per value of AXIS."))
+    if left:
+        figs.append({"data": "", "width": 0, "height": 0, "title": "more time series",
+                     "caption": f"{left} further time-series figures left out (at most {MAX_TIMESERIES}); draw any run with aqmlab plot timeseries."})
     return figs
 
 
-def render(campaign: Campaign, out: str | Path) -> str:
-    """The report's HTML text."""
+def _table(df, keys: list[str], metrics: list[str]) -> dict[str, Any]:
+    """A results table: groups of `keys`, means ± 95% t intervals in the headers' units."""
+    s = summarize(df, keys, metrics)
+    header = [*(labels.axis_name(k) for k in keys), "runs", *(labels.header(m) for m in metrics)]
+    rows = []
+    for _, r in s.iterrows():
+        rows.append([*(labels.value(k, r[k]) for k in keys), int(r["n"]), *(labels.cell(m, r[f"{m}_mean"], r[f"{m}_ci95"]) for m in metrics)])
+    return {"header": header, "rows": rows, "n_keys": len(keys)}
+
+
+def render(campaign: Campaign, out: str | Path, timeseries_by: Sequence[str] = ()) -> str:
+    """The report's HTML text; `timeseries_by` adds one time-series figure per value of these
+    axes (besides one per value of the first axis)."""
     import jinja2
 
     out = Path(out)
@@ -94,14 +154,15 @@ def render(campaign: Campaign, out: str | Path) -> str:
     st = [s for _, s in statuses(campaign, out, rs)]
     runs = dataset.load(out, "runs")
     flows = dataset.load(out, "flows")
+    classes = dataset.load(out, "queue_classes")
     cols = [a.column for a in campaign.axes]
-    metrics = [m for m in TABLE_METRICS if m[0] in runs.columns]
-    s = summarize(runs, cols, [m[0] for m in metrics])
-    header = [*cols, "runs", *(h for _, h, _ in metrics)]
-    rows = []
-    for _, r in s.iterrows():
-        keys = [plot._label(c, r[c]) for c in cols]
-        rows.append([*keys, int(r["n"]), *(_cell(r[f"{m}_mean"], r[f"{m}_ci95"], k) for m, _, k in metrics)])
+    metrics = [m for m in TABLE_METRICS if m in runs.columns]
+    table = _table(runs, cols, metrics)
+    class_table = None
+    if not classes.empty:
+        studied = classes.merge(runs[["run", "queue"]], on=["run", "queue"])
+        if not studied.empty:
+            class_table = _table(studied, [*cols, "class"], [m for m in CLASS_METRICS if m in studied.columns])
     env = jinja2.Environment(loader=jinja2.FunctionLoader(lambda n: resources.files("aqmlab.campaign").joinpath("templates", n).read_text(encoding="utf-8")),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     return env.get_template("report.html.j2").render(
@@ -109,16 +170,16 @@ def render(campaign: Campaign, out: str | Path) -> str:
         status={"total": len(st), "done": st.count(DONE), "stale": st.count(STALE), "failed": st.count(FAILED_STATUS), "missing": st.count(MISSING)},
         axes=[{"name": a.name, "count": len(a.values)} for a in campaign.axes],
         seeds=", ".join(map(str, campaign.seeds)) if len(campaign.seeds) <= 10 else f"{len(campaign.seeds)} ({campaign.seeds[0]}…{campaign.seeds[-1]})",
-        table={"header": header, "rows": rows, "n_keys": len(cols)},
-        figures=figures(campaign, out, runs, flows), campaign_text=campaign.text, versions=_versions())
+        n_seeds=runs["seed"].nunique(), table=table, class_table=class_table,
+        figures=figures(campaign, out, runs, flows, classes, timeseries_by), campaign_text=campaign.text, versions=_versions())
 
 
-def write(campaign: Campaign, out: str | Path, path: str | Path | None = None) -> Path:
+def write(campaign: Campaign, out: str | Path, path: str | Path | None = None, timeseries_by: Sequence[str] = ()) -> Path:
     """Writes the report (default OUT/report.html) atomically; returns its path."""
     from aqmlab.results import write_atomic
 
     target = Path(path) if path is not None else Path(out) / "report.html"
-    html = render(campaign, out)
+    html = render(campaign, out, timeseries_by)
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, lambda p: Path(p).write_text(html, encoding="utf-8"))
     return target

@@ -41,7 +41,7 @@ import tomli_w
 from aqmlab import _core
 from aqmlab._core import ScenarioError
 from aqmlab._toml import tomllib
-from aqmlab.campaign.dataset import FLOW_METRICS, RUN_METRICS, check_metrics
+from aqmlab.campaign.dataset import FLOW_METRICS, RUN_METRICS, axis_columns, check_metrics, reserved_columns
 from aqmlab.campaign.errors import CampaignError
 from aqmlab.campaign.units import typed_column
 from aqmlab.results import run_key
@@ -502,12 +502,12 @@ def _parse(text: str, source: Path | None, overrides: list[str], max_runs: int |
     if not isinstance(axes_doc, dict):
         raise CampaignError("axes", "expected a table of axes")
     axes = [_axis(n, s) for n, s in axes_doc.items()]
-    columns = [a.column for a in axes]
-    reserved = {"run", "seed", "scenario_hash", "aqmlab_version", "core_hash", "queue", "queue_qdisc", "flow", "kind", "src", "dst",
-                *RUN_METRICS, *FLOW_METRICS}
+    reserved = reserved_columns()
+    columns = [c for a in axes for c in axis_columns(a)]
     for a in axes:
-        if a.column in reserved or columns.count(a.column) > 1:
-            raise CampaignError(f"axes.{a.name}", f"its column {a.column!r} clashes with another column; rename the axis")
+        for c in axis_columns(a):
+            if c in reserved or columns.count(c) > 1:
+                raise CampaignError(f"axes.{a.name}", f"its column {c!r} clashes with another column; rename the axis")
 
     zips = head.get("zip", [])
     if not isinstance(zips, list) or not all(isinstance(g, list) and len(g) >= 2 and all(isinstance(n, str) for n in g) for g in zips):

@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, claims, summarize
+from aqmlab.reproduce.claims import Claim, Reading, fmt, fraction, ratio
+from aqmlab.results import write_atomic
 from aqmlab.schema import columns
 
 #: Declared result columns (aqmlab.schema): a renamed column fails here, not in a table.
@@ -80,6 +82,14 @@ VARIANTS = {
     "contract 1.836 Mb/s, 9180-B packets (ATM MTU)": (1_836_000, "tcp mss=9140"),
     "contract 0.1152 Mb/s, 576-B packets": (115_200, "tcp mss=536"),
     "contract 0.3 Mb/s, thresholds in kB": (300_000, "tcp kb"),
+    # closed-loop FTP users (USERS_PER_SERVER per server, think times fixed before any run for a
+    # think-limited load of 90% / 110% of the contract) and more TCP details with 5 connections
+    # per server (Reno, SACK, a 20-packet gateway buffer)
+    "contract 0.3 Mb/s, closed-loop FTP users, 90%": (300_000, "closed 0.9"),
+    "contract 0.3 Mb/s, closed-loop FTP users, 110%": (300_000, "closed 1.1"),
+    "contract 0.3 Mb/s, 5 FTP flows per server, Reno": (300_000, "tcp x5 reno"),
+    "contract 0.3 Mb/s, 5 FTP flows per server, SACK": (300_000, "tcp x5 sack"),
+    "contract 0.3 Mb/s, 5 FTP flows per server, 20-packet buffer": (300_000, "tcp x5 buffer20"),
 }
 #: The rt-VBR token bucket of the shaper and policer readings.
 SCR, PCR, BURST_BYTES = 300_000, 450_000, 20 * 1500
@@ -164,7 +174,7 @@ def _ftp(doc: dict[str, Any], load: float) -> None:
     doc["flows"] = flows
 
 
-#: Closed-loop FTP users (issue 10; an option, not in the pack's default runs): USERS_PER_SERVER
+#: Closed-loop FTP users (issue 10; the "closed-loop FTP users" variants): USERS_PER_SERVER
 #: users per server, each one TCP connection fetching 50-kB files one after another with
 #: exponential think times that start when the previous file is acknowledged. The mean think
 #: time is fixed before any run so that the users' think-limited offered load (every user
@@ -186,35 +196,6 @@ def closed_loop_ftp(doc: dict[str, Any], load: float) -> None:
     for fl in doc["flows"]:
         fl.update({"name": fl["name"] + "_{i}", "count": USERS_PER_SERVER, "mss": f"{FTP_MSS}B",
                    "transfer_bytes": f"{FILE_BYTES}B", "think_time": f"{think:.6f}s", "think_dist": "exponential"})
-
-
-def closed_loop_reading(loads: tuple[float, ...] = (0.9, 1.1), seeds: int = 3) -> pd.DataFrame:
-    """The closed-loop FTP reading at the contract rate for RED and DSRED (means over seeds):
-    normalized throughput at the gateway ((arrivals - drops) / arrivals), drop rate, queueing
-    delay, utilization and the files' completion times."""
-    from aqmlab.reproduce import run_all
-
-    cases, docs = [], []
-    for load in loads:
-        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
-            for seed in range(1, seeds + 1):
-                doc = scenario_doc(aqm, SCR, False, False)
-                closed_loop_ftp(doc, load)
-                doc["simulation"]["seed"] = seed
-                cases.append((load, name, seed))
-                docs.append(doc)
-    rows = []
-    for (load, name, seed), res in zip(cases, run_all(docs, label="dsred closed loop")):
-        q = res.summary["queues"][QUEUE]
-        tt = res.tables["tcp_transfers"]
-        tt = tt[tt["start_s"] >= 20.0]
-        rows.append({"load": load, "aqm": name, "seed": seed,
-                     "normalized throughput": 1 - q["drop_frac"], "drop rate [pkt/s]": q["drop_rate_per_s"],
-                     "queueing delay [s]": q["sojourn_mean_s"],
-                     "utilization": res.summary["links"][QUEUE]["throughput_bps"] / SCR,
-                     "files": len(tt), "file FCT mean [s]": float(tt["fct_s"].mean()),
-                     "file FCT p95 [s]": float(np.quantile(tt["fct_s"], 0.95))})
-    return pd.DataFrame(rows).groupby(["load", "aqm"], sort=False).mean(numeric_only=True).drop(columns="seed")
 
 
 def multiplex(doc: dict[str, Any], k: int) -> None:
@@ -251,8 +232,8 @@ def delay_ratio_bound(points: int = 2001) -> tuple[float, float]:
     return best
 
 
-#: TCP details tried with several connections per server (an option, not in the pack's default
-#: runs; `tcp_details_reading`): label -> (extra TCP keys for every flow, the gateway's buffer).
+#: TCP details tried with several connections per server (the variants "... 5 FTP flows per
+#: server, <detail>"): label -> (extra TCP keys for every flow, the gateway's buffer).
 #: "OPNET-like": Reno with a 1-s minimum RTO, a 500-ms timer granularity and delayed ACKs.
 TCP_DETAILS = {
     "NewReno (the pack's)": ({}, None),
@@ -261,73 +242,6 @@ TCP_DETAILS = {
     "OPNET-like Reno": ({"cc": "reno", "min_rto": "1s", "timer_granularity": "500ms", "delayed_ack": True}, None),
     "20-packet buffer": ({}, 20),
 }
-
-
-def tcp_details_reading(k: int = 5, seeds: int = 5) -> pd.DataFrame:
-    """RED vs DSRED with `k` FTP connections per server at the contract rate (CBR) under each of
-    `TCP_DETAILS`: means and 95% half-widths over seeds of the drop rate, queueing delay and
-    normalized throughput at the gateway."""
-    from aqmlab.reproduce import run_all
-
-    cases, docs = [], []
-    for label, (extra, limit) in TCP_DETAILS.items():
-        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
-            for seed in range(1, seeds + 1):
-                a = dict(aqm)
-                if limit is not None:
-                    a["limit"] = limit
-                doc = scenario_doc(a, SCR, False, False)
-                multiplex(doc, k)
-                for fl in doc["flows"]:
-                    fl.update(extra)
-                doc["simulation"]["seed"] = seed
-                cases.append((label, name, seed))
-                docs.append(doc)
-    rows = []
-    for (label, name, seed), res in zip(cases, run_all(docs, label="dsred TCP details")):
-        q = res.summary["queues"][QUEUE]
-        rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
-                     "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"]})
-    cols = {c: c for c in ("drop rate [pkt/s]", "queueing delay [s]", "normalized throughput")}
-    return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
-
-
-#: Units of the buffer and the packets (an option, not in the pack's default runs;
-#: `units_reading`): label -> (egress rate b/s, MSS bytes, threshold scale). The ATM MTU of
-#: classical IP over ATM (9180 B, RFC 1626) and a 536-B MSS, each with the contract scaled to the
-#: same packets per second; and the thresholds read as kilobytes of 1500-B packets (x 2/3).
-UNITS = {
-    "1500-B packets (the pack's)": (SCR, 1460, 1.0),
-    "9180-B packets (ATM MTU), 1.836 Mb/s": (1_836_000, 9140, 1.0),
-    "576-B packets (MSS 536), 0.1152 Mb/s": (115_200, 536, 1.0),
-    "thresholds in kB (x 2/3 packets)": (SCR, 1460, 1000 / 1500),
-}
-
-
-def units_reading(seeds: int = 5) -> pd.DataFrame:
-    """RED vs DSRED under each of `UNITS` (one connection per server, CBR): means and 95%
-    half-widths over seeds of the drop rate, queueing delay, normalized throughput and queue."""
-    from aqmlab.reproduce import run_all
-
-    cases, docs = [], []
-    for label, (rate, mss, scale) in UNITS.items():
-        for name, aqm in (("RED", RED), ("DSRED", DSRED)):
-            a = dict(aqm, min_th=aqm["min_th"] * scale, max_th=aqm["max_th"] * scale)
-            for seed in range(1, seeds + 1):
-                doc = scenario_doc(a, rate, False, False)
-                for fl in doc["flows"]:
-                    fl["mss"] = f"{mss}B"
-                doc["simulation"]["seed"] = seed
-                cases.append((label, name, seed))
-                docs.append(doc)
-    rows = []
-    for (label, name, seed), res in zip(cases, run_all(docs, label="dsred units")):
-        q = res.summary["queues"][QUEUE]
-        rows.append({"reading": label, "aqm": name, "seed": seed, "drop rate [pkt/s]": q["drop_rate_per_s"],
-                     "queueing delay [s]": q["sojourn_mean_s"], "normalized throughput": 1 - q["drop_frac"],
-                     "queue [pkts]": q["mean_len_pkts"]})
-    cols = {c: c for c in ("drop rate [pkt/s]", "queueing delay [s]", "normalized throughput", "queue [pkts]")}
-    return summarize(pd.DataFrame(rows), ["reading", "aqm"], cols)
 
 
 #: `tcp_options` words naming a `TCP_DETAILS` entry.
@@ -371,17 +285,24 @@ def configurations(quick: bool) -> list[Config]:
                 _policer(doc)
             elif traffic.startswith("ftp"):
                 _ftp(doc, float(traffic.split()[1]))
+            elif traffic.startswith("closed"):
+                closed_loop_ftp(doc, float(traffic.split()[1]))
             elif traffic.startswith("tcp"):
                 tcp_options(doc, traffic.split()[1:])
             if "shaper" in label:
                 _shaper(doc)
-            out.append(Config(labels={"egress": label, "contract": contract, "aqm": name}, scenario=doc))
+            out.append(Config(labels={"egress": label, "contract": contract, "aqm": name}, scenario=doc,
+                              seeds=None if quick else SEEDS))
     for egress, rate in EGRESS.items():
         for contract in ("CBR", "rt-VBR"):
             for name, aqm in (("RED", RED), ("DSRED", DSRED)):
                 out.append(Config(labels={"egress": egress, "contract": contract, "aqm": name},
-                                  scenario=scenario_doc(aqm, rate, contract == "rt-VBR", quick)))
+                                  scenario=scenario_doc(aqm, rate, contract == "rt-VBR", quick), seeds=None if quick else SEEDS))
     return out
+
+
+#: Seeds of every configuration of the full pack.
+SEEDS = (1, 2, 3, 4, 5)
 
 
 def _series(run: Path) -> pd.DataFrame:
@@ -419,7 +340,8 @@ def running_normalized(s: pd.DataFrame) -> float:
     return d / (d + drops) if d + drops else math.nan
 
 
-def metrics(results: PackResults) -> pd.DataFrame:
+def per_run(results: PackResults) -> pd.DataFrame:
+    """One row per run: its labels, seed and every metric the report uses."""
     rows = []
     for _, r in results.table.iterrows():
         s = _series(results.runs[r["run"]])
@@ -447,6 +369,8 @@ def metrics(results: PackResults) -> pd.DataFrame:
             "goodput [Mb/s]": r.get(f"aggregate.{A.goodput_total_bps}", math.nan) / 1e6,
             # the policer reading: drops of the token bucket behind the gateway
             "policer drop rate [pkt/s]": r.get(f"queues.dest->sink.{Q.drop_rate_per_s}", math.nan),
+            # the paper's figures begin without drops: gateway drops in the first 10 s
+            "drops in the first 10 s": float((s["drops_per_s"] * np.diff(np.concatenate([[0.0], s.index.to_numpy()])))[s.index <= 10].sum()),
         })
     return pd.DataFrame(rows)
 
@@ -454,7 +378,7 @@ def metrics(results: PackResults) -> pd.DataFrame:
 COLS = ["normalized throughput", "normalized throughput, running from t=0", "lowest 10-s normalized throughput",
         "drop rate [pkt/s]", "long-term drop rate [pkt/s]", "peak drop rate [pkt/s]",
         "queueing delay [s]", "long-term queueing delay [s]", "avg queue [pkts]", "utilization", "goodput [Mb/s]",
-        "policer drop rate [pkt/s]"]
+        "policer drop rate [pkt/s]", "drops in the first 10 s"]
 
 
 def _figures(results: PackResults) -> list[str]:
@@ -494,8 +418,22 @@ def _figures(results: PackResults) -> list[str]:
 
 
 def analyze(results: PackResults) -> str:
-    m = metrics(results)
-    results.write_table("runs", m)
+    """Writes tables/runs.csv (per_run) and the figures (from the run directories), and reports
+    from runs.csv (report)."""
+    m = per_run(results)
+    d = results.out / "tables"
+    d.mkdir(parents=True, exist_ok=True)
+    write_atomic(d / "runs.csv", lambda p: m.to_csv(p, index=False))
+    body = report(results, read_runs(d / "runs.csv"))
+    figs = _figures(results)
+    return body + "\n\n## Figures\n\n" + "\n".join(f"![{n}](figures/{n}.png)" for n in figs)
+
+
+def read_runs(path) -> pd.DataFrame:
+    return claims.read_csv_exact(path, dtype={"egress": str, "contract": str, "aqm": str})
+
+
+def report(results: PackResults, m: pd.DataFrame) -> str:
     summ = summarize(m, ["egress", "contract", "aqm"], {c: c for c in COLS})
     parts = ["Setup: `scenarios/dsred/edge_gateway.toml` (four bulk TCP NewReno transfers, one per server); "
              "RED (min 6, max 20, P_max 0.1, w 0.05) vs DSRED (K_l 6, K_m 13, K_h 20, gamma 0.96, w 0.05), both "
@@ -504,18 +442,177 @@ def analyze(results: PackResults) -> str:
     parts.append("## All configurations\n\n" + results.write_table("summary", summ, ".4g"))
     side = []
     for _, r in summ.iterrows():
+        if r["egress"] not in EGRESS:
+            continue
         for key in ("normalized throughput", "drop rate [pkt/s]", "peak drop rate [pkt/s]", "queueing delay [s]"):
             sim_key = {"drop rate [pkt/s]": "long-term drop rate [pkt/s]",
                        "queueing delay [s]": "long-term queueing delay [s]"}.get(key, key)
             side.append({"egress": r["egress"], "contract": r["contract"], "aqm": r["aqm"], "metric": key,
                          "paper": PAPER[r["aqm"]][key], "simulated": r[sim_key]})
     side = pd.DataFrame(side)
-    piv = side.pivot_table(index=["egress", "contract", "metric"], columns="aqm", values=["paper", "simulated"],
-                           sort=False)
-    piv.columns = [f"{a} {b}" for a, b in piv.columns]
-    piv = piv.reset_index()[["egress", "contract", "metric", "paper RED", "simulated RED", "paper DSRED", "simulated DSRED"]]
-    parts.append("## Side by side with the paper's Table 3 (long term = last sixth of the run)\n\n"
-                 + results.write_table("paper_vs_simulation", piv, ".3g"))
-    figs = _figures(results)
-    parts.append("## Figures\n\n" + "\n".join(f"![{n}](figures/{n}.png)" for n in figs))
+    if len(side):
+        piv = side.pivot_table(index=["egress", "contract", "metric"], columns="aqm", values=["paper", "simulated"],
+                               sort=False)
+        piv.columns = [f"{a} {b}" for a, b in piv.columns]
+        piv = piv.reset_index()[["egress", "contract", "metric", "paper RED", "simulated RED", "paper DSRED", "simulated DSRED"]]
+        parts.append("## Side by side with the paper's Table 3 (long term = last sixth of the run)\n\n"
+                     + results.write_table("paper_vs_simulation", piv, ".3g"))
+    r, p = delay_ratio_bound()
+    bound = pd.DataFrame([{"smallest DSRED / RED average queue at a common drop probability": r, "at p": p,
+                           "largest delay reduction the curves allow [%]": 100 * (1 - r),
+                           "paper's reduction [%]": 100 * (1 - PAPER["DSRED"]["queueing delay [s]"] / PAPER["RED"]["queueing delay [s]"])}])
+    parts.append("## The bound the two drop curves set on the delay gain\n\n" + results.write_table("delay_bound", bound, ".3g"))
+    parts.append(claims.write(results, _claims(summ), READINGS))
     return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------- readings and claims
+#: Statistics of the normalized throughput: the run's (after the warm-up), OPNET's running ratio
+#: from t = 0 at the end of the run, the figure's lowest 10-s value.
+NT = {"run": "normalized throughput", "running": "normalized throughput, running from t=0",
+      "lowest": "lowest 10-s normalized throughput"}
+_STAT_READINGS = {
+    "contract 0.3 Mb/s, normalized throughput running from t=0": ("contract 0.3 Mb/s", "running"),
+    "contract 0.3 Mb/s, lowest 10-s normalized throughput": ("contract 0.3 Mb/s", "lowest"),
+    "10 FTP flows per server, normalized throughput running from t=0": ("contract 0.3 Mb/s, 10 FTP flows per server", "running"),
+    "10 FTP flows per server, lowest 10-s normalized throughput": ("contract 0.3 Mb/s, 10 FTP flows per server", "lowest"),
+    "FTP files at 110% load, normalized throughput running from t=0": ("contract 0.3 Mb/s, FTP 50-kB files, 110% load", "running"),
+    "FTP files at 110% load, lowest 10-s normalized throughput": ("contract 0.3 Mb/s, FTP 50-kB files, 110% load", "lowest"),
+}
+#: reading -> (egress label of its runs, normalized-throughput statistic)
+READING_SPEC = {"OC-1": ("OC-1", "run"), "contract 0.3 Mb/s": ("contract 0.3 Mb/s", "run"),
+                **{v: (v, "run") for v in VARIANTS}, **_STAT_READINGS}
+READINGS = (
+    [Reading("OC-1", "the egress at the OC-1 line rate of Table 1 (51.84 Mb/s), CBR and rt-VBR contracts; one bulk TCP "
+             "transfer per server; drop probability as the curve gives it", preregistered=True,
+             why="docs/reproductions/dsred.md, *Pre-registered setup*: the only rate the paper states; \"TCP senders\" "
+                 "with no count given"),
+     Reading("contract 0.3 Mb/s", "the egress at 0.3 Mb/s, CBR and rt-VBR",
+             why="fitted: solved from Table 3's delays by Little's law (a 6-20-packet queue draining in 0.35-0.56 s)")]
+    + [Reading(v, v, why="fitted base (0.3 Mb/s) with another reading of the contract, traffic or units (issue 10)")
+       for v in VARIANTS]
+    + [Reading(k, k, why="fitted: a statistic tried to reach Table 3's normalized throughput") for k in _STAT_READINGS]
+)
+
+
+def _claims(summ: pd.DataFrame) -> list[Claim]:
+    def v(r: str, aqm: str, col: str, contract: str = "CBR") -> float:
+        egress, _ = READING_SPEC[r]
+        row = summ[(summ["egress"] == egress) & (summ["contract"] == contract) & (summ["aqm"] == aqm)]
+        if not len(row):
+            raise KeyError(r)
+        return float(row[col].iloc[0])
+
+    def contracts(r: str) -> list[str]:
+        egress, _ = READING_SPEC[r]
+        return sorted(set(summ[summ["egress"] == egress]["contract"]))
+
+    def base(r: str) -> None:
+        if READING_SPEC[r][1] != "run":
+            raise KeyError(r)  # a statistic-only reading: the other claims are the same runs
+
+    def nt_col(r: str) -> str:
+        return NT[READING_SPEC[r][1]]
+
+    DL, DR, PK = "long-term queueing delay [s]", "long-term drop rate [pkt/s]", "peak drop rate [pkt/s]"
+
+    def lower(col: str, unit: str):
+        def check(r):
+            base(r)
+            cs = contracts(r)
+            parts, hits = [], 0
+            for c in cs:
+                a, b = v(r, "RED", col, c), v(r, "DSRED", col, c)
+                hits += b < 0.95 * a  # a difference within 5% counts as none
+                parts.append(f"{c}: RED {fmt(a, '.3g')}, DSRED {fmt(b, '.3g')} {unit} ({fmt(100 * (b / a - 1) if a else math.nan, '+.0f')}%)")
+            return fraction(hits, len(cs), "; ".join(parts))
+        return check
+
+    def values(col: str, unit: str, tol: float = 0.25):
+        def check(r):
+            base(r)
+            cs = contracts(r)
+            hits = tot = 0
+            parts = []
+            for c in cs:
+                for aqm in ("RED", "DSRED"):
+                    x, p = v(r, aqm, col, c), PAPER[aqm][{DL: "queueing delay [s]", DR: "drop rate [pkt/s]", PK: "peak drop rate [pkt/s]"}[col]]
+                    tot += 1
+                    hits += abs(x - p) <= tol * p
+                parts.append(f"{c}: RED {fmt(v(r, 'RED', col, c), '.3g')}, DSRED {fmt(v(r, 'DSRED', col, c), '.3g')} {unit}")
+            return fraction(hits, tot, "; ".join(parts))
+        return check
+
+    def peak(r):
+        base(r)
+        cs = contracts(r)
+        ratios = [ratio(v(r, "DSRED", PK, c), v(r, "RED", PK, c)) for c in cs]
+        ok = [0.375 <= x <= 0.625 for x in ratios]
+        return fraction(sum(ok), len(cs), "DSRED / RED peak: " + ", ".join(f"{c} {fmt(x, '.2f')}" for c, x in zip(cs, ratios)))
+
+    def nt_higher(r):
+        col = nt_col(r)
+        cs = contracts(r)
+        diffs = [v(r, "DSRED", col, c) - v(r, "RED", col, c) for c in cs]
+        return fraction(sum(d > 0.05 for d in diffs), len(cs), "DSRED − RED: " + ", ".join(f"{c} {fmt(d, '+.3f')}" for c, d in zip(cs, diffs)))
+
+    def nt_values(r):
+        col = nt_col(r)
+        cs = contracts(r)
+        hits = sum(abs(v(r, aqm, col, c) - PAPER[aqm]["normalized throughput"]) <= 0.05 for c in cs for aqm in ("RED", "DSRED"))
+        return fraction(hits, 2 * len(cs), "; ".join(f"{c}: RED {fmt(v(r, 'RED', col, c), '.3f')}, DSRED {fmt(v(r, 'DSRED', col, c), '.3f')}" for c in cs))
+
+    def robust(r):
+        base(r)
+        cs = contracts(r)
+        if set(cs) != {"CBR", "rt-VBR"}:
+            raise KeyError(r)
+        gaps = [(aqm, col, abs(ratio(v(r, aqm, col, "rt-VBR"), v(r, aqm, col, "CBR")) - 1))
+                for aqm in ("RED", "DSRED") for col in ("normalized throughput", "drop rate [pkt/s]", "queueing delay [s]")]
+        ok = [g for g in gaps if g[2] <= 0.20]
+        worst = max(gaps, key=lambda g: -1 if math.isnan(g[2]) else g[2])
+        return fraction(len(ok), len(gaps), f"{len(ok)} of {len(gaps)} within 20%; largest gap {worst[0]} {worst[1]} {fmt(100 * worst[2], '.0f')}%")
+
+    def outperforms(r):
+        base(r)
+        cs = contracts(r)
+        if set(cs) != {"CBR", "rt-VBR"}:
+            raise KeyError(r)
+        cells = [(c, k, ok) for c in cs for k, ok in (
+            ("throughput", v(r, "DSRED", "normalized throughput", c) > v(r, "RED", "normalized throughput", c) + 0.05),
+            ("drops", v(r, "DSRED", DR, c) < 0.95 * v(r, "RED", DR, c)),
+            ("delay", v(r, "DSRED", DL, c) < 0.95 * v(r, "RED", DL, c)))]
+        good = [f"{c} {k}" for c, k, ok in cells if ok]
+        return fraction(len(good), len(cells), "DSRED better in: " + (", ".join(good) or "none"))
+
+    def start(r):
+        base(r)
+        if "policer" in READING_SPEC[r][0]:
+            raise KeyError(r)  # the gateway never drops there: its losses are the policer's
+        cs = contracts(r)
+        x = {(c, a): v(r, a, "drops in the first 10 s", c) for c in cs for a in ("RED", "DSRED")}
+        hits = sum(val == 0 for val in x.values())
+        return fraction(hits, len(x), "drops in the first 10 s: " + ", ".join(f"{a} {c} {fmt(val, '.3g')}" for (c, a), val in x.items()))
+
+    return [
+        Claim("S1", "DSRED keeps a shorter long-term queueing delay than RED", "Fig. 8, Fig. 12, Table 3", "0.35 vs 0.56 s",
+              "DSRED's delay over the last sixth of the run at least 5% below RED's, under each contract", lower(DL, "s")),
+        Claim("S2", "long-term queueing delays of 0.56 s (RED) and 0.35 s (DSRED)", "Table 3", "0.56 / 0.35 s",
+              "each within 25%", values(DL, "s")),
+        Claim("S3", "DSRED drops fewer packets than RED in the long term", "Figs. 7, 11, Table 3", "1 vs 3 pkt/s",
+              "DSRED's drop rate over the last sixth at least 5% below RED's, under each contract", lower(DR, "pkt/s")),
+        Claim("S4", "long-term drop rates of 3 (RED) and 1 pkt/s (DSRED)", "Table 3", "3 / 1 pkt/s", "each within 25%",
+              values(DR, "pkt/s")),
+        Claim("S5", "peak drop rate: RED 5, DSRED 2.5 pkt/s", "Table 3", "5 / 2.5 pkt/s (ratio 0.5)",
+              "DSRED's peak 10-s drop rate / RED's within 25% of 0.5", peak),
+        Claim("S6", "DSRED's normalized throughput higher than RED's", "Figs. 5-6, 9-10, Table 3", "0.98 vs 0.65",
+              "DSRED above RED by more than 0.05", nt_higher),
+        Claim("S7", "normalized throughputs of 0.65 (RED) and 0.98 (DSRED)", "Table 3", "0.65 / 0.98", "each within 0.05",
+              nt_values),
+        Claim("S8", "both schemes robust to the traffic contract (CBR and rt-VBR perform alike)", "§5, §6", "",
+              "normalized throughput, drop rate and delay of each scheme within 20% between the two contracts", robust),
+        Claim("S9", "in every contract DSRED outperforms RED in normalized throughput, packet drop and queueing delay", "§5, §6",
+              "", "DSRED better in all three under both contracts (by the margins of S1, S3 and S6)", outperforms),
+        Claim("S10", "at the beginning packets are delivered without drops; drops start as the queue builds", "§5, Figs. 5-7",
+              "figures only", "no gateway drop in the first 10 s", start),
+    ]

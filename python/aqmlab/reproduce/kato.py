@@ -15,7 +15,9 @@ import math
 
 import pandas as pd
 
-from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, claims, peer, summarize
+from aqmlab.reproduce.claims import Claim, Reading, arrow, fmt, fraction, outcome
+from aqmlab.results import write_atomic
 from aqmlab.schema import columns
 
 NAME = "kato"
@@ -27,11 +29,14 @@ CITATION = (
 )
 
 SCENARIO = SCENARIOS / "kato" / "kato.toml"
-#: The TCP variant of the reproduction (the paper does not name its own). Change it here, or run
-#: one configuration by hand with `aqmlab run scenarios/kato/kato.toml --set flows[0].cc=...`.
-TCP = "reno"
-#: Variants of the sensitivity sweep (utilization vs N at gamma = 0), full pack only.
-OTHER_TCPS = ("tahoe", "newreno")
+#: The TCP variant of the pre-registered reading: the paper names none, so ns-2's default agent
+#: (Agent/TCP, Tahoe; docs/reproductions/kato.md, *Pre-registered setup*). Run one configuration by
+#: hand with `aqmlab run scenarios/kato/kato.toml --set flows[0].cc=...`.
+TCP = "tahoe"
+#: The other variants, run over the same grid in the full pack (the readings "Reno", "NewReno").
+OTHER_TCPS = ("reno", "newreno")
+#: The TCP of the ns-2.35 statistics check (bench/peer/ns2/kato_rtt.tcl runs Reno senders).
+CHECK_TCP = "reno"
 
 #: ns-2's default TCP clock tick (`Agent/TCP set tcpTick_ 0.01`), the unit of its `rtt_`.
 NS2_TICK = 0.01
@@ -126,6 +131,15 @@ def _overrides(n: int, gamma: float, cc: str, quick: bool) -> list[str]:
     return o
 
 
+#: The ns-2.35 check of the RTT and average-queue statistics (bench/peer/kato_rtt.py): gamma = 0
+#: at the paper's p_max = 0.02 (the grid's runs) and at p_max = 0.002, where the queue at N = 10
+#: holds 60-80 packets and the traced rtt_ leaves 25 ms. ns-2's figures: measured/ns2_kato_rtt.json.
+RTT_CHECK_PMAX = 0.002
+#: The ns-2.35 peer scenarios of this dumbbell (bench/peer/ns2peer.py: RED = gamma 0, Reno with
+#: ns-2's window reduction, 1-ms tick), run here beside ns-2's recorded runs.
+PEER = ("kato-1", "kato-3", "kato-10", "kato-100")
+
+
 def configurations(quick: bool) -> list[Config]:
     gammas = (0, 6, 15) if quick else GAMMAS
     util_ns = NS if quick else range(1, 11)
@@ -135,12 +149,25 @@ def configurations(quick: bool) -> list[Config]:
         for n in NS:
             configs.append(Config({"tcp": TCP, "gamma": g, "N": n}, SCENARIO, _overrides(n, g, TCP, quick)))
             seen.add((TCP, g, n))
-    tcps = (TCP,) if quick else (TCP, *OTHER_TCPS)
+    tcps = (TCP, "reno") if quick else (TCP, *OTHER_TCPS)
     for cc in tcps:
         for n in util_ns:
             if (cc, 0, n) not in seen:
                 configs.append(Config({"tcp": cc, "gamma": 0, "N": n}, SCENARIO, _overrides(n, 0, cc, quick)))
                 seen.add((cc, 0, n))
+    # the other TCP variants over the whole gamma x N grid (the readings "Reno", "NewReno"; the
+    # quick pack runs Reno only)
+    for cc in tcps[1:]:
+        for g in gammas:
+            for n in NS:
+                if (cc, g, n) not in seen:
+                    configs.append(Config({"tcp": cc, "gamma": g, "N": n}, SCENARIO, _overrides(n, g, cc, quick)))
+                    seen.add((cc, g, n))
+    if not quick:
+        for n in NS:
+            configs.append(Config({"tcp": CHECK_TCP, "gamma": 0, "N": n, "check": f"p_max {RTT_CHECK_PMAX:g}"}, SCENARIO,
+                                  _overrides(n, 0, CHECK_TCP, quick) + [f"topology.bottleneck.qdisc.max_p={RTT_CHECK_PMAX}"]))
+    configs += peer.configs(PEER, quick=quick)
     return configs
 
 
@@ -186,25 +213,41 @@ def run_rtt_log(run) -> pd.DataFrame | None:
     return pd.read_parquet(p) if p.exists() else None
 
 
-def measured(results: PackResults) -> pd.DataFrame:
-    """Mean over seeds per (tcp, gamma, N) of the pack's metrics. `rtt_ns2_ms` is the paper's
-    RTT statistic as we read it (ns-2's traced `rtt_`, `ns2_traced_rtt_ms`), where the runs'
-    directories are at hand."""
-    t = _with_metrics(results.table)
-    cols = {m: m for m in ("util_pct", "fi", "thr_MBps", "queue_pkts", "rtt_ms", "drops_early", "drops_forced")}
-    if results.runs and "run" in t.columns:
-        start, end = QUICK_WINDOW if results.quick else WINDOW
-        vals, qvals = [], []
-        for run in t["run"]:
-            log = run_rtt_log(results.runs[run]) if run in results.runs else None
-            vals.append(ns2_traced_rtt_ms(log, start, end) if log is not None else math.nan)
-            qs = results.runs[run] / "queue_series.parquet" if run in results.runs else None
-            qvals.append(arrival_avg_mean(pd.read_parquet(qs), start, end) if qs is not None and qs.exists() else math.nan)
-        t["rtt_ns2_ms"] = vals
-        cols["rtt_ns2_ms"] = "rtt_ns2_ms"
-        t["queue_ns2_ave_pkts"] = qvals
-        cols["queue_ns2_ave_pkts"] = "queue_ns2_ave_pkts"
-    return summarize(t, ["tcp", "gamma", "N"], cols)
+#: Per-run metrics of the grid runs (the columns of tables/runs.csv besides the labels).
+RUN_METRICS = ("util_pct", "fi", "thr_MBps", "queue_pkts", "rtt_ms", "drops_early", "drops_forced", "rtt_ns2_ms",
+               "queue_ns2_ave_pkts")
+PEER_METRICS = ("utilization_pct", "mean_queue_pkts", "drop_fraction", "goodput_mean_mbps")
+
+
+def per_run(results: PackResults) -> pd.DataFrame:
+    """One row per run: its labels and seed and the pack's metrics. `rtt_ns2_ms` is the RTT read as
+    ns-2's traced `rtt_` (`ns2_traced_rtt_ms`), `queue_ns2_ave_pkts` the mean of RED's average at
+    arrivals (ns-2's traced `ave_`), both from the run directory; peer rows carry the peer
+    comparison's figures. Everything the report shows is computed from this table."""
+    t = results.table
+    start, end = QUICK_WINDOW if results.quick else WINDOW
+    rows = []
+    is_peer = t["peer"].notna() if "peer" in t else pd.Series(False, index=t.index)
+    main = _with_metrics(t[~is_peer]) if (~is_peer).any() else t.iloc[0:0]
+    for _, r in main.iterrows():
+        row = {"tcp": r["tcp"], "gamma": int(r["gamma"]), "N": int(r["N"]),
+               "check": r["check"] if "check" in r and isinstance(r["check"], str) else "", "seed": int(r["seed"])}
+        row.update({k: float(r[k]) for k in RUN_METRICS[:7]})
+        d = results.runs.get(r["run"])
+        log = run_rtt_log(d) if d is not None else None
+        row["rtt_ns2_ms"] = ns2_traced_rtt_ms(log, start, end) if log is not None else math.nan
+        qs = d / "queue_series.parquet" if d is not None else None
+        row["queue_ns2_ave_pkts"] = arrival_avg_mean(pd.read_parquet(qs), start, end) if qs is not None and qs.exists() else math.nan
+        rows.append(row)
+    for _, r in t[is_peer].iterrows():
+        rows.append({"tcp": "peer", "check": r["peer"], "seed": int(r["seed"]), **peer.aqmlab_side(r, QUEUE)})
+    return pd.DataFrame(rows)
+
+
+def measured(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean over seeds per (tcp, gamma, N) of the grid runs' metrics."""
+    g = runs[(runs["tcp"] != "peer") & (runs["check"].fillna("") == "")]
+    return summarize(g, ["tcp", "gamma", "N"], {m: m for m in RUN_METRICS})
 
 
 def rises(values: list[float], tol: float = 0.0) -> bool:
@@ -212,18 +255,243 @@ def rises(values: list[float], tol: float = 0.0) -> bool:
     return all(b >= a - tol for a, b in zip(values, values[1:]))
 
 
+def _increasing(xs: list[float]) -> bool:
+    return all(a < b for a, b in zip(xs, xs[1:]))
+
+
+# ---------------------------------------------------------------- readings and claims
+#: Reading -> (TCP variant, average-queue column, RTT column). A reading that changes only a
+#: statistic judges only the claims on that statistic (the others are the same runs).
+READING_SPEC = {
+    "Tahoe": ("tahoe", "queue_ns2_ave_pkts", "rtt_ms"),
+    "Tahoe, ns-2 traced rtt_": ("tahoe", None, "rtt_ns2_ms"),
+    "Tahoe, time-average queue": ("tahoe", "queue_pkts", None),
+    "Reno": ("reno", "queue_ns2_ave_pkts", "rtt_ms"),
+    "Reno, ns-2 traced rtt_": ("reno", None, "rtt_ns2_ms"),
+    "NewReno": ("newreno", "queue_ns2_ave_pkts", "rtt_ms"),
+}
+READINGS = [
+    Reading("Tahoe", "ns-2's default TCP agent (Tahoe); average queue = the mean of RED's average q̄ over its updates "
+            "(one per arrival); average RTT = the mean of the senders' RTT samples; throughput = the bottleneck's",
+            preregistered=True,
+            why="pre-registered (docs/reproductions/kato.md): the paper names no TCP, so ns-2's default agent; Table 6 "
+                "is headed with q̄, the EWMA of Eq. (1), updated at each arrival (§2); §3.2 defines the RTT as a "
+                "packet's round trip; Table 5 at N = 10 equals Table 1's link rate, so it is the link's throughput"),
+    Reading("Tahoe, ns-2 traced rtt_", "the average RTT read as the mean of the records of ns-2's traced rtt_ "
+            "(10-ms ticks, a record only when the value changes)",
+            why="fitted: identified from Table 7's own granularity (25.00 ms flat at gamma = 0 whatever the queue); "
+                "checked in ns-2.35 (tables/rtt_check)"),
+    Reading("Tahoe, time-average queue", "the average queue read as the time average of the instantaneous queue",
+            why="the common meaning of an average queue"),
+    Reading("Reno", "TCP Reno, statistics as pre-registered",
+            why="fitted: the variant whose utilization matches Table 3 (and the pack's first choice)"),
+    Reading("Reno, ns-2 traced rtt_", "Reno with the RTT read as ns-2's traced rtt_",
+            why="fitted: issue 10's reading of Table 7"),
+    Reading("NewReno", "TCP NewReno, statistics as pre-registered", why="the other common choice"),
+]
+
+
+def _claims(m: pd.DataFrame) -> list[Claim]:
+    def rows(reading: str, n: int, col: str | None) -> list[float]:
+        tcp = READING_SPEC[reading][0]
+        if col is None:
+            raise KeyError(reading)
+        s = m[(m["tcp"] == tcp) & (m["N"] == n)].sort_values("gamma")
+        if len(s) < 2 or list(s["gamma"]) != sorted(s["gamma"]):
+            raise KeyError(reading)
+        return [float(x) for x in s[col]]
+
+    def base(reading: str) -> str:
+        """The column set of the reading for claims on the runs themselves (NA for statistic-only readings)."""
+        if READING_SPEC[reading][1] is None or READING_SPEC[reading][2] is None:
+            raise KeyError(reading)
+        return READING_SPEC[reading][0]
+
+    def util(reading: str) -> dict[int, float]:
+        tcp = base(reading)
+        u = m[(m["tcp"] == tcp) & (m["gamma"] == 0)].set_index("N")["util_pct"]
+        if len(u) < 2:
+            raise KeyError(reading)
+        return {int(k): float(v) for k, v in u.items()}
+
+    def cells(reading: str, col: str | None, paper: dict) -> list[tuple[float, float]]:
+        out = []
+        for j, n in enumerate(NS):
+            for g, v in zip(sorted(m[(m["tcp"] == READING_SPEC[reading][0]) & (m["N"] == n)]["gamma"]), rows(reading, n, col)):
+                if int(g) in paper:
+                    out.append((v, paper[int(g)][j]))
+        return out
+
+    def k1(r):
+        u = util(r)
+        ns = sorted(u)
+        ok = rises([u[n] for n in ns], 0.05) and all((u[n] >= 99) == (n >= 4) for n in ns)
+        return outcome(ok, f"{fmt(u[ns[0]], '.2f')}% at N = {ns[0]}; " + ", ".join(f"N = {n}: {fmt(u[n], '.2f')}" for n in ns if n in (3, 4, 10)))
+
+    def k2(r):
+        u = util(r)
+        hits = sum(abs(u[n] - PAPER_UTIL[n]) <= 1.0 for n in u)
+        worst = max(abs(u[n] - PAPER_UTIL[n]) for n in u)
+        return fraction(hits, len(u), f"{hits} of {len(u)} within 1 pp; largest gap {fmt(worst, '.2f')} pp")
+
+    def fi_n1(r):
+        base(r)
+        v = rows(r, 1, "fi")
+        return outcome(min(v) >= 0.9999, f"min {fmt(min(v), '.5f')}")
+
+    def fi_high(r):
+        base(r)
+        parts = []
+        ok = True
+        for n in (3, 10):
+            v = rows(r, n, "fi")
+            ok &= min(v) >= 0.98 and max(v) - min(v) <= 0.01
+            parts.append(f"N = {n}: {fmt(min(v), '.4f')}–{fmt(max(v), '.4f')}")
+        return outcome(ok, "; ".join(parts))
+
+    def thr_rises(r):
+        base(r)
+        res = [rows(r, n, "thr_MBps") for n in (1, 3)]
+        ok = [rises(v, 0.005) and v[-1] > v[0] for v in res]
+        return fraction(sum(ok), 2, "; ".join(f"N = {n}: {arrow(v, '.3f')} MB/s" for n, v in zip((1, 3), res)))
+
+    def thr_flat(r):
+        base(r)
+        v = rows(r, 10, "thr_MBps")
+        spread = (max(v) - min(v)) / max(v)
+        return outcome(spread < 0.01, f"{fmt(min(v), '.3f')}–{fmt(max(v), '.3f')} MB/s (spread {fmt(100 * spread, '.2f')}%)")
+
+    def values(col_of, paper, tol, unit, rel=True):
+        def check(r):
+            col = col_of(r)
+            c = cells(r, col, paper)
+            gap = [abs(a - b) / b if rel else abs(a - b) for a, b in c]
+            hits = sum(x <= tol for x in gap)
+            return fraction(hits, len(c), f"{hits} of {len(c)} cells within {fmt(100 * tol if rel else tol, 'g')}{'%' if rel else ' ' + unit}; "
+                                          f"largest gap {fmt(100 * max(gap) if rel else max(gap), '.2g')}{'%' if rel else ' ' + unit}")
+        return check
+
+    def trend(col_of, unit):
+        def check(r):
+            col = col_of(r)
+            res = [rows(r, n, col) for n in NS]
+            ok = [rises(v, 0.01) and v[-1] > v[0] for v in res]
+            return fraction(sum(ok), 3, "; ".join(f"N = {n}: {arrow([v[0], v[-1]], '.2f')} {unit}" + ("" if o else " (falls on the way)")
+                                                  for n, v, o in zip(NS, res, ok)))
+        return check
+
+    def faster(col_of, unit):
+        def check(r):
+            col = col_of(r)
+            gain = [rows(r, n, col)[-1] - rows(r, n, col)[0] for n in NS]
+            ok = all(a < b for a, b in zip(gain, gain[1:]))
+            return outcome(ok, "gain from the lowest to the highest gamma: " + " / ".join(fmt(g, ".2f") for g in gain) + f" {unit} at N = 1 / 3 / 10")
+        return check
+
+    def influence(r):
+        base(r)
+        rel = [rows(r, n, "thr_MBps")[-1] / rows(r, n, "thr_MBps")[0] - 1 for n in NS]
+        ok = all(a > b for a, b in zip(rel, rel[1:]))
+        return outcome(ok, "throughput gain: " + " / ".join(f"{fmt(100 * x, '.2f')}%" for x in rel) + " at N = 1 / 3 / 10")
+
+    def better(r):
+        base(r)
+        tcp = READING_SPEC[r][0]
+        parts, ok = [], []
+        for n in NS:
+            s = m[(m["tcp"] == tcp) & (m["N"] == n)].set_index("gamma")
+            if 0 not in s.index or 3 not in s.index:
+                raise KeyError(r)
+            dt = s.loc[3, "thr_MBps"] / s.loc[0, "thr_MBps"] - 1
+            dr = s.loc[3, "rtt_ms"] / s.loc[0, "rtt_ms"] - 1
+            ok.append((dt > 0.005 and dr <= 0.01) if n < 10 else dt <= 0.005)
+            parts.append(f"N = {n}: throughput {fmt(100 * dt, '+.2f')}%, RTT {fmt(100 * dr, '+.2f')}%")
+        return fraction(sum(ok), 3, "gamma 3 vs 0: " + "; ".join(parts))
+
+    q_of = lambda r: READING_SPEC[r][1]  # noqa: E731
+    rtt_of = lambda r: READING_SPEC[r][2]  # noqa: E731
+    pq = {n: [PAPER_QUEUE[g][j] for g in GAMMAS] for j, n in enumerate(NS)}
+    pr = {n: [PAPER_RTT[g][j] for g in GAMMAS] for j, n in enumerate(NS)}
+    pt = {n: [PAPER_THR[g][j] for g in GAMMAS] for j, n in enumerate(NS)}
+    pu = [PAPER_UTIL[n] for n in range(1, 11)]
+    return [
+        Claim("K1", "bandwidth utilization grows with N and exceeds 99% from N = 4", "§4.1, Table 3",
+              "87.65% at N = 1, 99.04% at N = 4", "non-decreasing in N (0.05 pp noise) and ≥ 99% exactly for N ≥ 4", k1,
+              on_paper=lambda: rises(pu, 0.05) and all((u >= 99) == (n >= 4) for n, u in zip(range(1, 11), pu))),
+        Claim("K2", "utilization per N (light load 87.7% at N = 1, heavy 98% at N = 3, ~100% at N = 10)", "§4.1, Table 3",
+              "87.65 … 99.93%", "every N within 1 percentage point", k2),
+        Claim("K3", "fairness index unaffected by gamma at light load", "§4.2, Table 4", "1.0000 for every gamma at N = 1",
+              "FI ≥ 0.9999 at every gamma, N = 1", fi_n1),
+        Claim("K4", "fairness index always high and robust to gamma at heavier load; the nonlinearity does not noticeably "
+              "affect it", "§4.2, Table 4, §5", "0.989–1.000 at N = 3, 10",
+              "FI ≥ 0.98 and its range over gamma ≤ 0.01 at N = 3 and 10", fi_high,
+              on_paper=lambda: all(min(PAPER_FI[g][j] for g in GAMMAS) >= 0.98 and
+                                   max(PAPER_FI[g][j] for g in GAMMAS) - min(PAPER_FI[g][j] for g in GAMMAS) <= 0.01 for j in (1, 2))),
+        Claim("K5", "average throughput rises monotonically with gamma at N = 1 and 3", "§4.2, Table 5",
+              "10.96 → 11.59 and 12.26 → 12.49 MB/s", "no step falls by more than 0.005 MB/s and the last exceeds the first, at N = 1 and 3",
+              thr_rises, on_paper=lambda: all(rises(pt[n], 0.005) and pt[n][-1] > pt[n][0] for n in (1, 3))),
+        Claim("K6", "average throughput constant in gamma at N = 10", "§4.2, Table 5", "12.49–12.50 MB/s",
+              "spread over gamma below 1%", thr_flat),
+        Claim("K7", "average throughput values", "Table 5", "18 cells", "every cell within 1%",
+              values(lambda r: (base(r), "thr_MBps")[1], PAPER_THR, 0.01, "MB/s")),
+        Claim("K8", "average queue q̄ rises monotonically with gamma at every N", "§4.2, Table 6",
+              "12.1 → 29.4, 28.1 → 67.6, 36.5 → 79.7 packets", "no step falls (0.01 noise) and the last exceeds the first, at N = 1, 3, 10",
+              trend(q_of, "packets"), on_paper=lambda: all(rises(pq[n]) for n in NS)),
+        Claim("K9", "average queue values", "Table 6", "18 cells", "every cell within 5%", values(q_of, PAPER_QUEUE, 0.05, "packets")),
+        Claim("K10", "average RTT rises monotonically with gamma at every N", "§4.2, Table 7",
+              "25.00 → 25.64, 25.04 → 28.77, 25.00 → 31.56 ms", "no step falls (0.01 noise) and the last exceeds the first, at N = 1, 3, 10",
+              trend(rtt_of, "ms"), on_paper=lambda: all(rises(pr[n], 0.01) for n in NS)),
+        Claim("K11", "average RTT values", "Table 7", "18 cells, 24.999–31.56 ms", "every cell within 1%",
+              values(rtt_of, PAPER_RTT, 0.01, "ms")),
+        Claim("K12", "q̄ rises more rapidly with gamma for larger N (heavier traffic enhances the effect on the queue)",
+              "§4.2, §5", "gain 17.2 / 39.5 / 43.2 packets", "the gain from gamma 0 to 15 grows with N", faster(q_of, "packets"),
+              on_paper=lambda: _increasing([pq[n][-1] - pq[n][0] for n in NS])),
+        Claim("K13", "the average RTT rises more rapidly with gamma for larger N", "§4.2, §5", "gain 0.64 / 3.73 / 6.56 ms",
+              "the gain from gamma 0 to 15 grows with N", faster(rtt_of, "ms"),
+              on_paper=lambda: _increasing([pr[n][-1] - pr[n][0] for n in NS])),
+        Claim("K14", "the lower the load, the more the nonlinearity influences throughput", "§5",
+              "gain 5.8% / 1.8% / 0.0%", "the relative throughput gain from gamma 0 to 15 falls with N", influence,
+              on_paper=lambda: _increasing([-(pt[n][-1] / pt[n][0]) for n in NS])),
+        Claim("K15", "below significantly heavy load the nonlinearity performs better than linear RED in every statistic "
+              "but fairness; at N = 10 it is ineffective", "abstract, §5", "",
+              "at gamma 3 vs 0: throughput up by > 0.5% with the RTT up by ≤ 1% at N = 1 and 3; throughput within 0.5% at N = 10",
+              better, on_paper=lambda: (PAPER_THR[3][0] / PAPER_THR[0][0] > 1.005 and PAPER_RTT[3][0] / PAPER_RTT[0][0] <= 1.01
+                                        and PAPER_THR[3][1] / PAPER_THR[0][1] > 1.005 and PAPER_RTT[3][1] / PAPER_RTT[0][1] <= 1.01
+                                        and PAPER_THR[3][2] / PAPER_THR[0][2] <= 1.005)),
+        Claim("K16", "the optimal gamma is about 3: saturated throughput and minimum queueing delay under any traffic", "§4.2, §5",
+              not_a_result="a weighing of throughput against delay with no stated criterion; the paper's own Table 5 has the "
+                           "throughput at N = 1 still rising past gamma = 3 (11.12 of 12.5 MB/s), and its Table 7 the RTT lowest "
+                           "at gamma = 0"),
+    ]
+
+
 def analyze(results: PackResults) -> str:
+    """Writes tables/runs.csv (per_run) and reports from it (report)."""
+    runs = per_run(results)
+    d = results.out / "tables"
+    d.mkdir(parents=True, exist_ok=True)
+    write_atomic(d / "runs.csv", lambda p: runs.to_csv(p, index=False))
+    # the report reads the table back, so the committed runs.csv regenerates every table exactly
+    return report(results, read_runs(d / "runs.csv"))
+
+
+def read_runs(path) -> pd.DataFrame:
+    return claims.read_csv_exact(path, keep_default_na=True, dtype={"tcp": str, "check": str})
+
+
+def report(results: PackResults, runs: pd.DataFrame) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    m = measured(results)
+    m = measured(runs)
     main = m[m["tcp"] == TCP]
     gammas = sorted(main["gamma"].unique())
     out = []
     out.append(
-        f"TCP variant: **{TCP}** (the paper does not name its TCP). Dumbbell, 100 Mb/s 10 ms bottleneck, "
+        f"TCP variant of the tables: **{TCP}** (the pre-registered reading: the paper does not name its TCP; "
+        "Reno and NewReno in the readings). Dumbbell, 100 Mb/s 10 ms bottleneck, "
         "1000 Mb/s 1 ms access links, 1040-B packets, window 10000 packets, nlred_exp at R1 "
         "(q_min 30, q_max 90, p_max 0.02, w_q 8.32e-5, buffer 500), DropTail at R2. "
         + ("Quick mode: 40 s runs, statistics over 10-40 s, gamma in {0, 6, 15}." if results.quick
@@ -260,7 +528,7 @@ def analyze(results: PackResults) -> str:
 
     # Tables 4-7: gamma x N, ours beside the paper's
     fig, axes = plt.subplots(2, 2, figsize=(8, 6))
-    for (name, title, paper, col, fmt), ax in zip(METRICS, axes.flat):
+    for (name, title, paper, col, fmt_), ax in zip(METRICS, axes.flat):
         rows = []
         for g in gammas:
             row = {"gamma": int(g)}
@@ -271,12 +539,12 @@ def analyze(results: PackResults) -> str:
             rows.append(row)
         df = pd.DataFrame(rows)
         out.append(f"## {title}\n")
-        out.append(results.write_table(name, df, fmt) + "\n")
+        out.append(results.write_table(name, df, fmt_) + "\n")
         for j, n in enumerate(NS):
             line = ax.plot(df["gamma"], df[f"N={n}"], "o-", label=f"N={n}")[0]
             pg = sorted(paper)
             ax.plot(pg, [paper[g][j] for g in pg], "s--", color=line.get_color(), alpha=0.5, label=f"N={n} paper")
-            if col == "rtt_ms" and "rtt_ns2_ms" in main.columns:
+            if col == "rtt_ms":
                 tr = main[main["N"] == n].sort_values("gamma")
                 ax.plot(tr["gamma"], tr["rtt_ns2_ms"], "x:", color=line.get_color(), label=f"N={n} ns-2 traced rtt_")
         ax.set_title(title.split(": ", 1)[1], fontsize=9)
@@ -290,20 +558,20 @@ def analyze(results: PackResults) -> str:
                "dotted, RTT panel: the RTT read as ns-2's traced rtt_)\n")
 
     # Table 7 under the readings of "average RTT"
-    if "rtt_ns2_ms" in main.columns:
-        rows = []
-        for g in gammas:
-            for j, n in enumerate(NS):
-                r = main[(main["gamma"] == g) & (main["N"] == n)]
-                if not len(r) or int(g) not in PAPER_RTT:
-                    continue
-                rows.append({
-                    "gamma": int(g), "N": n, "paper": PAPER_RTT[int(g)][j],
-                    "base + paper's queue / C": BASE_RTT_MS + 1e3 * PAPER_QUEUE[int(g)][j] / CAPACITY_PPS,
-                    "mean RTT sample": float(r["rtt_ms"].iloc[0]),
-                    "ns-2 traced rtt_": float(r["rtt_ns2_ms"].iloc[0]),
-                })
-        df = pd.DataFrame(rows)
+    rows = []
+    for tcp, g in ((tcp, g) for tcp in dict.fromkeys([TCP, "reno"]) for g in gammas):
+        for j, n in enumerate(NS):
+            r = m[(m["tcp"] == tcp) & (m["gamma"] == g) & (m["N"] == n)]
+            if not len(r) or int(g) not in PAPER_RTT:
+                continue
+            rows.append({
+                "tcp": tcp, "gamma": int(g), "N": n, "paper": PAPER_RTT[int(g)][j],
+                "base + paper's queue / C": BASE_RTT_MS + 1e3 * PAPER_QUEUE[int(g)][j] / CAPACITY_PPS,
+                "mean RTT sample": float(r["rtt_ms"].iloc[0]),
+                "ns-2 traced rtt_": float(r["rtt_ns2_ms"].iloc[0]),
+            })
+    df = pd.DataFrame(rows)
+    if len(df):
         df["traced − paper"] = df["ns-2 traced rtt_"] - df["paper"]
         out.append("## Table 7 under three readings of \"average RTT\" [ms]\n")
         out.append(
@@ -317,52 +585,68 @@ def analyze(results: PackResults) -> str:
         out.append(results.write_table("table7_rtt_readings", df, ".3f") + "\n")
 
     # Table 6 under two readings of "average queue size"
-    if "queue_ns2_ave_pkts" in main.columns:
-        rows = []
-        for g in gammas:
-            for j, n in enumerate(NS):
-                r = main[(main["gamma"] == g) & (main["N"] == n)]
-                if not len(r) or int(g) not in PAPER_QUEUE:
-                    continue
-                rows.append({"gamma": int(g), "N": n, "paper": PAPER_QUEUE[int(g)][j],
-                             "time average of the queue": float(r["queue_pkts"].iloc[0]),
-                             "ns-2 traced ave_": float(r["queue_ns2_ave_pkts"].iloc[0])})
-        df = pd.DataFrame(rows)
-        df["traced − paper"] = df["ns-2 traced ave_"] - df["paper"]
+    rows = []
+    for tcp, g in ((tcp, g) for tcp in dict.fromkeys([TCP, "reno"]) for g in gammas):
+        for j, n in enumerate(NS):
+            r = m[(m["tcp"] == tcp) & (m["gamma"] == g) & (m["N"] == n)]
+            if not len(r) or int(g) not in PAPER_QUEUE:
+                continue
+            rows.append({"tcp": tcp, "gamma": int(g), "N": n, "paper": PAPER_QUEUE[int(g)][j],
+                         "time average of the queue": float(r["queue_pkts"].iloc[0]),
+                         "mean of q̄ at arrivals (ns-2 traced ave_)": float(r["queue_ns2_ave_pkts"].iloc[0])})
+    df = pd.DataFrame(rows)
+    if len(df):
+        df["at arrivals − paper"] = df["mean of q̄ at arrivals (ns-2 traced ave_)"] - df["paper"]
         out.append("## Table 6 under two readings of \"average queue size\" [packets]\n")
         out.append(
-            "*time average of the queue*: the tables above; *ns-2 traced ave_*: the mean of the records "
-            "of RED's traced `ave_` (`$red trace ave_`), i.e. of the EWMA average at every arrival "
-            "(`arrival_avg = true`, `arrival_avg_mean`).\n"
+            "*time average of the queue*: the instantaneous queue at R1 averaged over time; *mean of q̄ at "
+            "arrivals*: RED's average (Eq. 1) averaged over its updates, one per arrival — the mean of the "
+            "records of ns-2's traced `ave_` (`arrival_avg = true`, `arrival_avg_mean`).\n"
         )
         out.append(results.write_table("table6_queue_readings", df, ".3f") + "\n")
 
-    # The paper's claims
-    out.append("## The paper's claims\n")
-    out.append("| claim | N | this reproduction | holds |\n|---|---|---|---|")
-    for n in NS:
-        s = main[main["N"] == n].sort_values("gamma")
-        q, r, thr = list(s["queue_pkts"]), list(s["rtt_ms"]), list(s["thr_MBps"])
-        out.append(f"| average queue rises with gamma | {n} | {' → '.join(f'{x:.1f}' for x in q)} | {'yes' if rises(q) else 'no'} |")
-        out.append(f"| average RTT rises with gamma | {n} | {' → '.join(f'{x:.2f}' for x in r)} ms | {'yes' if rises(r) else 'no'} |")
-        if "rtt_ns2_ms" in s.columns:
-            r2 = list(s["rtt_ns2_ms"])
-            out.append(f"| average RTT (ns-2 traced rtt_) rises with gamma | {n} | {' → '.join(f'{x:.2f}' for x in r2)} ms | "
-                       f"{'yes' if rises(r2, 0.01) else 'no'} |")
-        if n < 10:
-            out.append(f"| throughput rises with gamma | {n} | {' → '.join(f'{x:.3f}' for x in thr)} MB/s | {'yes' if rises(thr, 0.005) else 'no'} |")
-        else:
-            flat = (max(thr) - min(thr)) / max(thr) < 0.01
-            out.append(f"| throughput flat in gamma | {n} | {' → '.join(f'{x:.3f}' for x in thr)} MB/s | {'yes' if flat else 'no'} |")
-    if "rtt_ns2_ms" in main.columns:
-        gain = {}
-        for n in NS:
-            s = main[main["N"] == n].sort_values("gamma")
-            gain[n] = float(s["rtt_ns2_ms"].iloc[-1] - s["rtt_ns2_ms"].iloc[0])
-        faster = all(gain[a] < gain[b] for a, b in zip(NS, NS[1:]))
-        out.append(f"| RTT (ns-2 traced rtt_) grows more rapidly for larger N | 1, 3, 10 | gain over gamma "
-                   f"{', '.join(f'{gain[n]:.2f}' for n in NS)} ms | {'yes' if faster else 'no'} |")
-    out.append("")
-    if not results.quick:
-        out.append("Rising is checked step by step (throughput: allowing 0.005 MB/s of noise; flat: spread < 1%).\n")
+    out.append(_peer_report(results, runs))
+    out.append(claims.write(results, _claims(m), READINGS))
+    return "\n".join(out)
+
+
+def _peer_report(results: PackResults, runs: pd.DataFrame) -> str:
+    """ns-2.35 beside aqmlab: the peer scenarios (recorded ns-2 runs) and the statistics check."""
+    out = []
+    pr = runs[runs["tcp"] == "peer"]
+    rows = []
+    for _, r in pr.iterrows():
+        n = peer.recorded(r["check"], int(r["seed"]))
+        if n is None:
+            continue
+        row = {"scenario": r["check"], "run": int(r["seed"])}
+        for k in PEER_METRICS:
+            row[f"{k} ns-2"] = n[k]
+            row[f"{k} aqmlab"] = r[k]
+        rows.append(row)
+    rows.sort(key=lambda x: (PEER.index(x["scenario"]) if x["scenario"] in PEER else len(PEER), x["run"]))
+    if rows:
+        out.append("## ns-2.35 beside aqmlab on this dumbbell (gamma = 0 as RED)\n")
+        out.append("bench/peer/ns2peer.py's scenarios (Reno with ns-2's window reduction, 1-ms tick); ns-2's side from "
+                   "the recorded runs in bench/peer/measured/, aqmlab's run by this pack.\n")
+        out.append(results.write_table("peer_ns2", pd.DataFrame(rows), ".4g") + "\n")
+    rec = peer.recorded_file("ns2_kato_rtt.json")
+    chk = runs[(runs["tcp"] == CHECK_TCP) & (runs["gamma"] == 0) & runs["N"].isin(NS)]
+    if rec and len(chk):
+        rows = []
+        for lt, label in ((50, ""), (500, f"p_max {RTT_CHECK_PMAX:g}")):
+            for n in NS:
+                a = chk[(chk["N"] == n) & (chk["check"].fillna("") == label)]
+                k = f"{n}-{lt}"
+                if not len(a) or k not in rec:
+                    continue
+                a = a[a["seed"] == a["seed"].min()].iloc[0]
+                rows.append({"p_max": 1 / lt, "N": n, "traced rtt_ ns-2 [ms]": rec[k]["pooled_ms"],
+                             "traced rtt_ aqmlab [ms]": a["rtt_ns2_ms"], "ave_ at arrivals ns-2": rec[k]["ave_mean_pkts"],
+                             "ave_ at arrivals aqmlab": a["queue_ns2_ave_pkts"], "time-average queue aqmlab": a["queue_pkts"]})
+        if rows:
+            out.append("## The RTT and average-queue statistics in ns-2.35 itself\n")
+            out.append("bench/peer/kato_rtt.py (`$tcp trace rtt_` and `$red trace ave_`, default 10-ms tick, RED = gamma 0, "
+                       "statistics over 60-240 s; ns-2's side recorded in measured/ns2_kato_rtt.json) beside this pack's runs.\n")
+            out.append(results.write_table("rtt_check", pd.DataFrame(rows), ".4g") + "\n")
     return "\n".join(out)

@@ -11,9 +11,13 @@ Node mapping: the dumbbell's pairs 1..m carry the m late transfers (the paper's 
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import pandas as pd
 
-from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, claims, peer, summarize, to_markdown
+from aqmlab.reproduce.claims import Claim, Reading, fmt, fraction
+from aqmlab.results import write_atomic
 from aqmlab.schema import columns
 
 #: Declared result columns (aqmlab.schema): a renamed column fails here, not in a table.
@@ -30,12 +34,6 @@ CITATION = (
 #: (bottleneck rate, buffer B in packets): the paper's Table 1, Tables 2-5.
 CASES = (("0.8Mbps", 30), ("1.1Mbps", 40), ("1.45Mbps", 50), ("1.8Mbps", 60))
 MS = (30, 40, 50, 60)
-AQMS = ("RED", "ARED", "AVQ", "LTRED")
-#: Other readings of the paper, run beside its four AQMs (issue 10): LTRED with step 2's bump
-#: applied to the arriving packet's decision only; RED as ns-2.35's defaults would have run it
-#: (gentle_ true, byte mode with mean_pktsize_ 500 and the average in bytes: the paper's packet
-#: thresholds become 500-B units, i.e. 500/540 of a 540-B packet).
-READINGS = ("LTRED-decision", "RED-ns2")
 MSS = 500  # ns-2 packetSize_ 500: 540-B packets on the wire with the 40-B header
 QUEUE = "r1->r2"
 
@@ -102,13 +100,23 @@ def scenario_text(m: int) -> str:
 
 
 def qdisc(aqm: str, buffer: int) -> str:
-    """The bottleneck discipline as a TOML inline table (an override value)."""
+    """The bottleneck discipline as a TOML inline table (an override value).
+
+    RED-byte / ARED-byte: ns-2.35's byte mode (`bytes_`/`queue_in_bytes_ true`, `mean_pktsize_ 500`):
+    the average counts bytes and the thresholds are in 500-B units (aqmlab's `byte_mode`: the curve
+    sees the average divided by `mean_pktsize`). RED / ARED: the same thresholds in packets.
+    RED-ns2: ns-2.35's RED defaults in full (gentle, byte mode)."""
     min_th = 0.15 * buffer
     common = f'w_q = 0.002, limit = {buffer}, mean_pktsize = "500B"'
     if aqm == "RED":
         return f'{{ kind = "red", min_th = {min_th:g}, max_th = {3 * min_th:g}, max_p = 0.1, {common} }}'
+    if aqm == "RED-byte":
+        return f'{{ kind = "red", min_th = {min_th:g}, max_th = {3 * min_th:g}, max_p = 0.1, byte_mode = true, {common} }}'
     if aqm == "ARED":
         return f'{{ kind = "ared", variant = "ns2", min_th = {min_th:g}, max_th = {3 * min_th:g}, max_p = 0.1, {common} }}'
+    if aqm == "ARED-byte":
+        return (f'{{ kind = "ared", variant = "ns2", min_th = {min_th:g}, max_th = {3 * min_th:g}, max_p = 0.1, byte_mode = true, '
+                f'{common} }}')
     if aqm == "AVQ":
         return f"{{ kind = \"avq\", limit = {buffer} }}"
     if aqm == "LTRED":
@@ -116,59 +124,111 @@ def qdisc(aqm: str, buffer: int) -> str:
     if aqm == "LTRED-decision":
         return f"{{ kind = \"ltred\", max_p = 0.1, bump_persists = false, {common} }}"
     if aqm == "RED-ns2":
-        lo = min_th * 500 / (MSS + 40)
-        return (f'{{ kind = "gred", min_th = {lo:.4g}, max_th = {3 * lo:.4g}, max_p = 0.1, byte_mode = true, '
-                f'w_q = 0.002, limit = {buffer}, mean_pktsize = "500B" }}')
+        return (f'{{ kind = "gred", min_th = {min_th:g}, max_th = {3 * min_th:g}, max_p = 0.1, byte_mode = true, '
+                f'{common} }}')
     raise ValueError(aqm)
+
+
+#: Every discipline variant the pack runs in each case (the readings pick four of them).
+VARIANTS = ("RED-byte", "ARED-byte", "AVQ", "LTRED", "LTRED-decision", "RED", "ARED", "RED-ns2")
+#: Seeds of the full pack (single runs of 32-62 Reno flows scatter by 1-2 points of loss).
+SEEDS = (1, 2, 3, 4, 5)
+#: The ns-2.35 peer scenarios of this dumbbell (m = 30, 1.8 Mb/s, B = 60; bench/peer/ns2peer.py).
+PEER = ("ltred-RED", "ltred-AVQ")
 
 
 def configurations(quick: bool) -> list[Config]:
     cases = (CASES[0], CASES[-1]) if quick else CASES
     ms = (30, 60) if quick else MS
+    variants = ("RED-byte", "ARED-byte", "AVQ", "LTRED", "LTRED-decision") if quick else VARIANTS
     configs = []
     for rate, b in cases:
         for m in ms:
-            for aqm in AQMS + (READINGS[:1] if quick else READINGS):
+            for aqm in variants:
                 o = [f'topology.bottleneck.rate="{rate}"', f"topology.bottleneck.qdisc={qdisc(aqm, b)}"]
-                configs.append(Config({"bandwidth": rate.replace("Mbps", " Mb/s"), "buffer": b, "m": m, "aqm": aqm}, scenario_path(m), o))
+                configs.append(Config({"bandwidth": rate.replace("Mbps", " Mb/s"), "buffer": b, "m": m, "aqm": aqm},
+                                      scenario_path(m), o, seeds=None if quick else SEEDS))
+    configs += peer.configs(PEER, quick=quick)
     return configs
 
 
-def _with_metrics(table: pd.DataFrame) -> pd.DataFrame:
-    t = table.copy()
-
-    def total(metric):
-        cols = [c for c in t.columns if c.startswith("flows.") and c.endswith("." + metric)]
-        return t[cols].fillna(0).sum(axis=1)
-
-    sent = total(F.total_sent_pkts)
-    dropped = total(F.total_dropped_pkts)
-    t["sent_pkts"] = sent
-    t["delivered_pct"] = 100 * total(F.total_delivered_pkts) / sent
-    t["lost_pct"] = 100 * dropped / sent
-    t["goodput_pct"] = 100 * (total(F.total_goodput_bytes) / MSS) / sent
-    t["retx_pct"] = 100 * total(F.retransmissions) / dropped
-    t["timeouts"] = total(F.timeouts)
-    t["delay_s"] = t[f"queues.{QUEUE}.{Q.sojourn_mean_s}"]
-    t["avg_queue_pkts"] = t[f"queues.{QUEUE}.{Q.mean_len_pkts}"]
-    t["util_pct"] = 100 * t[f"links.{QUEUE}.{L.utilization_frac}"]
-    # Other readings of the paper's columns: utilization counted in payload (goodput) bits,
-    # and "link delay" as queueing + one 540-B serialization + the 20-ms propagation.
-    rate = t["bandwidth"].str.replace(" Mb/s", "", regex=False).astype(float) * 1e6
-    duration = 30.0
-    t["payload_util_pct"] = 100 * total(F.total_goodput_bytes) * 8 / (rate * duration)
-    t["link_delay_s"] = t["delay_s"] + (MSS + 40) * 8 / rate + 0.020
-    return t
+#: Byte-mode variants keep their average in 500-B units; a 540-B packet is 540/500 of them.
+BYTE_MODE = ("RED-byte", "ARED-byte", "RED-ns2")
+DURATION_S = 30.0
 
 
-METRICS = {
-    "delivered %": "delivered_pct",
-    "lost %": "lost_pct",
-    "goodput %": "goodput_pct",
-    "retransmitted/lost %": "retx_pct",
-    "queue delay [s]": "delay_s",
-    "utilization %": "util_pct",
-}
+def _series_metrics(run, aqm: str) -> dict[str, float]:
+    """From a run's queue series (100-ms samples), after the late flows start (10-30 s): the
+    standard deviation of the instantaneous queue (its oscillation) and the mean gap between it
+    and the discipline's average (both in packets); NaN without the series."""
+    import math
+
+    p = run / "queue_series.parquet" if run is not None else None
+    if p is None or not p.exists():
+        return {"q_std_pkts": math.nan, "mismatch_pkts": math.nan}
+    q = pd.read_parquet(p)
+    q = q[(q["queue"].astype(str) == QUEUE) & (q["time_s"] > 10.0)]
+    out = {"q_std_pkts": float(q["len_pkts"].astype(float).std())}
+    if "avg_pkts" in q:
+        unit = (MSS + 40) / 500 if aqm in BYTE_MODE else 1.0
+        out["mismatch_pkts"] = float((q["len_pkts"].astype(float) - q["avg_pkts"] / unit).abs().mean())
+    else:
+        out["mismatch_pkts"] = math.nan
+    return out
+
+
+def per_run(results: PackResults) -> pd.DataFrame:
+    """One row per run: labels, seed and every metric the report uses (peer rows: the peer
+    comparison's figures)."""
+    t = results.table
+    is_peer = t["peer"].notna() if "peer" in t else pd.Series(False, index=t.index)
+    rows = []
+    main = t[~is_peer].copy()
+    if len(main):
+        def total(metric):
+            cols = [c for c in main.columns if c.startswith("flows.") and c.endswith("." + metric)]
+            return main[cols].fillna(0).sum(axis=1)
+
+        sent = total(F.total_sent_pkts)
+        dropped = total(F.total_dropped_pkts)
+        rate = main["bandwidth"].str.replace(" Mb/s", "", regex=False).astype(float) * 1e6
+        met = pd.DataFrame({
+            "sent_pkts": sent,
+            "delivered_pct": 100 * total(F.total_delivered_pkts) / sent,
+            "lost_pct": 100 * dropped / sent,
+            "goodput_pct": 100 * (total(F.total_goodput_bytes) / MSS) / sent,
+            "retx_pkts": total(F.retransmissions),
+            "retx_pct": 100 * total(F.retransmissions) / dropped,
+            "timeouts": total(F.timeouts),
+            "arrivals_pkts": main[f"queues.{QUEUE}.{Q.arrivals_pkts}"],
+            "delay_s": main[f"queues.{QUEUE}.{Q.sojourn_mean_s}"],
+            "avg_queue_pkts": main[f"queues.{QUEUE}.{Q.mean_len_pkts}"],
+            "util_pct": 100 * main[f"links.{QUEUE}.{L.utilization_frac}"],
+            # utilization counted in payload (goodput) bits; "link delay" as queueing + one 540-B
+            # serialization + the 20-ms propagation
+            "payload_util_pct": 100 * total(F.total_goodput_bytes) * 8 / (rate * DURATION_S),
+            "link_delay_s": main[f"queues.{QUEUE}.{Q.sojourn_mean_s}"] + (MSS + 40) * 8 / rate + 0.020,
+        })
+        for i, r in main.iterrows():
+            row = {"bandwidth": r["bandwidth"], "buffer": int(r["buffer"]), "m": int(r["m"]), "aqm": r["aqm"], "seed": int(r["seed"])}
+            row.update({k: float(v) for k, v in met.loc[i].items()})
+            row.update(_series_metrics(results.runs.get(r["run"]), r["aqm"]))
+            rows.append(row)
+    for _, r in t[is_peer].iterrows():
+        rows.append({"aqm": "peer", "bandwidth": r["peer"], "seed": int(r["seed"]), **peer.aqmlab_side(r, QUEUE)})
+    return pd.DataFrame(rows)
+
+
+RUN_METRICS = ("delivered_pct", "lost_pct", "goodput_pct", "retx_pct", "retx_pkts", "timeouts", "arrivals_pkts", "delay_s",
+               "link_delay_s", "avg_queue_pkts", "util_pct", "payload_util_pct", "q_std_pkts", "mismatch_pkts")
+PEER_METRICS = ("utilization_pct", "mean_queue_pkts", "drop_fraction", "goodput_mean_mbps")
+
+
+def measured(runs: pd.DataFrame) -> pd.DataFrame:
+    """Means over seeds (with 95% half-widths) per case, m and discipline variant."""
+    g = runs[runs["aqm"] != "peer"]
+    return summarize(g, ["bandwidth", "buffer", "m", "aqm"], {k: k for k in RUN_METRICS})
+
 
 # The paper's Tables 2-5: (buffer, m) -> aqm -> (delivered, lost, goodput, retransmission, link delay, utilization)
 _P = """
@@ -211,83 +271,285 @@ def table1_rtt_ms(rate: str) -> float:
     return 2 * (10 + 20) + 1500 * 8 / bps * 1e3
 
 
-def measured(results: PackResults) -> pd.DataFrame:
-    t = _with_metrics(results.table)
-    return summarize(t, ["bandwidth", "buffer", "m", "aqm"], {**METRICS, "avg queue [pkts]": "avg_queue_pkts", "timeouts": "timeouts",
-                                                            "payload utilization %": "payload_util_pct",
-                                                            "queue + tx + propagation [s]": "link_delay_s"})
+# ---------------------------------------------------------------- readings and claims
+SCHEMES = ("RED", "ARED", "AVQ", "LTRED")
+#: The pre-registered reading (docs/reproductions/ltred.md): what each of the paper's four
+#: schemes runs as, and which columns stand for its "link utilization" and "link delay".
+PRE = {"RED": "RED-byte", "ARED": "ARED-byte", "AVQ": "AVQ", "LTRED": "LTRED", "util": "util_pct", "delay": "link_delay_s"}
+READING_SPEC = {
+    "pre-registered": PRE,
+    "LTRED per-decision": {**PRE, "LTRED": "LTRED-decision"},
+    "RED, ARED in packet mode": {**PRE, "RED": "RED", "ARED": "ARED"},
+    "RED gentle (ns-2.35 defaults)": {**PRE, "RED": "RED-ns2"},
+    "utilization in payload bits": {**PRE, "util": "payload_util_pct"},
+    "delay = queueing only": {**PRE, "delay": "delay_s"},
+    "issue 10's best fit": {**PRE, "LTRED": "LTRED-decision", "RED": "RED-ns2", "ARED": "ARED", "util": "payload_util_pct"},
+}
+READINGS = [
+    Reading("pre-registered", "RED and ARED in ns-2.35's byte mode (thresholds in 500-B units), not gentle for RED; LTRED's "
+            "step-2 bump kept in the average; utilization = the bottleneck's busy time; link delay = queueing + transmission + "
+            "propagation on the bottleneck", preregistered=True,
+            why="docs/reproductions/ltred.md, *Pre-registered setup*: stated values as stated, unstated ones ns-2.35's defaults, "
+                "the paper's own description of RED (§1) and of LTRED's step 2 (§2.1) read literally"),
+    Reading("LTRED per-decision", "step 2's bump of the average counts for the arriving packet's decision only",
+            why="fitted (issue 10): the reading whose losses sit closest to the paper's"),
+    Reading("RED, ARED in packet mode", "RED and ARED with their thresholds in packets (the pack's first reading)",
+            why="the paper gives its thresholds as fractions of a buffer counted in packets"),
+    Reading("RED gentle (ns-2.35 defaults)", "RED with every ns-2.35 default, gentle_ included",
+            why="ns-2.35's RED as it comes; the paper's §1 describes the non-gentle curve"),
+    Reading("utilization in payload bits", "link utilization counted as delivered payload bits over capacity",
+            why="fitted (issue 10): the definition closest to the paper's 87-92%"),
+    Reading("delay = queueing only", "link delay as the mean queueing delay", why="the pack's first reading"),
+    Reading("issue 10's best fit", "per-decision LTRED, gentle byte-mode RED, packet-mode ARED, payload utilization",
+            why="fitted: the combination issue 10 selected by the distance to Tables 2-5"),
+]
+#: The paper's Table 3 prints RED's delay at m = 60 as 0.901 s, ten times its neighbours: left out
+#: of the delay comparisons of its own figures.
+PAPER_TYPOS = {(40, 60, "RED", 4)}
+
+
+def _claims(m: pd.DataFrame) -> list[Claim]:
+    cases = [(b, mm) for _, b in CASES for mm in MS]
+
+    def spec(r: str, dims: Sequence[str]) -> dict[str, str]:
+        s = READING_SPEC[r]
+        if r != "pre-registered" and all(s[d] == PRE[d] for d in dims):
+            raise KeyError(r)  # the reading changes nothing this claim depends on
+        return s
+
+    def table(r: str, dims: Sequence[str], col: str) -> dict[tuple[int, int], dict[str, float]]:
+        s = spec(r, dims) if dims else READING_SPEC[r]
+        out = {}
+        for b, mm in cases:
+            row = {}
+            for sch in SCHEMES:
+                v = m[(m["buffer"] == b) & (m["m"] == mm) & (m["aqm"] == s[sch])]
+                if len(v):
+                    row[sch] = float(v[s.get(col, col)].iloc[0]) if col in ("util", "delay") else float(v[col].iloc[0])
+            if len(row) == 4:
+                out[(b, mm)] = row
+        if not out:
+            raise KeyError(r)
+        return out
+
+    def best(col: str, which: str, dims=SCHEMES, only=SCHEMES, who="LTRED", unit="", spec_="{:.3g}"):
+        def check(r):
+            t = table(r, dims, col)
+            pick = (lambda row: max(row, key=row.get)) if which == "max" else (lambda row: min(row, key=row.get))
+            hits = sum(pick({k: v for k, v in row.items() if k in only}) == who for row in t.values())
+            lo = min(row[who] for row in t.values())
+            hi = max(row[who] for row in t.values())
+            return fraction(hits, len(t), f"{who} {'highest' if which == 'max' else 'lowest'} in {hits} of {len(t)} cases "
+                                          f"({who} {spec_.format(lo)}–{spec_.format(hi)}{unit})")
+        return check
+
+    def paper_best(j: int, which: str, who="LTRED") -> bool:
+        for b, mm in cases:
+            row = {s: PAPER[(b, mm, s)][j] for s in SCHEMES if (b, mm, s, j) not in PAPER_TYPOS}
+            pick = max(row, key=row.get) if which == "max" else min(row, key=row.get)
+            if pick != who:
+                return False
+        return True
+
+    def below(col: str, others: Sequence[str], dims: Sequence[str], unit: str, spec_="{:.3g}"):
+        def check(r):
+            t = table(r, dims, col)
+            hits = sum(all(row["LTRED"] < row[o] for o in others) for row in t.values())
+            ratio = [row["LTRED"] / min(row[o] for o in others) for row in t.values()]
+            return fraction(hits, len(t), f"below {' and '.join(others)} in {hits} of {len(t)} cases (LTRED / lowest of them: "
+                                          f"{fmt(min(ratio), '.2f')}–{fmt(max(ratio), '.2f')})")
+        return check
+
+    def loss_vs_red(r):
+        t = table(r, ("LTRED", "RED"), "lost_pct")
+        gap = [row["RED"] - row["LTRED"] for row in t.values()]
+        hits = sum(g > 0 for g in gap)
+        return fraction(hits, len(t), f"below RED in {hits} of {len(t)} cases (RED − LTRED {fmt(min(gap), '.2f')} to {fmt(max(gap), '.2f')} points)")
+
+    def avq_lowest(r):
+        spec(r, (*SCHEMES, "util", "delay"))
+        td = table(r, (), "delay")
+        tu = table(r, (), "util")
+        hits = sum(min(td[k], key=td[k].get) == "AVQ" and min(tu[k], key=tu[k].get) == "AVQ" for k in td)
+        return fraction(hits, len(td), f"AVQ lowest in both in {hits} of {len(td)} cases")
+
+    def rises_with_m(r):
+        s = spec(r, SCHEMES)
+        hits = tot = 0
+        for _, b in CASES:
+            for sch in SCHEMES:
+                v = m[(m["buffer"] == b) & (m["aqm"] == s[sch])].sort_values("m")["lost_pct"].tolist()
+                if len(v) < 2:
+                    continue
+                tot += 1
+                hits += all(y > x for x, y in zip(v, v[1:]))
+        if not tot:
+            raise KeyError(r)
+        return fraction(hits, tot, f"rises at every step of m for {hits} of {tot} (case, scheme) pairs")
+
+    def levels(col: str, j: int, tol: float, rel: bool, dims: Sequence[str], unit: str):
+        def check(r):
+            t = table(r, dims, col)
+            gaps = []
+            for (b, mm), row in t.items():
+                for sch, v in row.items():
+                    if (b, mm, sch, j) in PAPER_TYPOS:
+                        continue
+                    p = PAPER[(b, mm, sch)][j]
+                    gaps.append(abs(v - p) / p if rel else abs(v - p))
+            hits = sum(g <= tol for g in gaps)
+            sc = 100 if rel else 1
+            return fraction(hits, len(gaps), f"{hits} of {len(gaps)} cells within {fmt(tol * sc, 'g')}{'%' if rel else ' ' + unit}; "
+                                             f"median gap {fmt(sc * float(pd.Series(gaps).median()), '.2g')}{'%' if rel else ' ' + unit}")
+        return check
+
+    lt_all = ("LTRED", "RED", "ARED")
+    return [
+        Claim("L1", "LTRED loses fewer packets than RED", "abstract, §3, Tables 2-5, Fig. 2", "0.8–2.0 points less in all 16 cases",
+              "LTRED's mean loss below RED's in all 16 cases", loss_vs_red,
+              on_paper=lambda: all(PAPER[(b, mm, "LTRED")][1] < PAPER[(b, mm, "RED")][1] for b, mm in cases)),
+        Claim("L2", "LTRED loses the fewest packets of the four", "§3, Fig. 2, Tables 2-5", "lowest in 16 of 16",
+              "lowest mean loss in all 16 cases", best("lost_pct", "min", unit="%", spec_="{:.1f}"),
+              on_paper=lambda: paper_best(1, "min")),
+        Claim("L3", "LTRED delivers the most packets", "§3, Fig. 3, Tables 2-5", "highest delivered % in 16 of 16",
+              "highest delivered % in all 16 cases", best("delivered_pct", "max", unit="%", spec_="{:.1f}"),
+              on_paper=lambda: paper_best(0, "max")),
+        Claim("L4", "LTRED has the highest goodput", "abstract, §3, Tables 2-5", "highest in 11 of 16",
+              "highest goodput % in all 16 cases", best("goodput_pct", "max", unit="%", spec_="{:.1f}"),
+              on_paper=lambda: paper_best(2, "max")),
+        Claim("L5", "LTRED has the highest link utilization", "abstract, §3, Fig. 6, Tables 2-5", "91.5–92.5%, highest in 16 of 16",
+              "highest utilization in all 16 cases", best("util", "max", dims=(*SCHEMES, "util"), unit="%", spec_="{:.1f}"),
+              on_paper=lambda: paper_best(5, "max")),
+        Claim("L6", "LTRED's delay is larger than every other scheme's", "§3, Tables 2-5", "0.090–0.132 s vs RED's 0.070–0.107 s",
+              "largest link delay in all 16 cases", best("delay", "max", dims=(*SCHEMES, "delay"), unit=" s"),
+              on_paper=lambda: paper_best(4, "max")),
+        Claim("L7", "AVQ has the lowest delay and the lowest utilization", "Tables 2-5", "0.032–0.067 s, 86.9–88.0%",
+              "AVQ lowest in both in all 16 cases", avq_lowest,
+              on_paper=lambda: paper_best(4, "min", "AVQ") and paper_best(5, "min", "AVQ")),
+        Claim("L8", "loss rises with the number of sources m, for every scheme", "Tables 2-5", "every scheme, every case",
+              "loss rises at every step of m, for every scheme in every case", rises_with_m,
+              on_paper=lambda: all(all(PAPER[(b, y, s)][1] > PAPER[(b, x, s)][1] for x, y in zip(MS, MS[1:]))
+                                   for _, b in CASES for s in SCHEMES)),
+        Claim("L9", "apart from AVQ, LTRED has the fewest packet arrivals (better congestion indication)", "§3, Fig. 4, §4",
+              "figure only", "LTRED's bottleneck arrivals below RED's and ARED's in all 16 cases",
+              below("arrivals_pkts", ("RED", "ARED"), lt_all, "packets")),
+        Claim("L10", "LTRED uses the buffer most (largest current queue)", "abstract, §3, Fig. 5", "figure only",
+              "largest mean queue in all 16 cases", best("avg_queue_pkts", "max", unit=" packets")),
+        Claim("L11", "reduced oscillations in queue length; LTRED's average queue stable", "§3, Fig. 7, §4", "figures only",
+              "standard deviation of the queue over 10–30 s below RED's and ARED's in all 16 cases",
+              below("q_std_pkts", ("RED", "ARED"), lt_all, "packets")),
+        Claim("L12", "the mismatch between average and current queue is much reduced with LTRED", "§3, Figs. 8-10", "figures only",
+              "mean |queue − average| over 10–30 s below RED's and ARED's in all 16 cases",
+              below("mismatch_pkts", ("RED", "ARED"), lt_all, "packets")),
+        Claim("L13", "LTRED needs fewer retransmissions", "§3 (Fig. 2's discussion)", "no count given",
+              "fewest retransmitted packets of the four in all 16 cases", best("retx_pkts", "min", unit=" packets", spec_="{:.0f}")),
+        Claim("L14", "loss levels", "Tables 2-5", "RED 7.9–21.1%, LTRED 6.5–19.1%",
+              "each scheme's loss within 2 points of the paper's in every cell", levels("lost_pct", 1, 2.0, False, SCHEMES, "points")),
+        Claim("L15", "utilization levels", "Tables 2-5", "86.9–92.5%", "within 2 points in every cell",
+              levels("util", 5, 2.0, False, (*SCHEMES, "util"), "points")),
+        Claim("L16", "link delay levels", "Tables 2-5", "0.032–0.132 s", "within 25% in every cell (Table 3's 0.901 left out)",
+              levels("delay", 4, 0.25, True, (*SCHEMES, "delay"), "s")),
+        Claim("L17", "the RTT of each bandwidth case", "Table 1", "75, 70.9, 68.3, 66.7 ms",
+              not_a_result="a setup figure: 2·(10 + 20) ms plus one 1500-B transmission at the bottleneck rate reproduces it "
+                           "(tables/table1_rtt), a nominal figure for 1500-B packets where the runs use 540 B, not a measured RTT"),
+    ]
 
 
 def analyze(results: PackResults) -> str:
+    """Writes tables/runs.csv (per_run) and reports from it (report)."""
+    runs = per_run(results)
+    d = results.out / "tables"
+    d.mkdir(parents=True, exist_ok=True)
+    write_atomic(d / "runs.csv", lambda p: runs.to_csv(p, index=False))
+    return report(results, read_runs(d / "runs.csv"))
+
+
+def read_runs(path) -> pd.DataFrame:
+    return claims.read_csv_exact(path, dtype={"bandwidth": str, "aqm": str})
+
+
+#: Columns of the per-case tables: (title, metric, index in the paper's rows).
+TABLE_COLS = (("delivered %", "delivered_pct", 0), ("lost %", "lost_pct", 1), ("goodput %", "goodput_pct", 2),
+              ("utilization %", "util_pct", 5), ("link delay [s]", "link_delay_s", 4))
+
+
+def report(results: PackResults, runs: pd.DataFrame) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    m = measured(results)
-    ci = results.seeds > 1
+    m = measured(runs)
+    ci = runs[runs["aqm"] != "peer"]["seed"].nunique() > 1
     out = [
         "Dumbbell: 2 early + m late TCP Reno transfers (540-B packets, ns-2 default window 20), "
         "S1/S2 on 2 Mb/s 10 ms access links, the m others on 10 Mb/s 14-15 ms; bottleneck 20 ms. "
         "RED/ARED: min_th 0.15B, max_th 3·min_th, w_q 0.002, max_p 0.1; LTRED: Min_T 0.4B, Max_T 0.7B; "
         "AVQ: ns-2 defaults. Counts over the whole 30 s run."
         + (" Quick mode: the 0.8 Mb/s and 1.8 Mb/s cases, m in {30, 60}." if results.quick else "")
-        + (f" Means over {results.seeds} seeds (± 95% confidence half-widths in the CSV tables)." if ci else "")
+        + (" Means over seeds (± 95% confidence half-widths in the CSV tables)." if ci else "")
         + "\n",
         "Definitions (the paper gives none): delivered % = data packets received / data packets sent "
         "(retransmissions included); lost % = dropped / sent; goodput % = new in-order segments delivered / "
-        "sent; retransmitted/lost % = retransmissions / drops (the paper's \"retransmission %\", whose "
-        "complement it calls \"yet to be transmitted\"); queue delay = mean bottleneck queueing delay (the "
-        "paper's \"link delay\", undefined there); utilization = bottleneck busy time.\n",
+        "sent; utilization = bottleneck busy time; link delay = mean queueing delay + one 540-B transmission + "
+        "the 20-ms propagation of the bottleneck (the pre-registered readings; docs/reproductions/ltred.md).\n",
     ]
+    pre = {k: v for k, v in PRE.items() if k in SCHEMES}
     for idx, (rate, b) in enumerate(CASES, start=2):
         bw = rate.replace("Mbps", " Mb/s")
         sub = m[m["bandwidth"] == bw]
         if sub.empty:
             continue
         rows = []
-        for _, r in sub.iterrows():
-            row = {"m": int(r["m"]), "AQM": r["aqm"]}
-            p = PAPER.get((b, int(r["m"]), r["aqm"]))
-            for j, (name, _) in enumerate(METRICS.items()):
-                row[name] = r[name]
-                if ci and f"{name} ±95%" in r:
-                    row[f"{name} ±"] = r[f"{name} ±95%"]
-                row[f"{name} (paper)"] = p[j] if p else float("nan")
-            rows.append(row)
+        for mm in MS:
+            for sch in SCHEMES:
+                r = sub[(sub["m"] == mm) & (sub["aqm"] == pre[sch])]
+                if not len(r):
+                    continue
+                r = r.iloc[0]
+                p = PAPER.get((b, mm, sch))
+                row = {"m": mm, "scheme": sch}
+                for title, col, j in TABLE_COLS:
+                    row[title] = r[col]
+                    if ci and f"{col} ±95%" in r:
+                        row[f"{title} ±"] = r[f"{col} ±95%"]
+                    row[f"{title} (paper)"] = p[j] if p else float("nan")
+                rows.append(row)
         df = pd.DataFrame(rows)
-        out.append(f"## Table {idx}: bandwidth {bw}, buffer {b} packets\n")
-        short = df[["m", "AQM"] + [c for c in df.columns if c.split(" (")[0] in ("delivered %", "lost %", "goodput %", "utilization %") and not c.endswith("±")]]
+        out.append(f"## Table {idx}: bandwidth {bw}, buffer {b} packets (pre-registered reading)\n")
+        short = df[[c for c in df.columns if not c.endswith("±")]]
         results.write_table(f"table{idx}_{rate.replace('Mbps', 'mbps')}", df, ".4g")
-        out.append(_md(short) + "\n")
+        out.append(to_markdown(short, ".4g") + "\n")
 
-    # Claim: LTRED loses fewer packets than RED in every case
-    out.append("## The paper's claim: LTRED's loss below RED's\n")
+    # every discipline variant, the figures the readings pick from
     rows = []
-    for (bw, b, mm), g in m.groupby(["bandwidth", "buffer", "m"], sort=False):
-        g = g.set_index("aqm")
-        loss, util = g["lost %"], g["utilization %"]
-        red, lt = loss.get("RED"), loss.get("LTRED")
-        row = {"bandwidth": bw, "buffer": int(b), "m": int(mm), "RED lost %": red, "LTRED lost %": lt}
-        if ci:
-            hr, hl = g.loc["RED", "lost % ±95%"], g.loc["LTRED", "lost % ±95%"]
-            row["RED ±95%"], row["LTRED ±95%"] = hr, hl
-            # the difference is called significant when it exceeds the combined half-widths
-            sig = abs(lt - red) > (hr**2 + hl**2) ** 0.5
-            row["LTRED < RED"] = ("yes" if lt < red else "no") + ("" if sig else " (n.s.)")
-        else:
-            row["LTRED < RED"] = "yes" if lt < red else "no"
-        for r in READINGS:
-            if r in loss:
-                row[f"{r} lost %"] = loss[r]
-        paper_aqms = [a for a in AQMS if a in loss]
-        row["lowest loss"] = loss[paper_aqms].idxmin()
-        row["highest utilization"] = util[paper_aqms].idxmax()
-        rows.append(row)
-    claims = pd.DataFrame(rows)
-    out.append(results.write_table("claims", claims, ".3g") + "\n")
+    for _, r in m.sort_values(["buffer", "m"], kind="stable").iterrows():
+        rows.append({"bandwidth": r["bandwidth"], "m": int(r["m"]), "variant": r["aqm"], "lost %": r["lost_pct"],
+                     "utilization %": r["util_pct"], "payload utilization %": r["payload_util_pct"],
+                     "link delay [s]": r["link_delay_s"], "queueing delay [s]": r["delay_s"], "arrivals": r["arrivals_pkts"],
+                     "queue std [pkts]": r["q_std_pkts"], "|queue − avg| [pkts]": r["mismatch_pkts"],
+                     "retransmissions": r["retx_pkts"]})
+    out.append("## Every discipline variant (seed means)\n")
+    out.append(results.write_table("variants", pd.DataFrame(rows), ".4g") + "\n")
 
-    out.append(readings_report(results, m))
+    # distance to the paper per reading of the schemes and columns
+    rows = []
+    for key, s in READING_SPEC.items():
+        row = {"reading": key}
+        for title, col, j in (("lost %", "lost_pct", 1), ("utilization %", s["util"], 5), ("link delay [s]", s["delay"], 4)):
+            gaps = []
+            for (b, mm, sch), p in PAPER.items():
+                if (b, mm, sch, j) in PAPER_TYPOS:
+                    continue
+                v = m[(m["buffer"] == b) & (m["m"] == mm) & (m["aqm"] == s[sch])]
+                if len(v):
+                    gaps.append(abs(float(v[col].iloc[0]) - p[j]))
+            row[f"{title}: mean abs. difference"] = sum(gaps) / len(gaps) if gaps else float("nan")
+        rows.append(row)
+    out.append("## Distance to the paper's Tables 2-5 per reading\n")
+    out.append("Mean absolute difference over the cells the reading has (Table 3's 0.901-s delay left out).\n")
+    out.append(results.write_table("fit", pd.DataFrame(rows), ".3g") + "\n")
+
     out.append("## Table 1's RTT column\n")
     rtt = pd.DataFrame([{"bandwidth": r.replace("Mbps", " Mb/s"), "paper RTT [ms]": PAPER_RTT_MS[r],
                          "2·(10 + 20) ms + 1500 B / rate [ms]": table1_rtt_ms(r),
@@ -297,73 +559,44 @@ def analyze(results: PackResults) -> str:
                "link and the bottleneck, both ways), not a path's measured RTT:\n")
     out.append(results.write_table("table1_rtt", rtt, ".4g") + "\n")
 
-    # Figures: lost % and utilization vs m per AQM, one column per case
-    cases = [c for c in CASES if (m["bandwidth"] == c[0].replace("Mbps", " Mb/s")).any()]
-    fig, axes = plt.subplots(2, len(cases), figsize=(3.2 * len(cases), 5.2), squeeze=False)
-    for j, (rate, b) in enumerate(cases):
-        sub = m[m["bandwidth"] == rate.replace("Mbps", " Mb/s")]
-        for i, (metric, pj) in enumerate((("lost %", 1), ("utilization %", 5))):
-            ax = axes[i][j]
-            for aqm in AQMS:
-                s = sub[sub["aqm"] == aqm].sort_values("m")
-                line = ax.plot(s["m"], s[metric], "o-", label=aqm)[0]
-                ax.plot(MS, [PAPER[(b, mm, aqm)][pj] for mm in MS], "s--", color=line.get_color(), alpha=0.4)
-            ax.set_title(f"{rate.replace('Mbps', ' Mb/s')}, B={b}", fontsize=9)
-            ax.set_xlabel("m (late flows)")
-            ax.set_ylabel(metric)
-            ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(results.figure_path("loss_utilization"), dpi=80)
-    plt.close(fig)
-    out.append("![loss and utilization](figures/loss_utilization.png) (solid: this reproduction; dashed: the paper)\n")
-    return "\n".join(out)
-
-
-def readings_report(results: PackResults, m: pd.DataFrame) -> str:
-    """Which reading of the paper's LTRED, RED and metric definitions matches its tables."""
-    out = ["## Other readings (issue 10)\n"]
+    # peer
     rows = []
-    for (bw, b, mm), g in m.groupby(["bandwidth", "buffer", "m"], sort=False):
-        g = g.set_index("aqm")
-        for aqm, paper_aqm in (("LTRED", "LTRED"), ("LTRED-decision", "LTRED"), ("RED", "RED"), ("RED-ns2", "RED")):
-            if aqm not in g.index:
-                continue
-            p = PAPER.get((int(b), int(mm), paper_aqm))
-            r = g.loc[aqm]
-            rows.append({"bandwidth": bw, "buffer": int(b), "m": int(mm), "AQM": aqm,
-                         "lost %": r["lost %"], "paper lost %": p[1] if p else float("nan"),
-                         "queue delay [s]": r["queue delay [s]"], "paper link delay [s]": p[4] if p else float("nan"),
-                         "utilization %": r["utilization %"], "paper utilization %": p[5] if p else float("nan")})
-    df = pd.DataFrame(rows)
-    if df.empty:
-        return ""
-    out.append("Step 2 of LTRED read as a bump of this arrival's decision only (`LTRED-decision`) beside the "
-               "persistent reading the pack's LTRED uses; RED as ns-2.35's defaults would have run it "
-               "(`RED-ns2`: gentle, byte mode, 500-B mean packet) beside the paper's description.\n")
-    out.append(results.write_table("readings", df, ".4g") + "\n")
-    # Mean absolute difference to the paper per definition of the utilization and delay columns.
-    defs = []
-    for aqm in AQMS:
-        sub = m[m["aqm"] == aqm]
-        ps = [PAPER.get((int(b), int(mm), aqm)) for b, mm in zip(sub["buffer"], sub["m"])]
-        ok = [(i, p) for i, p in enumerate(ps) if p]
-        if not ok:
+    for _, r in runs[runs["aqm"] == "peer"].iterrows():
+        n = peer.recorded(r["bandwidth"], int(r["seed"]))
+        if n is None:
             continue
-        def mad(col, j):
-            return sum(abs(float(sub[col].iloc[i]) - p[j]) for i, p in ok) / len(ok)
-        defs.append({"AQM": aqm,
-                     "utilization: busy time": mad("utilization %", 5),
-                     "utilization: payload bits": mad("payload utilization %", 5),
-                     "link delay: queueing": mad("queue delay [s]", 4),
-                     "link delay: queue + tx + propagation": mad("queue + tx + propagation [s]", 4)})
-    out.append("Mean absolute difference to the paper's columns under each definition (utilization in "
-               "points, delay in seconds; the smaller, the better the definition fits):\n")
-    out.append(results.write_table("definitions", pd.DataFrame(defs), ".3g") + "\n")
+        row = {"scenario": r["bandwidth"], "run": int(r["seed"])}
+        for k in PEER_METRICS:
+            row[f"{k} ns-2"] = n[k]
+            row[f"{k} aqmlab"] = r[k]
+        rows.append(row)
+    if rows:
+        out.append("## ns-2.35 beside aqmlab (m = 30, 1.8 Mb/s, B = 60; RED in packet mode, AVQ)\n")
+        out.append("bench/peer/ns2peer.py's scenarios (Reno with ns-2's window reduction, 1-ms tick); ns-2's side from the "
+                   "recorded runs in bench/peer/measured/, aqmlab's run by this pack.\n")
+        out.append(results.write_table("peer_ns2", pd.DataFrame(rows), ".4g") + "\n")
+
+    # Figures: lost % and utilization vs m per scheme (pre-registered), one column per case
+    cases = [c for c in CASES if (m["bandwidth"] == c[0].replace("Mbps", " Mb/s")).any()]
+    if cases:
+        fig, axes = plt.subplots(2, len(cases), figsize=(3.2 * len(cases), 5.2), squeeze=False)
+        for j, (rate, b) in enumerate(cases):
+            sub = m[m["bandwidth"] == rate.replace("Mbps", " Mb/s")]
+            for i, (metric, pj) in enumerate((("lost_pct", 1), ("util_pct", 5))):
+                ax = axes[i][j]
+                for sch in SCHEMES:
+                    s = sub[sub["aqm"] == pre[sch]].sort_values("m")
+                    line = ax.plot(s["m"], s[metric], "o-", label=sch)[0]
+                    ax.plot(MS, [PAPER[(b, mm, sch)][pj] for mm in MS], "s--", color=line.get_color(), alpha=0.4)
+                ax.set_title(f"{rate.replace('Mbps', ' Mb/s')}, B={b}", fontsize=9)
+                ax.set_xlabel("m (late flows)")
+                ax.set_ylabel({"lost_pct": "lost %", "util_pct": "utilization %"}[metric])
+                ax.grid(alpha=0.3)
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(results.figure_path("loss_utilization"), dpi=80)
+        plt.close(fig)
+        out.append("![loss and utilization](figures/loss_utilization.png) (solid: this reproduction, pre-registered "
+                   "reading; dashed: the paper)\n")
+    out.append(claims.write(results, _claims(m), READINGS))
     return "\n".join(out)
-
-
-def _md(df: pd.DataFrame) -> str:
-    from aqmlab.reproduce import to_markdown
-
-    return to_markdown(df, ".4g")

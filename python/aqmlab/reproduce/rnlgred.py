@@ -20,7 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aqmlab.reproduce import SCENARIOS, Config, PackResults, summarize
+from aqmlab.reproduce import SCENARIOS, Config, PackResults, claims, summarize
+from aqmlab.reproduce.claims import FAILS, HOLDS, NA, PARTLY, Claim, Outcome, Reading, fmt, fraction, outcome
+from aqmlab.results import write_atomic
 
 NAME = "rnlgred"
 TITLE = "Reconfigurable Nonlinear GRED (AL-Allaf & Jabbar, 2020)"
@@ -176,40 +178,76 @@ def run_series(run: Path) -> pd.DataFrame:
     out["avgq_run_pkts"] = out["avgq_pkts"].where(out["avgq_pkts"] > 0).expanding().mean()
     out["dv_run_s"] = d.expanding(min_periods=2).std()
     out["drops_run_per_s"] = out["drops_per_s"].expanding().mean()
+    out["jitter_run_s"] = out["jitter_s"].expanding().mean()
     return out
 
 
 METRICS = {"delay_s": "queueing delay [s]", "avgq_pkts": "avgQ [pkts]", "jitter_s": "jitter (IPDV) [s]", "drops_per_s": "drops [pkts/s]"}
+#: OPNET-style statistics (running from t = 0), read at the end of each region.
+OPNET = {"delay_run_s": "delay (running mean)", "dv_run_s": "delay variation (running std)", "avgq_run_pkts": "avgQ (running mean)",
+         "drops_run_per_s": "drops (running mean)"}
+#: Running statistics read at each region's end (OPNET's, and the running mean of the IPDV).
+RUNNING_COLS = (*OPNET, "jitter_run_s")
 
 
-def region_table(results: PackResults) -> pd.DataFrame:
-    """One row per run × region: the metrics over the second half of the region."""
+def per_run(results: PackResults) -> pd.DataFrame:
+    """One row per run and load region: the metrics over the second half of the region, the
+    standard deviation of the 1-s delay samples there, and the OPNET-style running statistics at
+    the region's end."""
     rows = []
     for _, r in results.table.iterrows():
         s = run_series(results.runs[r["run"]])
         for a, b, name in regions(int(r["scenario"]), results.quick):
             mid = (a + b) / 2
             seg = s[(s.index > mid) & (s.index <= b)]
+            upto = s[s.index <= b]
             row = {k: r[k] for k in ("scenario", "algorithm", "param", "label", "seed")}
             row["region"] = name
             for m in (*METRICS, "len_pkts", "throughput_bps"):
                 row[m] = float(seg[m].mean()) if len(seg) else math.nan
+            row["delay_std_s"] = float(seg["delay_s"].std()) if len(seg) > 1 else math.nan
+            for m in RUNNING_COLS:
+                row[m] = float(upto[m].iloc[-1]) if len(upto) else math.nan
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def read_runs(path) -> pd.DataFrame:
+    return claims.read_csv_exact(path, keep_default_na=False, na_values=[""],
+                       dtype={"algorithm": str, "param": str, "label": str, "region": str})
+
+
+def analyze(results: PackResults) -> str:
+    """Writes tables/runs.csv (per_run), the switch events and the figures (from the run
+    directories), and reports from runs.csv (report)."""
+    runs = per_run(results)
+    d = results.out / "tables"
+    d.mkdir(parents=True, exist_ok=True)
+    write_atomic(d / "runs.csv", lambda p: runs.to_csv(p, index=False))
+    body = report(results, read_runs(d / "runs.csv"))
+    extra = []
+    sw = switches(results)
+    if len(sw):
+        extra.append("## RNLGRED curve switches\n\n" + results.write_table("switches", sw, ".4g"))
+    figs = _figures(results)
+    extra.append("## Figures\n\n" + "\n".join(f"![{n}](figures/{n}.png)" for n in figs))
+    return body + "\n\n" + "\n\n".join(extra)
 
 
 def _pct(new: float, ref: float) -> float:
     return 100.0 * (new - ref) / ref if ref and ref == ref else math.nan
 
 
-def ordering(reg: pd.DataFrame) -> pd.DataFrame:
-    """Per scenario and region: NLGRED_1(5), NLGRED_2(0.6), GRED, RNLGRED delays, which of the
-    two NLGREDs is lower, and RNLGRED relative to the lower envelope."""
-    mean = reg.groupby(["scenario", "region", "label"], sort=False)[list(METRICS)].mean()
+def ordering(reg: pd.DataFrame, col: str = "delay_s") -> pd.DataFrame:
+    """Per scenario and region: NLGRED_1(5), NLGRED_2(0.6), GRED, RNLGRED, which of the two
+    NLGREDs is lower, and RNLGRED relative to the lower envelope (`col`: the metric)."""
+    mean = reg.groupby(["scenario", "region", "label"], sort=False)[col].mean()
     rows = []
     for (s, region), _ in reg.groupby(["scenario", "region"], sort=False):
-        d = {lab: mean.loc[(s, region, lab), "delay_s"] for lab in
-             ("GRED", "NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)", "RNLGRED(manual)")}
+        labs = ("GRED", "NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)", "RNLGRED(manual)")
+        if not all((s, region, lab) in mean.index for lab in labs):
+            continue
+        d = {lab: mean.loc[(s, region, lab)] for lab in labs}
         n1, n2 = d["NLGRED_1(k=5)"], d["NLGRED_2(m=0.6)"]
         env = min(n1, n2)
         rows.append({
@@ -223,44 +261,20 @@ def ordering(reg: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def headline(reg: pd.DataFrame) -> pd.DataFrame:
-    """Scenario 1: reduction of delay, jitter, avgQ and change of drops vs GRED per region."""
+def headline(reg: pd.DataFrame, cols: dict[str, str]) -> pd.DataFrame:
+    """Scenario 1: each algorithm against GRED per region (negative = lower than GRED); `cols`
+    maps a title to the metric column."""
     s1 = reg[reg["scenario"] == 1]
-    mean = s1.groupby(["region", "label"], sort=False)[list(METRICS)].mean()
+    mean = s1.groupby(["region", "label"], sort=False)[list(cols.values())].mean()
     rows = []
     for region in s1["region"].unique():
         g = mean.loc[region]
         for lab in ("NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)", "RNLGRED(manual)"):
-            rows.append({
-                "region": region, "load": LOAD_S1[region], "algorithm": lab,
-                "delay vs GRED %": _pct(g.loc[lab, "delay_s"], g.loc["GRED", "delay_s"]),
-                "jitter vs GRED %": _pct(g.loc[lab, "jitter_s"], g.loc["GRED", "jitter_s"]),
-                "avgQ vs GRED %": _pct(g.loc[lab, "avgq_pkts"], g.loc["GRED", "avgq_pkts"]),
-                "drops vs GRED %": _pct(g.loc[lab, "drops_per_s"], g.loc["GRED", "drops_per_s"]),
-            })
-    return pd.DataFrame(rows)
-
-
-OPNET = {"delay_run_s": "delay (running mean)", "dv_run_s": "delay variation (running std)", "avgq_run_pkts": "avgQ (running mean)",
-         "drops_run_per_s": "drops (running mean)"}
-
-
-def opnet_headline(results: PackResults) -> pd.DataFrame:
-    """Scenario 1, OPNET-style statistics read at the end of each region: RNLGRED and the two
-    NLGREDs against GRED (negative = lower than GRED)."""
-    t = results.table[(results.table["scenario"] == 1) & (results.table["seed"] == results.table["seed"].min())]
-    series = {r["label"]: run_series(results.runs[r["run"]]) for _, r in t.iterrows()}
-    if "GRED" not in series:
-        return pd.DataFrame()
-    rows = []
-    for a, b, name in regions(1, results.quick):
-        at = {lab: s[s.index <= b].iloc[-1] for lab, s in series.items()}
-        for lab in ("NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)", "RNLGRED(manual)"):
-            if lab not in at:
+            if lab not in g.index or "GRED" not in g.index:
                 continue
-            row = {"region": name, "load": LOAD_S1[name], "algorithm": lab}
-            for col, title in OPNET.items():
-                row[f"{title} vs GRED %"] = _pct(float(at[lab][col]), float(at["GRED"][col]))
+            row = {"region": region, "load": LOAD_S1[region], "algorithm": lab}
+            for title, col in cols.items():
+                row[f"{title} vs GRED %"] = _pct(g.loc[lab, col], g.loc["GRED", col])
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -289,11 +303,12 @@ def _grows(ks: list[float]) -> str:
     return "yes" if all(b <= a for a, b in zip(ks, ks[1:])) and ks[-1] < ks[0] else "no"
 
 
-def s3_k_trend(reg: pd.DataFrame) -> pd.DataFrame:
-    """Scenario 3: queueing delay of NLGRED_1(k) relative to GRED (mean over regions B-E, %), per
-    traffic variant; the paper: the improvement over GRED grows with k."""
-    s3 = reg[(reg["scenario"] == 3) & reg["region"].isin(["B", "C", "D", "E"])]
-    mean = s3.groupby("label")["delay_s"].mean()
+def s3_k_trend(reg: pd.DataFrame, col: str = "delay_s", end: bool = False) -> pd.DataFrame:
+    """Scenario 3: NLGRED_1(k) and NLGRED_2(0.6) relative to GRED, per traffic variant: the mean
+    over regions B-E of `col` (or, with `end`, its value at the end of the run)."""
+    s3 = reg[reg["scenario"] == 3]
+    s3 = s3[s3["region"] == "C'"] if end else s3[s3["region"].isin(["B", "C", "D", "E"])]
+    mean = s3.groupby("label")[col].mean()
     rows = []
     for name, suffix in (("bulk, unlimited window (as run)", ""), *((f"{k}", f" {v}") for k, v in S3_VARIANTS.items())):
         g = mean.get(f"GRED{suffix}")
@@ -308,32 +323,6 @@ def s3_k_trend(reg: pd.DataFrame) -> pd.DataFrame:
         ks = [row[f"k={k:g} vs GRED %"] for k in K_VALUES[1:]]
         row["improvement grows with k"] = _grows(ks)
         rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def s3_k_trend_opnet(results: PackResults) -> pd.DataFrame:
-    """Scenario 3 read as the paper says it drew it ("the statistics in this scenario are drawn
-    as average values"): OPNET's running means from t = 0 of the queueing delay and avgQ, at the
-    end of the run, for NLGRED_1(k) and NLGRED_2(0.6) relative to GRED (%), per traffic variant."""
-    t = results.table[(results.table["scenario"] == 3) & (results.table["seed"] == results.table["seed"].min())]
-    end = {}
-    for _, r in t.iterrows():
-        s = run_series(results.runs[r["run"]])
-        end[r["label"]] = s.iloc[-1]
-    rows = []
-    for name, suffix in (("bulk, unlimited window (as run)", ""), *((f"{k}", f" {v}") for k, v in S3_VARIANTS.items())):
-        g = end.get(f"GRED{suffix}")
-        if g is None:
-            continue
-        for col, title in (("delay_run_s", "delay"), ("avgq_run_pkts", "avgQ")):
-            row = {"traffic": name, "statistic": f"{title} (running mean at the end)"}
-            labs = [(f"k={k:g}", f"NLGRED_1(k={k:g}){suffix}") for k in K_VALUES[1:]] + [("NLGRED_2(0.6)", f"NLGRED_2(m=0.6){suffix}")]
-            for short, lab in labs:
-                v = end.get(lab)
-                row[f"{short} vs GRED %"] = _pct(float(v[col]), float(g[col])) if v is not None else math.nan
-            ks = [row[f"k={k:g} vs GRED %"] for k in K_VALUES[1:]]
-            row["improvement grows with k"] = _grows(ks)
-            rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -367,6 +356,8 @@ def _figures(results: PackResults) -> list[str]:
         runs = first_seed[first_seed["scenario"] == s].set_index("label")["run"]
         series = {lab: run_series(results.runs[run]) for lab, run in runs.items()}
         for gname, labels in groups.items():
+            if not all(lab in series for lab in labels):
+                continue
             fig, axes = plt.subplots(2, 2, figsize=(10, 6.5), sharex=True)
             for ax, (m, title) in zip(axes.flat, METRICS.items()):
                 for lab in labels:
@@ -391,9 +382,7 @@ def _figures(results: PackResults) -> list[str]:
     return names
 
 
-def analyze(results: PackResults) -> str:
-    reg = region_table(results)
-    results.write_table("regions_long", reg)
+def report(results: PackResults, reg: pd.DataFrame) -> str:
     by = ["scenario", "region", "label"]
     summ = summarize(reg, by, {m: m for m in METRICS})
     parts = []
@@ -405,11 +394,11 @@ def analyze(results: PackResults) -> str:
     parts.append("## Ordering by load region (queueing delay, s)\n\n"
                  "Paper: NLGRED_2(0.6) below NLGRED_1(5) at 100-150% load, NLGRED_1(5) below at 200% (region E), "
                  "both below GRED; RNLGRED follows the lower envelope.\n\n" + results.write_table("ordering", order))
-    head = headline(reg)
+    head = headline(reg, {"delay": "delay_s", "jitter": "jitter_s", "avgQ": "avgq_pkts", "drops": "drops_per_s"})
     parts.append("## Scenario 1 against GRED (negative = lower than GRED)\n\n"
                  "Paper: RNLGRED up to 40% less delay and jitter, 35% less avgQ than GRED, slightly more drops.\n\n"
                  + results.write_table("scenario1_vs_gred", head, ".3g"))
-    oh = opnet_headline(results)
+    oh = headline(reg, {title: col for col, title in OPNET.items()})
     if len(oh):
         parts.append("## Scenario 1 against GRED, OPNET-style statistics\n\n"
                      "OPNET plots running averages from t = 0, and its delay variation is not IPDV. The same runs "
@@ -419,9 +408,11 @@ def analyze(results: PackResults) -> str:
     if len(kt):
         parts.append("## Scenario 3: the k-trend under other TCP traffic\n\n"
                      "Queueing delay of NLGRED_1(k) and NLGRED_2(0.6) relative to GRED, mean over regions B-E "
-                     "(negative = lower than GRED). The paper: the improvement over GRED grows with k.\n\n"
+                     "(negative = lower than GRED). The paper: the improvement over GRED grows with k. The 25- and 50-flow "
+                     "rows are mechanism checks (each of the five sources opens 5 or 10 connections), not readings.\n\n"
                      + results.write_table("scenario3_k_trend", kt, ".3g"))
-    ko = s3_k_trend_opnet(results)
+    ko = pd.concat([s3_k_trend(reg, "delay_run_s", end=True).assign(statistic="delay (running mean at the end)"),
+                    s3_k_trend(reg, "avgq_run_pkts", end=True).assign(statistic="avgQ (running mean at the end)")])
     if len(ko):
         parts.append("## Scenario 3 as the paper drew it: running means from t = 0\n\n"
                      "\"The statistics in this scenario are drawn as average values\": OPNET's running means of the "
@@ -433,23 +424,270 @@ def analyze(results: PackResults) -> str:
                      "The pack runs the RED family with `spread = \"none\"` (p_a = p_b); `[wait]` is ns-2's count "
                      "spreading.\n\n" + results.write_table("scenario1_wait_sensitivity", ws, ".3g"))
     for s in (1, 2, 3):
-        wide = summ[summ["scenario"] == s].pivot(index="label", columns="region", values="delay_s")
-        wide = wide[[n for _, _, n in REGIONS[s]]].reset_index()
-        md = results.write_table(f"scenario{s}_delay", wide)
-        wideq = summ[summ["scenario"] == s].pivot(index="label", columns="region", values="avgq_pkts")
-        wideq = wideq[[n for _, _, n in REGIONS[s]]].reset_index()
-        mdq = results.write_table(f"scenario{s}_avgq", wideq, ".4g")
-        widej = summ[summ["scenario"] == s].pivot(index="label", columns="region", values="jitter_s")
-        widej = widej[[n for _, _, n in REGIONS[s]]].reset_index()
-        mdj = results.write_table(f"scenario{s}_jitter", widej, ".3g")
-        widen = summ[summ["scenario"] == s].pivot(index="label", columns="region", values="drops_per_s")
-        widen = widen[[n for _, _, n in REGIONS[s]]].reset_index()
-        mdn = results.write_table(f"scenario{s}_drops", widen, ".3g")
-        parts.append(f"## Scenario {s}\n\nQueueing delay [s]:\n\n{md}\n\navgQ [packets]:\n\n{mdq}\n\n"
-                     f"Jitter (IPDV) [s]:\n\n{mdj}\n\nDrops [packets/s]:\n\n{mdn}\n")
-    sw = switches(results)
-    if len(sw):
-        parts.append("## RNLGRED curve switches\n\n" + results.write_table("switches", sw, ".4g"))
-    figs = _figures(results)
-    parts.append("## Figures\n\n" + "\n".join(f"![{n}](figures/{n}.png)" for n in figs))
+        base = summ[(summ["scenario"] == s) & ~summ["label"].str.contains(r"\[", regex=True)]
+        if not len(base):
+            continue
+        out = []
+        for col, name, fmt_ in (("delay_s", "delay", ".4g"), ("avgq_pkts", "avgq", ".4g"), ("jitter_s", "jitter", ".3g"),
+                                ("drops_per_s", "drops", ".3g")):
+            wide = base.pivot(index="label", columns="region", values=col)
+            wide = wide[[n for _, _, n in REGIONS[s]]].reset_index()
+            out.append(results.write_table(f"scenario{s}_{name}", wide, fmt_))
+        parts.append(f"## Scenario {s}\n\nQueueing delay [s]:\n\n{out[0]}\n\navgQ [packets]:\n\n{out[1]}\n\n"
+                     f"Jitter (IPDV) [s]:\n\n{out[2]}\n\nDrops [packets/s]:\n\n{out[3]}\n")
+    parts.append(claims.write(results, _claims(reg), READINGS))
     return "\n\n".join(parts)
+
+
+# ---------------------------------------------------------------- readings and claims
+_REGION = {"delay": "delay_s", "avgq": "avgq_pkts", "jitter": "jitter_s", "drops": "drops_per_s", "std": "delay_std_s"}
+_RUNNING = {"delay": "delay_run_s", "avgq": "avgq_run_pkts", "jitter": "jitter_run_s", "drops": "drops_run_per_s", "std": None}
+_OPNET = {**_RUNNING, "jitter": "dv_run_s"}
+#: reading -> (label suffix, statistic columns per scenario)
+READING_SPEC = {
+    "pre-registered": ("", {1: _REGION, 2: _REGION, 3: _RUNNING}),
+    "OPNET running statistics": ("", {1: _OPNET, 2: _OPNET, 3: _OPNET}),
+    "settled values in every scenario": ("", {1: _REGION, 2: _REGION, 3: _REGION}),
+    "count spreading (ns-2 wait)": (" [wait]", {1: _REGION}),
+    "scenario 3: the paper's finite transfers": (" [finite]", {3: _RUNNING}),
+    "scenario 3: 8760-B receive window": (" [rwnd 8760 B]", {3: _RUNNING}),
+}
+READINGS = [
+    Reading("pre-registered", "the drop probability applied as the curve gives it (p_a = P_d); scenarios 1 and 2 read as "
+            "settled values (the mean over the second half of each load region), scenario 3 as running means from t = 0 at "
+            "the end of each region; jitter = mean |D(i) − D(i−1)| of consecutive packets (IPDV); FTP and e-mail sending "
+            "throughout their start-end window", preregistered=True,
+            why="docs/reproductions/rnlgred.md, *Pre-registered setup*: Eqs. (1)-(4) give a drop probability and nothing "
+                "else; §5 D says scenario 3 alone is drawn as average values; Tables 4-5 give every TCP source an end time"),
+    Reading("OPNET running statistics", "every statistic as OPNET's running time average from t = 0, jitter as the running "
+            "standard deviation of the queueing delay (delay variation)",
+            why="fitted (issue 10): the reading that reproduced the abstract's percentages"),
+    Reading("settled values in every scenario", "scenario 3 read like 1 and 2", why="the pack's first reading"),
+    Reading("count spreading (ns-2 wait)", "RED's usual count spreading (scenario 1's GRED, NLGRED_1(5), NLGRED_2(0.6), RNLGRED auto)",
+            why="how RED implementations usually spread drops"),
+    Reading("scenario 3: the paper's finite transfers", "FTP transfers of 20, 10, 10, 10, 10 MB, each once",
+            why="Table 5's file sizes read as one transfer each"),
+    Reading("scenario 3: 8760-B receive window", "a classic 6-segment receive window", why="a window cap that could keep TCP's "
+            "queue low"),
+]
+CONGESTED = ("B", "C", "D", "E")
+KS = [f"NLGRED_1(k={k:g})" for k in K_VALUES]  # k = 1 is GRED
+MS_LABELS = [f"NLGRED_2(m={m:g})" for m in M_VALUES]
+N1, N2, AUTO, MANUAL = "NLGRED_1(k=5)", "NLGRED_2(m=0.6)", "RNLGRED(auto)", "RNLGRED(manual)"
+
+
+def _claims(reg: pd.DataFrame) -> list[Claim]:
+    mean = reg.groupby(["scenario", "region", "label"], sort=False)[
+        [c for c in {*_REGION.values(), *_OPNET.values(), *_RUNNING.values()} if c]].mean()
+
+    def v(r: str, s: int, region: str, lab: str, m: str) -> float:
+        suffix, cols = READING_SPEC[r]
+        if s not in cols or cols[s][m] is None:
+            raise KeyError(r)
+        key = (s, region, lab + suffix)
+        if key not in mean.index:
+            raise KeyError(r)
+        return float(mean.loc[key, cols[s][m]])
+
+    def below_gred(s, labs, regions, m="delay"):
+        def check(r):
+            hits = [(lab, rg) for lab in labs for rg in regions if v(r, s, rg, lab, m) < v(r, s, rg, "GRED", m)]
+            miss = [f"{lab} in {rg}" for lab in labs for rg in regions if (lab, rg) not in hits]
+            return fraction(len(hits), len(labs) * len(regions), f"below GRED in {len(hits)} of {len(labs) * len(regions)}"
+                            + (f" (not: {', '.join(miss)})" if miss else ""))
+        return check
+
+    def monotone(s, family, metrics, regions, falling=True, tol=0.01):
+        """Each metric along the family (k rising or m rising) in each region: non-increasing
+        (falling) or non-decreasing, within `tol` relative noise."""
+        def check(r):
+            hits, tot, bad = 0, 0, []
+            for m in metrics:
+                for rg in regions:
+                    xs = [v(r, s, rg, lab, m) for lab in family]
+                    ok = all((b <= a * (1 + tol)) if falling else (b >= a * (1 - tol)) for a, b in zip(xs, xs[1:]))
+                    tot += 1
+                    hits += ok
+                    if not ok:
+                        bad.append(f"{m} in {rg}")
+            return fraction(hits, tot, f"{hits} of {tot} (metric, region) series" + (f"; not in: {', '.join(bad)}" if bad else ""))
+        return check
+
+    def order(s, metrics, n2_regions, n1_regions):
+        def check(r):
+            cells = []
+            for m in metrics:
+                cells += [(m, rg, v(r, s, rg, N2, m) < v(r, s, rg, N1, m)) for rg in n2_regions]
+                cells += [(m, rg, v(r, s, rg, N1, m) < v(r, s, rg, N2, m)) for rg in n1_regions]
+            bad = [f"{m} in {rg}" for m, rg, ok in cells if not ok]
+            return fraction(len(cells) - len(bad), len(cells), f"{len(cells) - len(bad)} of {len(cells)} as stated"
+                            + (f"; not in: {', '.join(bad)}" if bad else ""))
+        return check
+
+    def envelope(s, modes, metrics, regions, tol=0.10):
+        def check(r):
+            ratios = []
+            for mode in modes:
+                for m in metrics:
+                    for rg in regions:
+                        env = min(v(r, s, rg, N1, m), v(r, s, rg, N2, m))
+                        ratios.append((mode, m, rg, v(r, s, rg, mode, m) / env if env > 0 else math.nan))
+            ok = [x for x in ratios if x[3] <= 1 + tol]
+            worst = max(ratios, key=lambda x: x[3])
+            return fraction(len(ok), len(ratios), f"within {fmt(100 * tol, 'g')}% of the lower envelope in {len(ok)} of {len(ratios)}; "
+                                                  f"worst {worst[0]} {worst[1]} in {worst[2]}: {fmt(worst[3], '.2f')}×")
+        return check
+
+    def drops_slightly_more(s, labs, regions, hi=0.10):
+        def check(r):
+            rel = [(lab, rg, _rel(v(r, s, rg, lab, "drops"), v(r, s, rg, "GRED", "drops"))) for lab in labs for rg in regions]
+            ok = [x for x in rel if -1e-9 <= x[2] <= hi]
+            return fraction(len(ok), len(rel), f"{len(ok)} of {len(rel)} between 0 and +{fmt(100 * hi, 'g')}%; range "
+                                               f"{fmt(100 * min(x[2] for x in rel), '+.1f')} to {fmt(100 * max(x[2] for x in rel), '+.1f')}%")
+        return check
+
+    def same_drops(s, labs, regions, tol=0.05):
+        def check(r):
+            hits = 0
+            spread = []
+            for rg in regions:
+                xs = [v(r, s, rg, lab, "drops") for lab in labs]
+                sp = max(xs) / min(xs) - 1 if min(xs) > 0 else math.inf
+                spread.append(sp)
+                hits += sp <= tol
+            return fraction(hits, len(regions), f"spread {fmt(100 * min(spread), '.1f')}–{fmt(100 * max(spread), '.1f')}% over the regions")
+        return check
+
+    def up_to(m, target, lab=AUTO):
+        def check(r):
+            red = {rg: -_pct(v(r, 1, rg, lab, m), v(r, 1, rg, "GRED", m)) for rg in (*CONGESTED, "C'")}
+            best = max(red, key=red.get)
+            x = red[best]
+            ok = 0.75 * target <= x <= 1.25 * target
+            return outcome(ok, f"largest reduction {fmt(x, '.1f')}% (region {best}); per region "
+                               + ", ".join(f"{rg} {fmt(y, '.0f')}%" for rg, y in red.items()), partly=x > 0)
+        return check
+
+    def stable_e(r):
+        a, b = v(r, 1, "E", N1, "std"), v(r, 1, "E", N2, "std")
+        return outcome(a < b, f"std of the 1-s delay in E: NLGRED_1(5) {fmt(a, '.3g')} s, NLGRED_2(0.6) {fmt(b, '.3g')} s")
+
+    def drops_highest_at_best(s, regions):
+        def check(r):
+            def avg(lab):
+                return sum(v(r, s, rg, lab, "drops") for rg in regions) / len(regions)
+            ok = [avg(N1) >= max(avg(k) for k in KS[:-1]), avg(N2) >= max(avg(mm) for mm in MS_LABELS[1:])]
+            return fraction(sum(ok), 2, f"k = 5 {'highest' if ok[0] else 'not highest'} of the k; m = 0.6 "
+                                        f"{'highest' if ok[1] else 'not highest'} of the m (mean over {regions[0]}-{regions[-1]})")
+        return check
+
+    def s3_best(r):
+        def argmin(labs, regions):
+            return min(labs, key=lambda lab: sum(v(r, 3, rg, lab, "delay") for rg in regions))
+        got = [argmin(KS[1:], ("A", "B", "C")), argmin(MS_LABELS, ("A", "B", "C")), argmin(KS[1:], ("D", "E")), argmin(MS_LABELS, ("D", "E"))]
+        want = ["NLGRED_1(k=2)", "NLGRED_2(m=0.8)", N1, N2]
+        return fraction(sum(a == b for a, b in zip(got, want)), 4, f"lowest delay: A-C {got[0]}, {got[1]}; D-E {got[2]}, {got[3]}")
+
+    def s3_drops(r):
+        def avg(lab):
+            return sum(v(r, 3, rg, lab, "drops") for rg in CONGESTED) / 4
+        ok = [avg(N1) > avg("GRED"), avg(N2) > avg("GRED")]
+        return fraction(sum(ok), 2, f"mean drops over B-E: GRED {fmt(avg('GRED'), '.3g')}, NLGRED_1(5) {fmt(avg(N1), '.3g')}, "
+                                    f"NLGRED_2(0.6) {fmt(avg(N2), '.3g')} pkt/s")
+
+    def udp_more(r):
+        best = {}
+        for s in (1, 2, 3):
+            best[s] = max(-_pct(v(r, s, rg, AUTO, "delay"), v(r, s, rg, "GRED", "delay")) for rg in CONGESTED)
+        ok = best[1] > best[3] and best[2] > best[3]
+        return outcome(ok, "largest delay reduction of RNLGRED (auto) vs GRED: " + ", ".join(f"scenario {s} {fmt(x, '.0f')}%" for s, x in best.items()))
+
+    return [
+        Claim("R1", "NLGRED_1's j and max_p for k = 1 … 5", "§3 A, Table 1", "j 1 … 0.1217, max_p 0.1 … 0.7497",
+              not_a_result="parameters derived from the curves (continuity at max_th); the project's reading of Eqs. (1)-(2) gives "
+                           "them within 1% (docs/aqm/nlgred.md, its unit tests)"),
+        Claim("R2", "NLGRED_2's k and j for m = 0.6 … 1.2", "§3 B, Table 2", "k 1.5093 … 2.2966",
+              not_a_result="parameters derived from the curves; reproduced to 0.01% (docs/aqm/nlgred.md)"),
+        Claim("R3", "scenario 1: both nonlinear algorithms improve the queueing delay over GRED", "§5 B 1, Figs. 8-9",
+              "figures only", "NLGRED_1(5) and NLGRED_2(0.6) below GRED in every congested region (B-E)",
+              below_gred(1, (N1, N2), CONGESTED)),
+        Claim("R4", "scenario 1: NLGRED_1's delay falls as k (max_p) grows", "§5 B 1, Fig. 8", "figure only",
+              "delay non-increasing over k = 1 … 5 in each of B-E (1% noise)", monotone(1, KS, ("delay",), CONGESTED)),
+        Claim("R5", "scenario 1: NLGRED_2's delay falls as m (max_th) shrinks", "§5 B 1, Fig. 9", "figure only",
+              "delay non-decreasing over m = 0.6 … 1.2 in each of B-E", monotone(1, MS_LABELS, ("delay",), CONGESTED, falling=False)),
+        Claim("R6", "scenario 1: the same for avgQ and jitter", "§5 B 1, Figs. 10-13", "figures only",
+              "avgQ and jitter non-increasing over k and non-decreasing over m in each of B-E",
+              lambda r: _merge(monotone(1, KS, ("avgq", "jitter"), CONGESTED)(r),
+                               monotone(1, MS_LABELS, ("avgq", "jitter"), CONGESTED, falling=False)(r))),
+        Claim("R7", "scenario 1: the nonlinear algorithms drop slightly more than GRED", "§5 B 1, Figs. 14-15", "figures only",
+              "NLGRED_1(5) and NLGRED_2(0.6) drop 0-10% more than GRED in each of B-E", drops_slightly_more(1, (N1, N2), CONGESTED)),
+        Claim("R8", "scenario 1: NLGRED_2(0.6) has the lower delay below 200% load, NLGRED_1(5) at 200%", "§5 B 2, Fig. 16; §6",
+              "figure only", "NLGRED_2 lower in B, C, D; NLGRED_1 lower in E", order(1, ("delay",), ("B", "C", "D"), ("E",))),
+        Claim("R9", "scenario 1: RNLGRED's delay follows the minimum of the two", "§5 B 2, Fig. 16", "figure only",
+              "auto and manual within 10% of the lower envelope in B-E and C'",
+              envelope(1, (AUTO, MANUAL), ("delay",), (*CONGESTED, "C'"))),
+        Claim("R10", "scenario 1: RNLGRED's avgQ follows the minimum path", "§5 B 2, Fig. 17", "figure only",
+              "auto and manual within 10% of the lower envelope in B-E and C'",
+              envelope(1, (AUTO, MANUAL), ("avgq",), (*CONGESTED, "C'"))),
+        Claim("R11", "scenario 1: RNLGRED's jitter follows the minimum path", "§5 B 2, Fig. 18", "figure only",
+              "auto and manual within 10% of the lower envelope in B-E and C'",
+              envelope(1, (AUTO, MANUAL), ("jitter",), (*CONGESTED, "C'"))),
+        Claim("R12", "scenario 1: the three algorithms drop the same", "§5 B 2, Fig. 19", "figure only",
+              "NLGRED_1(5), NLGRED_2(0.6), RNLGRED auto within 5% of each other in each of B-E",
+              same_drops(1, (N1, N2, AUTO), CONGESTED)),
+        Claim("R13", "scenario 1: NLGRED_1 is the more stable in region E", "§5 B 2", "",
+              "a smaller standard deviation of the 1-s delay in E than NLGRED_2(0.6)", stable_e),
+        Claim("R14", "RNLGRED: up to 40% less queueing delay than GRED in scenario 1", "abstract, §6", "40%",
+              "the largest reduction over the regions within 25% of 40% (30–50%); partly: a reduction", up_to("delay", 40)),
+        Claim("R15", "up to 40% less jitter", "abstract, §6", "40%", "the largest reduction within 30–50%", up_to("jitter", 40)),
+        Claim("R16", "up to 35% less average queue", "abstract, §6", "35%", "the largest reduction within 26–44%", up_to("avgq", 35)),
+        Claim("R17", "with slightly more drops than GRED", "abstract, §6", "", "RNLGRED (auto) drops 0-10% more than GRED in each of B-E",
+              drops_slightly_more(1, (AUTO,), CONGESTED)),
+        Claim("R18", "scenario 2: the nonlinear algorithms improve on GRED, more with larger k and smaller m", "§5 C 1, Figs. 21-26",
+              "figures only", "NLGRED_1(5), NLGRED_2(0.6) below GRED and the delay monotone in k and m, in each of B-E",
+              lambda r: _merge(below_gred(2, (N1, N2), CONGESTED)(r), monotone(2, KS, ("delay",), CONGESTED)(r),
+                               monotone(2, MS_LABELS, ("delay",), CONGESTED, falling=False)(r))),
+        Claim("R19", "scenario 2: k = 5 and m = 0.6 drop slightly more than the other degrees", "§5 C 1, Figs. 27-28", "figures only",
+              "the highest mean drop rate over B-E of their family", drops_highest_at_best(2, CONGESTED)),
+        Claim("R20", "scenario 2: NLGRED_2 better below 200% load, NLGRED_1 better in E (delay, avgQ, jitter)", "§5 C 2, Figs. 29-31",
+              "figures only", "NLGRED_2 lower in B, C, D and NLGRED_1 lower in E, for delay, avgQ and jitter",
+              order(2, ("delay", "avgq", "jitter"), ("B", "C", "D"), ("E",))),
+        Claim("R21", "scenario 2: little difference in drops between the three", "§5 C 2, Fig. 32", "figure only",
+              "within 10% of each other in each of B-E", same_drops(2, (N1, N2, AUTO), CONGESTED, 0.10)),
+        Claim("R22", "scenario 2: RNLGRED follows the minimum path", "§5 C 2, Figs. 29-31", "figures only",
+              "auto within 10% of the lower envelope for delay, avgQ and jitter in A-E",
+              envelope(2, (AUTO,), ("delay", "avgq", "jitter"), ("A", *CONGESTED))),
+        Claim("R23", "scenario 3 (TCP only): improvement over GRED, growing with k and with smaller m", "§5 D 1, Figs. 34-39",
+              "figures only", "NLGRED_1(5) and NLGRED_2(0.6) below GRED and the delay monotone in k and m, in each of B-E",
+              lambda r: _merge(below_gred(3, (N1, N2), CONGESTED)(r), monotone(3, KS, ("delay",), CONGESTED)(r),
+                               monotone(3, MS_LABELS, ("delay",), CONGESTED, falling=False)(r))),
+        Claim("R24", "scenario 3: best k = 2 and m = 0.8 at light congestion (A-C), k = 5 and m = 0.6 as it grows", "§5 D 1",
+              "", "the lowest mean delay at those settings over A-C and over D-E", s3_best),
+        Claim("R25", "scenario 3: the nonlinear algorithms drop more than GRED", "§5 D 1, Figs. 40-41", "figures only",
+              "NLGRED_1(5) and NLGRED_2(0.6) above GRED's mean drop rate over B-E", s3_drops),
+        Claim("R26", "scenario 3: RNLGRED follows the minimum path", "§5 D 2, Figs. 42-45", "figures only",
+              "auto within 10% of the lower envelope for delay and avgQ in B-E",
+              envelope(3, (AUTO,), ("delay", "avgq"), CONGESTED)),
+        Claim("R27", "RNLGRED improves UDP and mixed traffic more than TCP only", "§5 D 1, §6", "",
+              "its largest delay reduction against GRED over B-E larger in scenarios 1 and 2 than in 3", udp_more),
+    ]
+
+
+def _rel(a: float, b: float) -> float:
+    """a / b - 1, with 0 / 0 = 0 and x / 0 = +inf."""
+    if b:
+        return a / b - 1
+    return 0.0 if a == 0 else math.inf
+
+
+def _merge(*outcomes: Outcome) -> Outcome:
+    """All parts: holds if every part holds, fails if none holds or is partly, else partly."""
+    st = [o.status for o in outcomes]
+    if NA in st:
+        return Outcome(NA, "")
+    value = "; ".join(o.value for o in outcomes)
+    if all(s == HOLDS for s in st):
+        return Outcome(HOLDS, value)
+    if all(s == FAILS for s in st):
+        return Outcome(FAILS, value)
+    return Outcome(PARTLY, value)

@@ -24,7 +24,13 @@ pub struct Queue {
 
 impl Queue {
     /// Wraps `disc`; `rng` is its own random stream.
-    pub fn new(disc: AnyQdisc, rng: Rng, window_start: SimTime) -> Self {
+    pub fn new(mut disc: AnyQdisc, rng: Rng, window_start: SimTime) -> Self {
+        if window_start == 0 {
+            // no warm-up: the window is open from the start, as `QueueStats::new` has it
+            if let Some(c) = disc.classes_mut() {
+                c.open_window();
+            }
+        }
         Queue {
             disc,
             stats: QueueStats::new(window_start),

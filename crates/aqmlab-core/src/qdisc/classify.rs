@@ -18,9 +18,11 @@ pub enum ClassifyBy {
     /// A hash of (source, destination, flow id) and a salt: the usual 5-tuple hash, where
     /// the flow id stands for the ports. Distinct flows may collide.
     Hash,
-    /// A hash of (source, destination) only and a salt: ns-2 `Queue/SFQ`.
+    /// The source and destination addresses only, hashed as ns-2's `Queue/SFQ` does
+    /// ([`ns2_sfq_hash`]); with a salt (perturbation), a salted hash of the same pair.
     Addr,
-    /// A hash of the source address only and a salt: ns-2 `Queue/DRR` (default `mask_ 0`).
+    /// The source address only, hashed as ns-2's `Queue/DRR` does with `mask_ 0`
+    /// ([`ns2_drr_hash`]); with a salt (perturbation), a salted hash of the same address.
     Src,
     /// The packet's priority / DSCP value modulo the number of buckets.
     Priority,
@@ -39,6 +41,25 @@ fn mix(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
+}
+
+/// ns-2.35's `SFQ::hash` (`queue/sfq.cc`): k = source + destination address,
+/// `(k + (k >> 8) + ~(k >> 4)) % ((2 << 19) - 1)` in C `int` arithmetic; the bucket is that
+/// modulo `buckets_`. On addresses below 16 it is k - 1: distinct address sums, distinct buckets.
+pub fn ns2_sfq_hash(src: u32, dst: u32) -> i64 {
+    let k = (src as i32).wrapping_add(dst as i32);
+    let h = k.wrapping_add(k >> 8).wrapping_add(!(k >> 4));
+    (h % ((2 << 19) - 1)) as i64
+}
+
+/// ns-2.35's `DRR::hash` (`queue/drr.cc`) with the default `mask_ 0`: i = source address,
+/// `((i + (i >> 8) + ~(i >> 4)) % ((2 << 23) - 1)) + 1` in C `int` arithmetic; the bucket is
+/// that modulo `buckets_`. On addresses below 16 it is the identity: one bucket per source
+/// while the sources number fewer than the buckets.
+pub fn ns2_drr_hash(src: u32) -> i64 {
+    let i = src as i32;
+    let h = i.wrapping_add(i >> 8).wrapping_add(!(i >> 4));
+    (h % ((2 << 23) - 1)) as i64 + 1
 }
 
 /// Maps packets to buckets `0..buckets`.
@@ -91,6 +112,14 @@ impl Classifier {
             ClassifyBy::Priority => return (p.priority as u64 % n) as usize,
             ClassifyBy::Hash => {
                 mix(mix(mix(self.salt ^ p.src as u64) ^ p.dst as u64) ^ p.flow as u64)
+            }
+            // ns-2's own hashes, bucket = hash mod buckets (C's `%`; the hashes are
+            // non-negative for any source address and any pair of distinct addresses)
+            ClassifyBy::Addr if self.salt == 0 => {
+                return ns2_sfq_hash(p.src, p.dst).rem_euclid(n as i64) as usize
+            }
+            ClassifyBy::Src if self.salt == 0 => {
+                return ns2_drr_hash(p.src).rem_euclid(n as i64) as usize
             }
             ClassifyBy::Addr => mix(mix(self.salt ^ p.src as u64) ^ p.dst as u64),
             ClassifyBy::Src => mix(self.salt ^ p.src as u64),
@@ -356,6 +385,53 @@ mod tests {
         let c = Classifier::new(ClassifyBy::Src, 64);
         let d = Packet { dst: 10, ..b };
         assert_eq!(c.classify(&a), c.classify(&d));
+    }
+
+    #[test]
+    fn ns2_hashes_worked_by_hand() {
+        // sfq.cc: k = 2 + 3 = 5 -> 5 + 0 + ~0 = 4; k = 17 -> 17 + 0 + ~1 = 15;
+        // k = 300 -> 300 + 1 + ~18 = 282; k = 0 -> -1 (C's % keeps the sign).
+        assert_eq!(ns2_sfq_hash(2, 3), 4);
+        assert_eq!(ns2_sfq_hash(8, 9), 15);
+        assert_eq!(ns2_sfq_hash(100, 200), 282);
+        assert_eq!(ns2_sfq_hash(0, 0), -1);
+        // drr.cc: i < 16 -> i + 0 + ~0 = i - 1, + 1 = i; i = 20 -> 20 + 0 + ~1 = 18, + 1 = 19;
+        // i = 300 -> 300 + 1 + ~18 = 282, + 1 = 283; i = 0 -> -1 % p + 1 = 0.
+        for i in 0..16 {
+            assert_eq!(ns2_drr_hash(i), i as i64);
+        }
+        assert_eq!(ns2_drr_hash(20), 19);
+        assert_eq!(ns2_drr_hash(300), 283);
+    }
+
+    #[test]
+    fn unsalted_src_gives_distinct_sources_distinct_buckets_as_ns2_drr() {
+        // DQRED part 1's dumbbell: sources s1..s4 are nodes 2..5 (r1, r2 first). ns-2's DRR
+        // (buckets_ 10) gives each source its own bucket; the salted hash this classifier used
+        // before put s3 (video) and s4 (CBR) in one bucket.
+        let c = Classifier::new(ClassifyBy::Src, 10);
+        let buckets: Vec<usize> = (2..6u32)
+            .map(|src| {
+                c.classify(&Packet {
+                    src,
+                    dst: src + 4,
+                    ..Default::default()
+                })
+            })
+            .collect();
+        assert_eq!(buckets, [2, 3, 4, 5]);
+        // ns-2's SFQ (buckets_ 16) on the same four pairs: address sums 8, 10, 12, 14.
+        let c = Classifier::new(ClassifyBy::Addr, 16);
+        let buckets: Vec<usize> = (2..6u32)
+            .map(|src| {
+                c.classify(&Packet {
+                    src,
+                    dst: src + 4,
+                    ..Default::default()
+                })
+            })
+            .collect();
+        assert_eq!(buckets, [7, 9, 11, 13]);
     }
 
     #[test]

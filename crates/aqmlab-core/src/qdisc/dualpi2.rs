@@ -31,7 +31,7 @@
 //!   tail-dropped.
 
 use super::common::Fifo;
-use super::{Configure, Ctx, LinkInfo, QueueDisc, Reason, Verdict};
+use super::{Configure, Ctx, LinkInfo, QueueClasses, QueueDisc, Reason, Verdict};
 use crate::packet::{Ecn, PacketId};
 use crate::time::{to_secs, SimTime};
 use crate::units::Duration;
@@ -137,7 +137,18 @@ pub struct DualPi2 {
     pub st: DualPi2State,
     l_count: f64,
     c_count: f64,
+    /// L head sojourn (s) at the last update.
+    l_qdelay: f64,
+    /// The L marking probability applied to the last L packet sent: max(native, p_CL).
+    p_l: f64,
+    /// Per-queue statistics: class 0 is L, class 1 is C.
+    classes: QueueClasses,
 }
+
+/// Class index of the L4S queue in [`QueueClasses`].
+const L: usize = 0;
+/// Class index of the Classic queue.
+const C: usize = 1;
 
 impl Configure for DualPi2 {
     type Params = DualPi2Params;
@@ -177,6 +188,12 @@ impl Configure for DualPi2 {
             st: DualPi2State::default(),
             l_count: 0.0,
             c_count: 0.0,
+            l_qdelay: 0.0,
+            p_l: 0.0,
+            classes: QueueClasses::new(
+                vec!["L".into(), "C".into()],
+                vec!["dualpi2_l_sojourn_mean_s", "dualpi2_c_sojourn_mean_s"],
+            ),
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
@@ -237,6 +254,14 @@ impl DualPi2 {
         }
     }
 
+    /// Records a packet sent on from `class`.
+    #[inline]
+    fn departed(&mut self, class: usize, pkt: PacketId, ctx: &Ctx) {
+        let p = ctx.pool.get(pkt);
+        self.classes
+            .departed(class, p.size, ctx.now.saturating_sub(p.enqueued));
+    }
+
     /// Time-shifted FIFO: serve L unless C's head has waited more than tshift longer.
     fn pick_l(&self, ctx: &Ctx) -> Option<bool> {
         match (self.l.front(), self.c.front()) {
@@ -254,16 +279,24 @@ impl DualPi2 {
 
 impl QueueDisc for DualPi2 {
     fn enqueue(&mut self, pkt: PacketId, ctx: &mut Ctx) -> Verdict {
+        let p = ctx.pool.get(pkt);
+        let class = if matches!(p.ecn, Ecn::Ect1 | Ecn::Ce) {
+            L
+        } else {
+            C
+        };
+        self.classes.arrived(class);
         if self.l.len() + self.c.len() >= self.limit {
+            self.classes.dropped(class, Reason::Overflow);
             return Verdict::Dropped(Reason::Overflow);
         }
-        let p = ctx.pool.get(pkt);
         let size = p.size;
-        if matches!(p.ecn, Ecn::Ect1 | Ecn::Ce) {
+        if class == L {
             self.l.push(pkt, size);
         } else {
             self.c.push(pkt, size);
         }
+        self.classes.enqueued(class);
         Verdict::Enqueued
     }
 
@@ -277,11 +310,15 @@ impl QueueDisc for DualPi2 {
                     // then linear marking with p_CL (>= 1: every survivor).
                     if Self::recur(&mut self.l_count, self.st.p_c) {
                         ctx.drop_queued(pkt, Reason::Early);
+                        self.classes.dropped(L, Reason::Early);
                         continue;
                     }
-                    if Self::recur(&mut self.l_count, self.st.p_cl) {
-                        ctx.mark(pkt, Reason::Early);
+                    self.p_l = self.st.p_cl;
+                    if Self::recur(&mut self.l_count, self.st.p_cl) && ctx.mark(pkt, Reason::Early)
+                    {
+                        self.classes.marked(L, Reason::Early);
                     }
+                    self.departed(L, pkt, ctx);
                     return Some(pkt);
                 }
                 let sojourn = ctx.now.saturating_sub(ctx.pool.get(pkt).enqueued);
@@ -291,14 +328,18 @@ impl QueueDisc for DualPi2 {
                 } else {
                     0.0
                 };
-                if Self::recur(&mut self.l_count, native.max(self.st.p_cl)) {
+                self.p_l = native.max(self.st.p_cl);
+                if Self::recur(&mut self.l_count, self.p_l) {
                     let why = if native > self.st.p_cl {
                         Reason::Delay
                     } else {
                         Reason::Early
                     };
-                    ctx.mark(pkt, why);
+                    if ctx.mark(pkt, why) {
+                        self.classes.marked(L, why);
+                    }
                 }
+                self.departed(L, pkt, ctx);
                 return Some(pkt);
             }
             let pkt = self.c.pop_front()?;
@@ -310,14 +351,21 @@ impl QueueDisc for DualPi2 {
                 let ect = ctx.pool.get(pkt).ecn.is_ect();
                 if !ect || self.st.p_c >= self.p_cmax || !ctx.mark(pkt, Reason::Early) {
                     ctx.drop_queued(pkt, Reason::Early);
+                    self.classes.dropped(C, Reason::Early);
                     continue;
                 }
+                self.classes.marked(C, Reason::Early);
             }
+            self.departed(C, pkt, ctx);
             return Some(pkt);
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx) {
+        self.l_qdelay = match self.l.front() {
+            Some(h) => to_secs(ctx.now.saturating_sub(ctx.pool.get(h).enqueued)),
+            None => 0.0,
+        };
         let curq = self.curq(ctx);
         self.update(curq);
         ctx.set_timer(ctx.now.saturating_add(self.tupdate));
@@ -336,6 +384,14 @@ impl QueueDisc for DualPi2 {
         out.push(("dualpi2_l_pkts", self.l.len() as f64));
         out.push(("dualpi2_c_pkts", self.c.len() as f64));
         out.push(("dualpi2_c_qdelay_s", self.st.prev_q));
+        out.push(("dualpi2_l_qdelay_s", self.l_qdelay));
+        out.push(("dualpi2_p_l", self.p_l));
+    }
+    fn classes(&self) -> Option<&QueueClasses> {
+        Some(&self.classes)
+    }
+    fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+        Some(&mut self.classes)
     }
 }
 

@@ -246,6 +246,12 @@ impl QueueDisc for FqPie {
     fn take_events(&mut self) -> Vec<QdiscEvent> {
         self.fq.take_events()
     }
+    fn classes(&self) -> Option<&crate::qdisc::QueueClasses> {
+        super::QueueDisc::classes(&self.fq)
+    }
+    fn classes_mut(&mut self) -> Option<&mut crate::qdisc::QueueClasses> {
+        super::QueueDisc::classes_mut(&mut self.fq)
+    }
 }
 
 #[cfg(test)]

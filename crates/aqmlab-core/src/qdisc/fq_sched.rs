@@ -15,7 +15,7 @@
 use super::classify::{ClassStats, Classifier};
 use super::codel::CodelSource;
 use super::common::{fattest, Fifo};
-use super::{Ctx, QdiscEvent, Reason, Verdict};
+use super::{Ctx, QdiscEvent, QueueClasses, Reason, Verdict};
 use crate::packet::PacketId;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -123,6 +123,22 @@ pub struct FlowQueues<A: FlowAqm> {
     pub(crate) total_pkts: usize,
     pub(crate) total_bytes: u64,
     pub(crate) stats: ClassStats,
+    /// Sparse (class 0: served from the new list) and bulk (class 1: the old list) traffic.
+    pub(crate) classes: QueueClasses,
+}
+
+/// Class of a flow on the new list (or joining it) in [`QueueClasses`].
+const SPARSE: usize = 0;
+/// Class of a flow on the old list.
+const BULK: usize = 1;
+
+/// The class of traffic of a flow on `list` (a flow on no list joins the new one).
+fn class_of(list: List) -> usize {
+    if list == List::Old {
+        BULK
+    } else {
+        SPARSE
+    }
 }
 
 /// A flow queue seen by its AQM: pops keep the totals right, drops and marks reach the
@@ -194,6 +210,10 @@ impl<A: FlowAqm> FlowQueues<A> {
             total_pkts: 0,
             total_bytes: 0,
             stats: ClassStats::new(n),
+            classes: QueueClasses::new(
+                vec!["sparse".into(), "bulk".into()],
+                vec!["fq_sparse_sojourn_mean_s", "fq_bulk_sojourn_mean_s"],
+            ),
         }
     }
 
@@ -218,6 +238,7 @@ impl<A: FlowAqm> FlowQueues<A> {
     fn drop_from_fattest(&mut self, arrival: PacketId, ctx: &mut Ctx) -> bool {
         let fat = fattest(self.flows.iter().map(|f| f.q.bytes()), 0, 0);
         let threshold = self.flows[fat].q.bytes() / 2;
+        let class = class_of(self.flows[fat].list);
         let (mut dropped_bytes, mut n) = (0u64, 0u64);
         let mut arrival_dropped = false;
         while let Some(p) = self.flows[fat].q.pop_front() {
@@ -225,6 +246,7 @@ impl<A: FlowAqm> FlowQueues<A> {
             self.total_pkts -= 1;
             self.total_bytes -= size;
             self.stats.drops[fat] += 1;
+            self.classes.dropped(class, Reason::Overflow);
             if p == arrival {
                 arrival_dropped = true;
             } else {
@@ -248,19 +270,27 @@ impl<A: FlowAqm> FlowQueues<A> {
         self.stats.arrivals[b] += 1;
         self.stats.last_time = ctx.now;
         let f = &mut self.flows[b];
+        let class = class_of(f.list);
+        self.classes.arrived(class);
         if self.set.overflow == Overflow::Tail && self.total_pkts >= self.set.limit {
             self.stats.drops[b] += 1;
+            self.classes.dropped(class, Reason::Overflow);
             f.vars.overflowed(&self.cfg, ctx);
             return Verdict::Dropped(Reason::Overflow);
         }
-        match f.vars.admit(&self.cfg, pkt, &f.q, ctx) {
+        let mark = ctx.bookmark();
+        let admitted = f.vars.admit(&self.cfg, pkt, &f.q, ctx);
+        ctx.credit_since(mark, &mut self.classes, class);
+        match admitted {
             Err(r) => {
                 self.stats.drops[b] += 1;
+                self.classes.dropped(class, r);
                 return Verdict::Dropped(r);
             }
             Ok(true) => self.stats.marks[b] += 1,
             Ok(false) => {}
         }
+        self.classes.enqueued(class);
         f.q.push(pkt, size);
         self.total_pkts += 1;
         self.total_bytes += size as u64;
@@ -306,7 +336,11 @@ impl<A: FlowAqm> FlowQueues<A> {
                 drops: &mut self.stats.drops[idx],
                 marks: &mut self.stats.marks[idx],
             };
-            match f.vars.dequeue(&self.cfg, &mut src, ctx) {
+            let class = if from_new { SPARSE } else { BULK };
+            let mark = ctx.bookmark();
+            let got = f.vars.dequeue(&self.cfg, &mut src, ctx);
+            ctx.credit_since(mark, &mut self.classes, class);
+            match got {
                 Some(p) => {
                     // Still its turn: back to the head of the list it came from.
                     if from_new {
@@ -316,6 +350,9 @@ impl<A: FlowAqm> FlowQueues<A> {
                     }
                     f.deficit -= ctx.pool.get(p).size as i64;
                     self.stats.depart(idx, p, ctx.pool, ctx.now);
+                    let pk = ctx.pool.get(p);
+                    self.classes
+                        .departed(class, pk.size, ctx.now.saturating_sub(pk.enqueued));
                     return Some(p);
                 }
                 None => {
@@ -370,5 +407,11 @@ impl<A: FlowAqm> super::QueueDisc for FlowQueues<A> {
     }
     fn take_events(&mut self) -> Vec<QdiscEvent> {
         FlowQueues::take_events(self)
+    }
+    fn classes(&self) -> Option<&QueueClasses> {
+        Some(&self.classes)
+    }
+    fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+        Some(&mut self.classes)
     }
 }

@@ -24,7 +24,9 @@
 //! clamped to [1000, 200000] (Linux `r2q = 10`); classification reads the flow id or the
 //! packet priority (the DSCP-like field), not `tc` filters.
 
-use super::{AnyQdisc, Configure, Ctx, Effects, LinkInfo, QdiscEvent, QueueDisc, Verdict};
+use super::{
+    AnyQdisc, Configure, Ctx, Effects, LinkInfo, QdiscEvent, QueueClasses, QueueDisc, Verdict,
+};
 use crate::packet::PacketId;
 use crate::time::SimTime;
 use crate::units::{Bytes, Rate};
@@ -161,6 +163,8 @@ pub struct Htb {
     skip: Vec<bool>,
     scratch: Effects,
     wake: Option<SimTime>,
+    /// Per-class statistics, classes named by their index in `classes`.
+    per_class: QueueClasses,
 }
 
 impl std::fmt::Debug for Htb {
@@ -320,6 +324,7 @@ impl Configure for Htb {
             skip: vec![false; n_classes],
             scratch: Effects::default(),
             wake: None,
+            per_class: QueueClasses::new((0..n_classes).map(|i| i.to_string()).collect(), vec![]),
         })
     }
     fn start(&mut self, ctx: &mut Ctx) {
@@ -356,6 +361,14 @@ impl Htb {
             };
             f(&mut self.classes[i].child, &mut c)
         };
+        for &(_, r) in &eff.dropped {
+            self.per_class.dropped(i, r);
+        }
+        for r in super::Reason::ALL {
+            if eff.marked[r.index()] > 0 {
+                self.per_class.marked_n(i, r, eff.marked[r.index()]);
+            }
+        }
         ctx.effects.dropped.append(&mut eff.dropped);
         for (m, e) in ctx.effects.marked.iter_mut().zip(eff.marked.iter_mut()) {
             *m += *e;
@@ -463,7 +476,12 @@ impl QueueDisc for Htb {
             HtbClassify::Priority => p.priority as u64,
         };
         let i = self.map.get(&key).copied().unwrap_or(self.default_class);
+        self.per_class.arrived(i);
         let v = self.call_child(i, ctx, |q, c| q.enqueue(pkt, c));
+        match v {
+            Verdict::Enqueued => self.per_class.enqueued(i),
+            Verdict::Dropped(r) => self.per_class.dropped(i, r),
+        }
         self.request_timer(ctx);
         v
     }
@@ -476,6 +494,8 @@ impl QueueDisc for Htb {
         while let Some((i, color)) = self.pick() {
             if let Some(pkt) = self.call_child(i, ctx, |q, c| q.dequeue(c)) {
                 let size = ctx.pool.get(pkt).size;
+                let sojourn = ctx.now.saturating_sub(ctx.pool.get(pkt).enqueued);
+                self.per_class.departed(i, size, sojourn);
                 let c = &mut self.classes[i];
                 c.deficit[(color == Color::Yellow) as usize] -= size as i64;
                 c.ceil.charge(size);
@@ -522,6 +542,12 @@ impl QueueDisc for Htb {
     }
     fn observe(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("htb_root_tokens_bytes", self.root_tokens_bytes()));
+    }
+    fn classes(&self) -> Option<&QueueClasses> {
+        Some(&self.per_class)
+    }
+    fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+        Some(&mut self.per_class)
     }
     fn take_events(&mut self) -> Vec<QdiscEvent> {
         let mut all = Vec::new();

@@ -33,6 +33,7 @@ pub mod tbf;
 use crate::packet::{PacketId, PacketPool};
 use crate::rng::Rng;
 use crate::scenario::error::ScenarioError;
+pub use crate::stats::class::QueueClasses;
 use crate::time::SimTime;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -136,6 +137,31 @@ impl Ctx<'_> {
     pub fn set_timer(&mut self, at: SimTime) {
         self.effects.timer = Some(at);
     }
+    /// A bookmark of the drops and marks reported so far in this call, for
+    /// [`Ctx::credit_since`].
+    #[inline]
+    pub(crate) fn bookmark(&self) -> (usize, [u64; Reason::COUNT]) {
+        (self.effects.dropped.len(), self.effects.marked)
+    }
+
+    /// Credits the drops and marks reported since `mark` to class `i` of `classes`.
+    #[inline]
+    pub(crate) fn credit_since(
+        &self,
+        mark: (usize, [u64; Reason::COUNT]),
+        classes: &mut QueueClasses,
+        i: usize,
+    ) {
+        for &(_, r) in &self.effects.dropped[mark.0..] {
+            classes.dropped(i, r);
+        }
+        for r in Reason::ALL {
+            let n = self.effects.marked[r.index()] - mark.1[r.index()];
+            if n > 0 {
+                classes.marked_n(i, r, n);
+            }
+        }
+    }
 }
 
 /// A notable event inside a discipline (e.g. RNLGRED switching curves), kept in the results.
@@ -175,6 +201,15 @@ pub trait QueueDisc {
     /// port then skips both calls for a packet that finds it idle (`Queue::pass_through`).
     fn transparent_when_empty(&self) -> bool {
         false
+    }
+    /// The discipline's internal queues (classes) and their statistics, if it has several
+    /// (DualPI2's L and C, HTB's classes, the flow-queue schedulers' sparse and bulk flows).
+    fn classes(&self) -> Option<&QueueClasses> {
+        None
+    }
+    /// The same, to open its measurement window and take its time series.
+    fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+        None
     }
 }
 
@@ -242,6 +277,12 @@ macro_rules! disciplines {
             }
             fn transparent_when_empty(&self) -> bool {
                 match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.transparent_when_empty()),* }
+            }
+            fn classes(&self) -> Option<&QueueClasses> {
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.classes()),* }
+            }
+            fn classes_mut(&mut self) -> Option<&mut QueueClasses> {
+                match self { $($(#[$cfg])* AnyQdisc::$variant(q) => q.classes_mut()),* }
             }
         }
 

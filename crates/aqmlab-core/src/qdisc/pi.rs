@@ -151,6 +151,16 @@ impl Pi {
         }
     }
 
+    /// The drop probability now (set by the last [`update`](Self::update)).
+    pub fn prob(&self) -> f64 {
+        self.p
+    }
+
+    /// The update period in nanoseconds (`1/w`, rounded as the timer uses it).
+    pub fn period_ns(&self) -> SimTime {
+        self.timer.period()
+    }
+
     /// One controller step on the queue `q`.
     pub fn update(&mut self, q: f64) {
         let p = self.a * (q - self.qref) - self.b * (self.q_old - self.qref) + self.p;

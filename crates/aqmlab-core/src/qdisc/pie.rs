@@ -11,7 +11,8 @@
 //!   time of the last departed packet, 0 while the queue is empty; `"rate"`: RFC 8033's
 //!   departure-rate estimator, `backlog * avg_dq_time / dq_threshold`.
 //! * "At most two packets wait" is `backlog <= 2 * mean_pktsize` bytes (RFC 8033).
-//! * De-randomisation (RFC 8033 §5.1, optional) is off by default (ns-3, Linux); `derandomize`.
+//! * De-randomisation (RFC 8033 §5.1, optional) is off by default (ns-3); Linux 6.1 always does it
+//!   (`pie_drop_early`, net/sched/sch_pie.c); `derandomize`.
 //! * With `ecn`, an ECN-capable packet is marked instead of dropped while the probability is
 //!   below `mark_threshold` (0.1); above it, it is dropped.
 //! * Timer: updates run on the grid `k tupdate` from 0 and sleep while the state is at rest

@@ -427,9 +427,10 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
 
     let mut world = World::new(nodes, routing, ports, flows, config);
     world.budget = budget;
-    world.traces_rows = world.flows.iter().any(|f| {
-        matches!(&f.app, crate::world::App::Tcp(t) if t.sender.trace.is_some() || t.sender.rtt_log.is_some())
-    });
+    world.traces_rows = r
+        .flows
+        .iter()
+        .any(|e| matches!(&e.kind, FlowKind::Tcp(cfg, _) if cfg.trace || cfg.rtt_log));
     if let Some(pc) = &r.pcap {
         world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
         resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));
@@ -446,6 +447,41 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         resolved,
         warnings: r.warnings,
     })
+}
+
+/// The descriptive labels of a flow: its congestion control and profile as resolved (`cc` is a
+/// name or a table with `kind`; the profile defaults to "ns2") and its data codepoint.
+fn flow_labels(kind: &FlowKind) -> crate::world::FlowLabels {
+    use crate::packet::Ecn;
+    match kind {
+        FlowKind::Tcp(cfg, t) => {
+            let cc = match t.get("cc") {
+                Some(toml::Value::String(s)) => s.clone(),
+                Some(toml::Value::Table(c)) => c
+                    .get("kind")
+                    .and_then(|k| k.as_str())
+                    .unwrap_or_default()
+                    .to_string(),
+                _ => String::new(),
+            };
+            let profile = t
+                .get("profile")
+                .and_then(|p| p.as_str())
+                .unwrap_or("ns2")
+                .to_string();
+            let ecn = match (cfg.ecn, cfg.ect) {
+                (false, _) => "not_ect",
+                (true, Ecn::Ect1) => "ect1",
+                (true, _) => "ect0",
+            };
+            crate::world::FlowLabels { cc, ecn, profile }
+        }
+        FlowKind::Udp(_, ecn) => crate::world::FlowLabels {
+            cc: String::new(),
+            ecn: ecn.as_str(),
+            profile: String::new(),
+        },
+    }
 }
 
 /// Builds the copies of one flow entry.
@@ -503,7 +539,7 @@ fn build_flow(
                 // The congestion control's own stream (BBR's gain-cycle phase): a new name,
                 // so no other component's draws change.
                 crate::transport::cc::CongestionControl::seed(
-                    &mut flow.sender.cc,
+                    flow.sender.cc_mut(),
                     Rng::stream(config.seed, &format!("cc:{name}")),
                 );
                 flow.sender.seed_app(config.seed, &name);
@@ -522,6 +558,7 @@ fn build_flow(
                 FlowKind::Udp(_, ecn) => ecn.codepoint(),
                 FlowKind::Tcp(..) => crate::packet::Ecn::NotEct,
             },
+            labels: flow_labels(&entry.kind),
             app,
             stats: FlowStats::new(config.warmup),
             rng,
@@ -626,7 +663,7 @@ fn build_capture(
         .flows
         .iter()
         .map(|f| match &f.app {
-            App::Tcp(t) => t.sender.app.as_ref().map(|a| a.layout.clone()),
+            App::Tcp(t) => t.sender.app().map(|a| a.layout.clone()),
             _ => None,
         })
         .collect();

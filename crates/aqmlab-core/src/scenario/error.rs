@@ -15,7 +15,13 @@ pub struct ScenarioError {
     /// The file the line is in when it is not the scenario itself (a graph file, as the
     /// scenario names it); None for the scenario.
     pub file: Option<String>,
+    /// Further problems found in the same pass (each with its own field and line; at most
+    /// [`MAX_ERRORS`] − 1 of them, the last saying how many were left out).
+    pub more: Vec<ScenarioError>,
 }
+
+/// Most problems one validation reports (the first and `more` together).
+pub const MAX_ERRORS: usize = 20;
 
 impl ScenarioError {
     /// An error at `path`.
@@ -25,7 +31,42 @@ impl ScenarioError {
             message: message.into(),
             line: None,
             file: None,
+            more: Vec::new(),
         }
+    }
+
+    /// This error with `others` as its further problems: those equal to it or to an earlier
+    /// one (same field and message) left out, and the list cut at [`MAX_ERRORS`] in all.
+    pub fn with_more(mut self, others: Vec<ScenarioError>) -> Self {
+        let mut seen = vec![(self.path.clone(), self.message.clone())];
+        let mut more = Vec::new();
+        let mut left_out = 0usize;
+        for mut e in others {
+            let key = (e.path.clone(), e.message.clone());
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            if more.len() + 1 < MAX_ERRORS - 1 {
+                e.more.clear();
+                more.push(e);
+            } else {
+                left_out += 1;
+            }
+        }
+        if left_out > 0 {
+            more.push(ScenarioError::new(
+                "",
+                format!("... and {left_out} further problem(s) not listed"),
+            ));
+        }
+        self.more = more;
+        self
+    }
+
+    /// Every problem: this one, then the further ones.
+    pub fn all(&self) -> impl Iterator<Item = &ScenarioError> {
+        std::iter::once(self).chain(self.more.iter())
     }
 
     /// Splits a constructor's "key: message" into a path under `base`.
@@ -49,6 +90,17 @@ pub fn join(base: &str, sub: &str) -> String {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_one(f)?;
+        for e in &self.more {
+            writeln!(f)?;
+            e.fmt_one(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl ScenarioError {
+    fn fmt_one(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.file, self.line) {
             (Some(file), Some(line)) => write!(f, "{file:?} line {line}: ")?,
             (Some(file), None) => write!(f, "{file:?}: ")?,

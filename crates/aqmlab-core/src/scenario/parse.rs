@@ -27,6 +27,7 @@ pub fn parse_document(text: &str) -> Result<toml::Table, ScenarioError> {
             message: format!("not valid TOML: {}", e.message()),
             line,
             file: None,
+            more: Vec::new(),
         }
     })
 }

@@ -148,7 +148,137 @@ pub struct BuildOptions {
 
 /// Resolves a loaded scenario; errors point into the user's files (see [`Loaded::locate`]).
 pub fn resolve(loaded: &Loaded, opts: &BuildOptions) -> Result<Resolved, ScenarioError> {
-    resolve_doc(&loaded.doc, opts).map_err(|e| loaded.locate(e))
+    resolve_doc(&loaded.doc, opts).map_err(|e| {
+        let mut more: Vec<ScenarioError> = other_errors(&loaded.doc, opts)
+            .into_iter()
+            .map(|x| loaded.locate(x))
+            .collect();
+        // in the order of the user's file (errors without a line last, as found)
+        more.sort_by_key(|x| x.line.unwrap_or(usize::MAX));
+        loaded.locate(e).with_more(more)
+    })
+}
+
+/// Keys a scenario may have at its top level.
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "simulation",
+    "topology",
+    "flows",
+    "limits",
+    "pcap",
+];
+
+/// After the first error: every section resolved on its own (the simulation, the topology
+/// with its disciplines, each flow, the capture), so one pass reports every problem it can
+/// find, each with its field (`resolve` puts them in line order). A section that cannot be
+/// read at all is one error; what depends on it (a flow's times on the simulation) is checked
+/// against stand-ins.
+fn other_errors(doc: &toml::Table, opts: &BuildOptions) -> Vec<ScenarioError> {
+    let mut errs = Vec::new();
+    for k in doc.keys() {
+        if !TOP_KEYS.contains(&k.as_str()) {
+            errs.push(ScenarioError::new(
+                k.as_str(),
+                format!("unknown key; expected one of {}", TOP_KEYS.join(", ")),
+            ));
+        }
+    }
+    for key in ["simulation", "topology"] {
+        if !doc.contains_key(key) {
+            errs.push(ScenarioError::new(key, format!("missing section [{key}]")));
+        }
+    }
+    let stand_in = |duration: &str| -> toml::Table {
+        let mut t = toml::Table::new();
+        t.insert("duration".into(), duration.into());
+        t
+    };
+    // The simulation alone (with a stand-in topology).
+    let sim = match doc.get("simulation") {
+        Some(toml::Value::Table(t)) => {
+            let mut d = toml::Table::new();
+            d.insert("simulation".into(), toml::Value::Table(t.clone()));
+            d.insert("topology".into(), toml::Value::Table(empty_topology()));
+            if let Err(e) = resolve_doc(&d, opts) {
+                errs.push(e);
+            }
+            from_table::<SimulationSpec>(t, "simulation").ok()
+        }
+        Some(_) => {
+            errs.push(ScenarioError::new("simulation", "expected a table"));
+            None
+        }
+        None => None,
+    };
+    // Without a readable simulation, flows are checked against a very long one (so no flow
+    // is blamed for starting after an end that is not known).
+    let sim =
+        sim.unwrap_or_else(|| from_table(&stand_in("1000000s"), "simulation").expect("stand-in"));
+    // The topology and its disciplines (with a stand-in simulation, no flows).
+    if let Some(t) = doc.get("topology") {
+        let mut d = toml::Table::new();
+        d.insert("simulation".into(), toml::Value::Table(stand_in("1s")));
+        d.insert("topology".into(), t.clone());
+        if let Some(l) = doc.get("limits") {
+            d.insert("limits".into(), l.clone());
+        }
+        if let Err(e) = resolve_doc(&d, opts) {
+            errs.push(e);
+        }
+    }
+    match doc.get("flows") {
+        Some(toml::Value::Array(a)) => {
+            let mut warnings = Vec::new();
+            for (i, v) in a.iter().enumerate() {
+                let path = format!("flows[{i}]");
+                match v {
+                    toml::Value::Table(t) => {
+                        if let Err(e) = resolve_flow(t, &path, &sim, &mut warnings) {
+                            errs.push(e);
+                        }
+                    }
+                    _ => errs.push(ScenarioError::new(path, "expected a table ([[flows]])")),
+                }
+            }
+        }
+        Some(_) => errs.push(ScenarioError::new(
+            "flows",
+            "expected an array of tables ([[flows]])",
+        )),
+        None => {}
+    }
+    if let Some(p) = doc.get("pcap") {
+        match p {
+            toml::Value::Table(t) => match from_table::<PcapSpec>(t, "pcap") {
+                Ok(pc) if pc.max_packets == 0 => {
+                    errs.push(ScenarioError::new("pcap.max_packets", "must be at least 1"))
+                }
+                Ok(_) => {}
+                Err(e) => errs.push(e),
+            },
+            _ => errs.push(ScenarioError::new("pcap", "expected a table")),
+        }
+    }
+    errs
+}
+
+/// The smallest valid topology: a dumbbell of one pair (a stand-in while checking other
+/// sections).
+fn empty_topology() -> toml::Table {
+    let link = |rate: &str| {
+        let mut l = toml::Table::new();
+        l.insert("rate".into(), rate.into());
+        l.insert("delay".into(), "1ms".into());
+        toml::Value::Table(l)
+    };
+    let mut t = toml::Table::new();
+    t.insert("kind".into(), "dumbbell".into());
+    t.insert("pairs".into(), 1.into());
+    t.insert("access".into(), link("100Mbps"));
+    t.insert("bottleneck".into(), link("10Mbps"));
+    t
 }
 
 fn default_qdisc_table() -> toml::Table {
@@ -669,10 +799,11 @@ fn resolve_flow(
     }
     let kind = if is_tcp {
         warn::tcp(&params, path, warnings);
-        let p: TcpParams = from_table(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
+        let (p, aliases) =
+            TcpParams::read(&params, path).map_err(|e| common_key_hint(e, &c.kind))?;
         let cfg = p
             .validate()
-            .map_err(|m| ScenarioError::from_keyed(path, &m))?;
+            .map_err(|m| ScenarioError::from_keyed(path, &aliases.rename(&m)))?;
         FlowKind::Tcp(Box::new(cfg), to_table(&p.resolved()))
     } else {
         let mut params = params;
@@ -730,4 +861,71 @@ fn common_key_hint(mut e: ScenarioError, kind: &str) -> ScenarioError {
         );
     }
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{load, resolve, BuildOptions, LoadOptions};
+
+    fn errors(text: &str) -> Vec<String> {
+        let l = load(text, &[] as &[&str], &LoadOptions::default()).unwrap();
+        let e = resolve(&l, &BuildOptions::default()).unwrap_err();
+        e.all().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn one_pass_reports_every_problem_with_its_field_and_line() {
+        // Three independent mistakes (a misspelt section, a misspelt key, a bad value) in
+        // three sections, found in one pass, each at its own line (counted by hand).
+        let text = "[simulation]\n\
+                    duration = \"5s\"\n\
+                    intervall = \"10ms\"\n\
+                    [topology]\n\
+                    kind = \"dumbbell\"\n\
+                    pairs = 1\n\
+                    access = { rate = \"100Mbps\", delay = \"1ms\" }\n\
+                    bottleneck = { rate = \"0Mbps\", delay = \"10ms\" }\n\
+                    [[flow]]\n\
+                    kind = \"cbr\"\n\
+                    [[flows]]\n\
+                    kind = \"cbr\"\n\
+                    from = \"s1\"\n\
+                    to = \"d1\"\n\
+                    rate = \"fast\"\n";
+        let e = errors(text);
+        let has = |s: &str| e.iter().any(|x| x.contains(s));
+        assert!(has("line 3: simulation.intervall: unknown key"), "{e:#?}");
+        assert!(has("topology.bottleneck.rate: must be positive"), "{e:#?}");
+        assert!(has("flow: unknown key"), "{e:#?}");
+        assert!(has("line 15: flows[0].rate"), "{e:#?}");
+        // each problem once
+        let mut uniq = e.clone();
+        uniq.sort();
+        uniq.dedup();
+        assert_eq!(uniq.len(), e.len(), "{e:#?}");
+    }
+
+    #[test]
+    fn a_flow_is_not_blamed_for_an_unreadable_simulation() {
+        let text = "[simulation]\nduration = \"10s\"\nwarmup = \"soon\"\n[topology]\nkind = \"dumbbell\"\npairs = 1\naccess = { rate = \"100Mbps\", delay = \"1ms\" }\nbottleneck = { rate = \"10Mbps\", delay = \"10ms\" }\n[[flows]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\nstart = \"5s\"\n";
+        let e = errors(text);
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert!(e[0].contains("simulation.warmup"), "{e:#?}");
+    }
+
+    #[test]
+    fn the_list_is_bounded() {
+        let mut text = String::from(
+            "[simulation]\nduration = \"5s\"\n[topology]\nkind = \"dumbbell\"\npairs = 1\naccess = { rate = \"100Mbps\", delay = \"1ms\" }\nbottleneck = { rate = \"10Mbps\", delay = \"10ms\" }\n",
+        );
+        for _ in 0..40 {
+            text.push_str("[[flows]]\nkind = \"cbr\"\nfrom = \"s1\"\nto = \"d1\"\nrate = \"x\"\n");
+        }
+        let e = errors(&text);
+        assert_eq!(e.len(), crate::scenario::error::MAX_ERRORS, "{e:#?}");
+        assert!(
+            e.last().unwrap().contains("further problem(s) not listed"),
+            "{e:#?}"
+        );
+    }
 }

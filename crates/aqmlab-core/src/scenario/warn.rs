@@ -39,6 +39,53 @@ pub const TCP_CC_KEYS: &[(&str, &str)] = &[
     ("reno_friendly", "reno_friendly"),
 ];
 
+/// Flat keys of a TCP flow and their place in its option tables: (old, "table.key").
+pub const TCP_FLAT_KEYS: &[(&str, &str)] = &[
+    ("bytes", "app.bytes"),
+    ("transfer_bytes", "app.size"),
+    ("transfer_dist", "app.size_dist"),
+    ("transfer_shape", "app.shape"),
+    ("think_time", "app.think"),
+    ("think_dist", "app.think_dist"),
+    ("max_transfers", "app.max_transfers"),
+    ("nagle", "app.nagle"),
+    ("initial_window", "window.initial"),
+    ("initial_ssthresh", "window.initial_ssthresh"),
+    ("window_pkts", "window.receive_pkts"),
+    ("window_bytes", "window.receive_bytes"),
+    ("cwnd_growth", "window.growth"),
+    ("cwnd_whole_bytes", "window.whole_bytes"),
+    ("slow_start_after_idle", "window.slow_start_after_idle"),
+    ("sack", "loss.sack"),
+    ("loss_detection", "loss.detection"),
+    ("recovery", "loss.recovery"),
+    ("dupack_threshold", "loss.dupack_threshold"),
+    ("limited_transmit", "loss.limited_transmit"),
+    ("min_rto", "rto.min"),
+    ("initial_rto", "rto.initial"),
+    ("max_rto", "rto.max"),
+    ("timer_granularity", "rto.granularity"),
+    ("max_backoff", "rto.max_backoff"),
+    ("timestamps", "rtt.timestamps"),
+    ("rtt_sampling", "rtt.sampling"),
+    ("delayed_ack", "ack.delayed"),
+    ("delayed_ack_timeout", "ack.timeout"),
+    ("quickack", "ack.quickack"),
+    ("pacing_ss_ratio", "pacing.ss_ratio"),
+    ("pacing_ca_ratio", "pacing.ca_ratio"),
+    ("pacing_rate", "pacing.rate"),
+    ("syn", "compat.syn"),
+    ("fast_retransmit_guard", "compat.fast_retransmit_guard"),
+    ("halving", "compat.halving"),
+    ("timeout_ssthresh", "compat.timeout_ssthresh"),
+    ("rtt_log", "trace.rtt"),
+];
+
+/// TCP keys whose old value forms are deprecated: `ecn = true | "l4s" | ...` (now a table
+/// `{ enabled, codepoint, feedback }`), `pacing = "linux"` (`{ mode = "linux" }`), `trace =
+/// true` (`{ events = true }`).
+pub const TCP_VALUE_FORMS: &[&str] = &["ecn", "pacing", "trace"];
+
 fn value_text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => format!("{s:?}"),
@@ -68,12 +115,12 @@ pub fn qdisc(_kind: &str, params: &toml::Table, path: &str, out: &mut Vec<Warnin
 
 /// Notes the deprecated spellings in a TCP flow's parameters (the flow written at `path`).
 pub fn tcp(params: &toml::Table, path: &str, out: &mut Vec<Warning>) {
-    for (old, new) in TCP_CC_KEYS {
-        if let Some(v) = params.get(*old) {
+    for (k, v) in params {
+        if let Some(new) = crate::transport::config::legacy::new_spelling(k, v) {
             out.push(Warning {
-                path: join(path, old),
-                old: format!("{old} = {}", value_text(v)),
-                new: format!("cc = {{ kind = \"cubic\", {new} = {} }}", value_text(v)),
+                path: join(path, k),
+                old: format!("{k} = {}", value_text(v)),
+                new,
             });
         }
     }

@@ -1,5 +1,6 @@
 //! Monitors: they observe queues, links and flows and never steer the simulation.
 
+pub mod class;
 pub mod flow;
 pub mod histogram;
 pub mod queue;

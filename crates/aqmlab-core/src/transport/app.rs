@@ -1,11 +1,12 @@
 //! The TCP application model: closed-loop repeated transfers on one connection.
 //!
-//! With `transfer_bytes` set, the application writes one transfer (a fixed size, or drawn
-//! from an exponential or Pareto distribution with that mean), waits until every byte of it
-//! is acknowledged, thinks for `think_time` (fixed or exponential), then writes the next —
+//! With `app = { size = ... }` (kind "transfers"), the application writes one transfer (a
+//! fixed size, or drawn from an exponential or Pareto distribution with that mean), waits
+//! until every byte of it is acknowledged, thinks for `think` (fixed or exponential), then
+//! writes the next —
 //! the closed-loop "FTP with think times" of web and file-transfer workloads (RFC 7928
 //! section 7; the ON/OFF source of Floyd and Paxson's traffic models). The connection stays
-//! open between transfers: cwnd is kept, unless `slow_start_after_idle = true`, which applies
+//! open between transfers: cwnd is kept, unless `window.slow_start_after_idle = true`, which applies
 //! Linux's `tcp_cwnd_restart` when the idle period exceeds the RTO.
 //!
 //! Interpretations (docs/tcp.md, "Application model"):
@@ -73,7 +74,8 @@ pub struct AppConfig {
 }
 
 /// Largest transfer a draw may produce (a Pareto tail is unbounded): 1 TB.
-const MAX_TRANSFER: f64 = 1e12;
+/// The largest transfer size (bytes).
+pub const MAX_TRANSFER: f64 = 1e12;
 
 /// The segment layout of the writes: which segments each write occupies and its size.
 #[derive(Clone, Debug)]
@@ -172,87 +174,6 @@ impl Layout {
             }
         }
     }
-}
-
-/// The application settings of a flow's keys (None without `transfer_bytes`); errors are
-/// "key: message".
-pub fn validate(p: &super::config::TcpParams) -> Result<Option<AppConfig>, String> {
-    let Some(mean) = p.transfer_bytes else {
-        let given = [
-            ("transfer_dist", p.transfer_dist.is_some()),
-            ("transfer_shape", p.transfer_shape.is_some()),
-            ("think_time", p.think_time.is_some()),
-            ("think_dist", p.think_dist.is_some()),
-            ("max_transfers", p.max_transfers.is_some()),
-            ("slow_start_after_idle", p.slow_start_after_idle.is_some()),
-        ];
-        if let Some((k, _)) = given.iter().find(|(_, g)| *g) {
-            return Err(format!(
-                "{k}: only applies to repeated transfers; set transfer_bytes (e.g. \"100KB\")"
-            ));
-        }
-        return Ok(None);
-    };
-    if p.bytes.is_some() {
-        return Err(
-            "transfer_bytes: give bytes (one file) or transfer_bytes (repeated transfers), \
-             not both"
-                .into(),
-        );
-    }
-    if mean.0 == 0 || mean.0 as f64 > MAX_TRANSFER {
-        return Err(format!(
-            "transfer_bytes: must be between 1B and 1TB, got {}B",
-            mean.0
-        ));
-    }
-    let m = mean.0 as f64;
-    let dist = p.transfer_dist.as_deref().unwrap_or("fixed");
-    if dist != "pareto" && p.transfer_shape.is_some() {
-        return Err(format!(
-            "transfer_shape: only applies to transfer_dist = \"pareto\" (this flow has {dist:?})"
-        ));
-    }
-    let sizes = match dist {
-        "fixed" => Dist::Fixed(m),
-        "exponential" => Dist::Exponential(m),
-        "pareto" => {
-            let shape = p.transfer_shape.unwrap_or(1.5);
-            if !(shape.is_finite() && shape > 1.0 && shape <= 100.0) {
-                return Err(format!(
-                    "transfer_shape: must be in (1, 100] (a finite mean), got {shape}"
-                ));
-            }
-            Dist::Pareto { mean: m, shape }
-        }
-        other => {
-            return Err(format!(
-                "transfer_dist: unknown {other:?}; use \"fixed\", \"exponential\" or \"pareto\""
-            ))
-        }
-    };
-    let t = p.think_time.map_or(0, |d| d.0) as f64;
-    let think = match p.think_dist.as_deref().unwrap_or("fixed") {
-        "fixed" => Dist::Fixed(t),
-        "exponential" if t > 0.0 => Dist::Exponential(t),
-        "exponential" => {
-            return Err("think_dist: \"exponential\" needs a positive think_time".into())
-        }
-        other => {
-            return Err(format!(
-                "think_dist: unknown {other:?}; use \"fixed\" or \"exponential\""
-            ))
-        }
-    };
-    if p.max_transfers == Some(0) {
-        return Err("max_transfers: must be at least 1 (omit it for no limit)".into());
-    }
-    Ok(Some(AppConfig {
-        sizes,
-        think,
-        max_transfers: p.max_transfers,
-        restart_after_idle: p.slow_start_after_idle.unwrap_or(false),
-    }))
 }
 
 /// One completed transfer.

@@ -9,9 +9,6 @@
 
 use super::dctcp::EcnFeedback;
 use super::rate::RateSample;
-#[cfg(test)]
-use super::scalable;
-use super::{bbr, cubic, dctcp, ledbat, newreno, prague, reno, tahoe};
 use crate::rng::Rng;
 use crate::time::SimTime;
 use serde::de::DeserializeOwned;
@@ -95,6 +92,35 @@ pub enum Recovery {
     NewReno,
 }
 
+/// What a congestion control needs from its connection. The flow's checks ask it instead of
+/// naming controls: a need turns the matching option on by default, and a scenario that
+/// turns it off is refused naming the option.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// SACK (RFC 2018): its recovery or its delivery-rate samples read the scoreboard.
+    pub sack: bool,
+    /// ECN with feedback of every CE mark (`ecn.feedback` other than "classic").
+    pub precise_ecn: bool,
+    /// ECT(1) on its data (an L4S control, RFC 9331).
+    pub ect1: bool,
+    /// Pacing.
+    pub pacing: PacingNeed,
+}
+
+/// A congestion control's need for pacing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacingNeed {
+    /// None: the flow's `pacing` option decides (default off).
+    #[default]
+    None,
+    /// Linux internal pacing by default (`pacing.mode = "linux"`), as Linux's
+    /// `sk_pacing_status` request; the scenario may choose another mode.
+    Requested,
+    /// It paces at its own rate ([`CongestionControl::pacing_rate`], `pacing.mode = "cc"`);
+    /// the sender's own pacing rules do not apply.
+    Own,
+}
+
 /// Event hooks of a congestion control. Every hook has a no-op default.
 pub trait CongestionControl {
     /// Name used in scenarios and results.
@@ -102,6 +128,10 @@ pub trait CongestionControl {
     /// Which loss recovery the sender runs for this algorithm.
     fn recovery(&self) -> Recovery {
         Recovery::NewReno
+    }
+    /// What it needs from the connection (SACK, precise ECN feedback, ECT(1), pacing).
+    fn needs(&self) -> Needs {
+        Needs::default()
     }
     /// A new cumulative ACK while not in fast recovery: grow the window.
     fn on_ack(&mut self, _w: &mut Window, _a: &AckInfo) {}
@@ -204,12 +234,13 @@ macro_rules! cc_slot {
 }
 
 /// Declares the congestion controls: the dispatch enum, the typed options, the name list and
-/// the builder, from one list.
+/// the builder, from one list. Each line names `module::Type` (a sibling module of this one;
+/// no `use` line is needed).
 macro_rules! congestion_controls {
-    ($($(#[$cfg:meta])* $variant:ident($ty:ty $(, $boxed:ident)?) = $name:literal: $doc:literal),* $(,)?) => {
+    ($($(#[$cfg:meta])* $variant:ident($m:ident :: $t:ident $(, $boxed:ident)?) = $name:literal: $doc:literal),* $(,)?) => {
         /// Every congestion control, dispatched by `match` (no virtual call).
         #[derive(Clone, Debug)]
-        pub enum Cc { $($(#[$cfg])* #[doc = $doc] $variant(cc_slot!($ty $(, $boxed)?))),* }
+        pub enum Cc { $($(#[$cfg])* #[doc = $doc] $variant(cc_slot!(super::$m::$t $(, $boxed)?))),* }
 
         /// Names accepted by `cc = "..."` and `cc = { kind = "..." }`.
         pub const CC_NAMES: &[&str] = &[$($(#[$cfg])* $name),*];
@@ -219,12 +250,12 @@ macro_rules! congestion_controls {
 
         /// A congestion control's resolved options (every default filled in), by kind.
         #[derive(Clone, Debug)]
-        pub enum CcParams { $($(#[$cfg])* #[doc = $doc] $variant(<$ty as Configure>::Params)),* }
+        pub enum CcParams { $($(#[$cfg])* #[doc = $doc] $variant(<super::$m::$t as Configure>::Params)),* }
 
         /// The option keys of control `kind` (without `kind`), or None if no control has that name.
         pub fn option_keys(kind: &str) -> Option<&'static [&'static str]> {
             match kind {
-                $($(#[$cfg])* $name => Some(fields_of::<<$ty as Configure>::Params>()),)*
+                $($(#[$cfg])* $name => Some(fields_of::<<super::$m::$t as Configure>::Params>()),)*
                 _ => None,
             }
         }
@@ -254,7 +285,7 @@ macro_rules! congestion_controls {
             pub fn build(&self, env: &CcEnv) -> Result<Cc, String> {
                 match self {
                     $($(#[$cfg])* CcParams::$variant(p) =>
-                        Ok(Cc::$variant(<$ty as Configure>::configure(p, env)?.into())),)*
+                        Ok(Cc::$variant(<super::$m::$t as Configure>::configure(p, env)?.into())),)*
                 }
             }
         }
@@ -266,6 +297,9 @@ macro_rules! congestion_controls {
             #[inline]
             fn recovery(&self) -> Recovery {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.recovery()),* }
+            }
+            fn needs(&self) -> Needs {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.needs()),* }
             }
             #[inline]
             fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
@@ -394,6 +428,18 @@ mod worked_example {
         "#;
         let r = crate::run(text, None).unwrap();
         assert!(r.resolved_scenario.contains("cc = \"scalable\""));
+        // Its need turned SACK on: the resolved flow says so, and denying it is refused.
+        let resolved: toml::Table = r.resolved_scenario.parse().unwrap();
+        assert_eq!(resolved["flows"][0]["loss"]["sack"].as_bool(), Some(true));
+        let denied = text.replace(
+            "cc = \"scalable\"",
+            "cc = \"scalable\"\nloss = { sack = false }",
+        );
+        let e = crate::run(&denied, None).unwrap_err().to_string();
+        assert!(
+            e.contains("flows[0].loss.sack: cc = \"scalable\" needs SACK"),
+            "{e}"
+        );
         let f = &r.summary["flows"]["f1"];
         assert!(f["retransmissions"].as_u64().unwrap() > 0, "no loss: {f}");
         let u = r.summary["links"]["r1->r2"]["utilization_frac"]
@@ -449,7 +495,7 @@ mod registry {
         };
         assert_eq!(
             c,
-            cubic::CubicParams {
+            super::super::cubic::CubicParams {
                 c: 0.4,
                 beta: 0.8,
                 fast_convergence: true,
@@ -505,7 +551,10 @@ mod registry {
     #[test]
     fn bbrs_boxed_registry_line_keeps_the_dispatch_enum_smaller_than_bbr() {
         // BBR's registry line says `boxed`: a sender carries a pointer, not BBR's whole state.
-        let (cc, bbr) = (std::mem::size_of::<Cc>(), std::mem::size_of::<bbr::Bbr>());
+        let (cc, bbr) = (
+            std::mem::size_of::<Cc>(),
+            std::mem::size_of::<super::super::bbr::Bbr>(),
+        );
         assert!(cc < bbr, "Cc {cc} B, Bbr {bbr} B");
     }
 }

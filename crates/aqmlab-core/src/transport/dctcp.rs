@@ -17,7 +17,7 @@
 //! NewReno's (RFC 8257 section 3.4: DCTCP reacts to loss as standard TCP).
 
 use super::cc::{
-    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Recovery, Window,
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Needs, NoOptions, Recovery, Window,
 };
 use super::reno::{aimd_increase, halve, restart};
 
@@ -102,6 +102,13 @@ impl Configure for Dctcp {
 impl CongestionControl for Dctcp {
     fn name(&self) -> &'static str {
         "dctcp"
+    }
+    /// Its α counts every CE mark: precise feedback (RFC 8257 section 3.2).
+    fn needs(&self) -> Needs {
+        Needs {
+            precise_ecn: true,
+            ..Needs::default()
+        }
     }
     fn recovery(&self) -> Recovery {
         Recovery::NewReno

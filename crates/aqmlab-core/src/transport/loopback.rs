@@ -45,8 +45,7 @@ impl Loopback {
     /// A connection with the scenario keys `params` (TOML), serialisation `tx` per data
     /// segment, one-way `delay`, dropping the given transmissions.
     pub fn new(params: &str, tx: SimTime, delay: SimTime, drops: &[(u64, u32)]) -> Self {
-        let p: TcpParams = toml::from_str(params).unwrap();
-        let cfg: TcpConfig = p.validate().unwrap();
+        let cfg: TcpConfig = TcpParams::config_from(params).unwrap();
         Loopback {
             flow: TcpFlow::new(&cfg, 0, SimTime::MAX),
             stats: FlowStats::new(0),
@@ -261,7 +260,7 @@ mod tests {
         );
         let mut lb = Loopback::new(&params, MS, 25 * MS, &[(28, 1), (29, 1)]);
         lb.run(5000 * MS);
-        let fct = lb.flow.sender.fct.expect("transfer must finish");
+        let fct = lb.flow.sender.fct().expect("transfer must finish");
         (lb.stats.total.timeouts, fct as f64 / MS as f64)
     }
 

@@ -24,6 +24,7 @@ pub mod profile;
 pub mod prr;
 pub mod rack;
 pub mod rate;
+pub mod recovery;
 pub mod reno;
 pub mod rto;
 pub mod sack;

@@ -1,14 +1,14 @@
 //! Sender pacing: segments leave no faster than a pacing rate, one at a time, instead of in
 //! window-sized bursts.
 //!
-//! - `pacing = "linux"`: Linux's rate (`tcp_update_pacing_rate`, net/ipv4/tcp_input.c):
-//!   rate = ratio × cwnd × segment size / SRTT with ratio = `pacing_ss_ratio` (2.0) while
-//!   cwnd < ssthresh/2 (slow start) and `pacing_ca_ratio` (1.2) otherwise; no pacing before
-//!   the first RTT sample (Linux starts with an unlimited rate); `pacing_rate` caps it as
+//! - `pacing = { mode = "linux" }`: Linux's rate (`tcp_update_pacing_rate`, net/ipv4/tcp_input.c):
+//!   rate = ratio × cwnd × segment size / SRTT with ratio = `ss_ratio` (2.0) while
+//!   cwnd < ssthresh/2 (slow start) and `ca_ratio` (1.2) otherwise; no pacing before
+//!   the first RTT sample (Linux starts with an unlimited rate); `rate` caps it as
 //!   SO_MAX_PACING_RATE does.
-//! - `pacing = "fixed"`: a constant `pacing_rate`, as the `fq` qdisc's `maxrate` per flow.
-//! - `PacingMode::Cc` (not a scenario value): the congestion control's own rate, for BBR,
-//!   which always paces (Linux BBR requests internal pacing; ns-3's `TcpBbr` forces it on).
+//! - `mode = "fixed"`: a constant `rate`, as the `fq` qdisc's `maxrate` per flow.
+//! - `mode = "cc"`: the congestion control's own rate, for a control that always paces
+//!   (BBR: Linux BBR requests internal pacing; ns-3's `TcpBbr` forces it on).
 //!
 //! Interpretation: after each segment the next may leave at max(now, previous departure) +
 //! wire size / rate (Linux's `tcp_wstamp_ns`), so an idle sender earns no credit. Segment
@@ -18,8 +18,9 @@
 use super::{Outbox, Timer, TimerKind};
 use crate::time::{to_secs, SimTime};
 
-/// Which pacing rule a sender uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which pacing rule a sender uses (`pacing.mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum PacingMode {
     /// No pacing.
     Off,
@@ -27,7 +28,7 @@ pub enum PacingMode {
     Linux,
     /// A fixed rate (fq maxrate style).
     Fixed,
-    /// The congestion control's own rate (BBR), whatever the flow's `pacing` key says.
+    /// The congestion control's own rate (for a control that paces itself, BBR).
     Cc,
 }
 

@@ -12,7 +12,9 @@
 //! sender's pacing is on by default for `cc = "prague"` (`pacing = "linux"`), as Prague
 //! requests internal pacing from the Linux stack; an explicit `pacing` key wins.
 
-use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Recovery, Window};
+use super::cc::{
+    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Needs, PacingNeed, Recovery, Window,
+};
 use super::dctcp::{Dctcp, EcnFeedback};
 use crate::time::{to_secs, SimTime};
 use crate::units::Duration;
@@ -77,6 +79,15 @@ impl Configure for Prague {
 impl CongestionControl for Prague {
     fn name(&self) -> &'static str {
         "prague"
+    }
+    /// L4S: ECT(1) with precise feedback; paced (Linux Prague requests internal pacing).
+    fn needs(&self) -> Needs {
+        Needs {
+            precise_ecn: true,
+            ect1: true,
+            pacing: PacingNeed::Requested,
+            ..Needs::default()
+        }
     }
     fn recovery(&self) -> Recovery {
         Recovery::NewReno

@@ -15,6 +15,9 @@
 //!   segmentsAcked in slow start and counts them in congestion avoidance, and TcpDctcp grows as
 //!   its parent TcpLinuxReno, which does the same).
 
+use super::config::options::{Growth, Guard, RecoveryRule};
+use super::config::LossDetection;
+
 /// Names accepted by `profile`.
 pub const PROFILE_NAMES: &[&str] = &["ns2", "linux", "ns3"];
 
@@ -26,9 +29,9 @@ pub struct ProfileDefaults {
     /// Initial window (segments).
     pub initial_window: u32,
     /// Fast-recovery rule.
-    pub recovery: &'static str,
-    /// "per_ack" or "per_segment".
-    pub cwnd_growth: &'static str,
+    pub recovery: RecoveryRule,
+    /// Window growth per ACK.
+    pub cwnd_growth: Growth,
     /// Integer-byte congestion avoidance.
     pub cwnd_whole_bytes: bool,
     /// Minimum RTO (ns).
@@ -49,10 +52,10 @@ pub struct ProfileDefaults {
     pub sack: bool,
     /// Timestamps.
     pub timestamps: bool,
-    /// Loss detection with SACK: "dupack" or "rack".
-    pub loss_detection: &'static str,
-    /// When a new fast retransmit may follow a recovery: "ns2" or "rfc6582".
-    pub fast_retransmit_guard: &'static str,
+    /// Loss detection with SACK.
+    pub loss_detection: LossDetection,
+    /// When a new fast retransmit may follow a recovery.
+    pub fast_retransmit_guard: Guard,
     /// Congestion controls that this stack grows per acknowledged segment, without whole-byte
     /// increments, whatever `cwnd_growth` / `cwnd_whole_bytes` say for the others.
     pub per_segment_ccs: &'static [&'static str],
@@ -60,9 +63,9 @@ pub struct ProfileDefaults {
 
 impl ProfileDefaults {
     /// The `cwnd_growth` and `cwnd_whole_bytes` defaults for congestion control `cc`.
-    pub fn growth_for(&self, cc: &str) -> (&'static str, bool) {
+    pub fn growth_for(&self, cc: &str) -> (Growth, bool) {
         if self.per_segment_ccs.contains(&cc) {
-            ("per_segment", false)
+            (Growth::PerSegment, false)
         } else {
             (self.cwnd_growth, self.cwnd_whole_bytes)
         }
@@ -76,8 +79,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
     let ns2 = ProfileDefaults {
         cc: "newreno",
         initial_window: 2,
-        recovery: "newreno",
-        cwnd_growth: "per_ack",
+        recovery: RecoveryRule::Newreno,
+        cwnd_growth: Growth::PerAck,
         cwnd_whole_bytes: false,
         min_rto: 200 * MS,
         initial_rto: 3000 * MS,
@@ -88,8 +91,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         quickack: 0,
         sack: false,
         timestamps: false,
-        loss_detection: "dupack",
-        fast_retransmit_guard: "ns2",
+        loss_detection: LossDetection::Dupack,
+        fast_retransmit_guard: Guard::Ns2,
         per_segment_ccs: &[],
     };
     match name {
@@ -97,8 +100,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         "linux" => Ok(ProfileDefaults {
             cc: "cubic",
             initial_window: 10,
-            recovery: "prr",
-            cwnd_growth: "per_segment",
+            recovery: RecoveryRule::Prr,
+            cwnd_growth: Growth::PerSegment,
             cwnd_whole_bytes: false,
             min_rto: 200 * MS,
             initial_rto: 1000 * MS,
@@ -109,15 +112,15 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             quickack: 16,
             sack: true,
             timestamps: true,
-            loss_detection: "rack",
-            fast_retransmit_guard: "rfc6582",
+            loss_detection: LossDetection::Rack,
+            fast_retransmit_guard: Guard::Rfc6582,
             per_segment_ccs: &[],
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
             initial_window: 10,
-            recovery: "prr",
-            cwnd_growth: "per_ack",
+            recovery: RecoveryRule::Prr,
+            cwnd_growth: Growth::PerAck,
             cwnd_whole_bytes: true,
             min_rto: 1000 * MS,
             initial_rto: 1000 * MS,
@@ -128,8 +131,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             quickack: 0,
             sack: true,
             timestamps: true,
-            loss_detection: "dupack",
-            fast_retransmit_guard: "rfc6582",
+            loss_detection: LossDetection::Dupack,
+            fast_retransmit_guard: Guard::Rfc6582,
             per_segment_ccs: &["cubic", "dctcp"],
         }),
         other => Err(format!(
@@ -162,9 +165,9 @@ mod tests {
         // segmentsAcked towards its cnt in congestion avoidance; TcpDctcp inherits
         // TcpLinuxReno, which counts segmentsAcked too (and whole segments, not bytes).
         let p = profile("ns3").unwrap();
-        assert_eq!(p.growth_for("newreno"), ("per_ack", true));
-        assert_eq!(p.growth_for("cubic"), ("per_segment", false));
-        assert_eq!(p.growth_for("dctcp"), ("per_segment", false));
+        assert_eq!(p.growth_for("newreno"), (Growth::PerAck, true));
+        assert_eq!(p.growth_for("cubic"), (Growth::PerSegment, false));
+        assert_eq!(p.growth_for("dctcp"), (Growth::PerSegment, false));
         // The other profiles apply one rule to every congestion control.
         for name in ["ns2", "linux"] {
             let q = profile(name).unwrap();

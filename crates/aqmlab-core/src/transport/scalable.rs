@@ -5,9 +5,12 @@
 //!
 //! Interpretations: below the legacy window (16 segments, the paper's `lwnd`) the flow behaves
 //! as NewReno (slow start, AIMD, halving); the reduction is applied to cwnd (the paper's rule),
-//! with ssthresh = cwnd after it and at least 2 segments. Loss recovery is NewReno's.
+//! with ssthresh = cwnd after it and at least 2 segments. Loss recovery is NewReno's, on the
+//! SACK scoreboard: the example declares that it needs SACK, to show how a control states a
+//! need (Scalable TCP aims at windows of thousands of segments, where the several losses of
+//! one window are repaired within a round trip only with SACK, RFC 6675).
 
-use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, NoOptions, Window};
+use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Needs, NoOptions, Window};
 use super::reno::{aimd_increase, halve, restart};
 
 /// Additive increase per ACK in congestion avoidance (segments).
@@ -33,6 +36,12 @@ impl Configure for Scalable {
 impl CongestionControl for Scalable {
     fn name(&self) -> &'static str {
         "scalable"
+    }
+    fn needs(&self) -> Needs {
+        Needs {
+            sack: true,
+            ..Needs::default()
+        }
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if w.cwnd < w.ssthresh || w.cwnd < LWND {

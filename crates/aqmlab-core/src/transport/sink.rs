@@ -222,8 +222,7 @@ mod tests {
     use super::*;
 
     fn sink(extra: &str) -> TcpSink {
-        let p: TcpParams = toml::from_str(extra).unwrap();
-        TcpSink::new(&p.validate().unwrap())
+        TcpSink::new(&TcpParams::config_from(extra).unwrap())
     }
 
     fn acks(out: &mut Outbox) -> Vec<(u64, u8)> {

@@ -1,11 +1,119 @@
-//! Per-flow TCP event traces for debugging a flow (`trace = true` on a TCP flow; off by
-//! default). One row per congestion event or retransmission — never per ACK — with the window,
-//! pipe and SACK scoreboard summary at that moment, so a trace stays small. The world turns
-//! them into the `tcp_trace` results table.
+//! Per-flow TCP event traces for debugging a flow (`trace = { events = true }` on a TCP flow;
+//! off by default). One row per congestion event or retransmission — never per ACK — with the
+//! window, pipe and SACK scoreboard summary, so a trace stays small. The world turns them into
+//! the `tcp_trace` results table. The sender's optional per-round-trip RTT log (`trace = {
+//! rtt = true }`) fills the `tcp_rtt` table.
+//!
+//! When the state columns are read: a row carries the state at its event, except inside a
+//! *step* of SACK-based recovery (the scoreboard update and recovery decisions of one ACK, one
+//! burst of sending during recovery, one reordering-timer expiry): the rows written during a
+//! step carry the state at the step's end (after every retransmission of the burst, after the
+//! ACK's delivery-rate sample). This is how the trace has always read with SACK.
 
+use super::cc::Window;
 use crate::results::Table;
 use crate::schema::TraceSample;
 use crate::time::{to_secs, SimTime};
+
+/// The loss recovery's part of a trace row.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TraceState {
+    /// Estimated segments in flight.
+    pub pipe: u64,
+    /// SACKed segments above `snd_una`.
+    pub sacked: u64,
+    /// Segments marked lost.
+    pub lost: u64,
+    /// Retransmissions outstanding.
+    pub retrans_out: u64,
+    /// SACKed ranges.
+    pub sack_ranges: u64,
+}
+
+/// A sender's event trace and RTT log (each None when off).
+#[derive(Clone, Debug, Default)]
+pub struct Tracer {
+    /// Event rows.
+    pub rows: Option<Vec<TraceRow>>,
+    /// Per-round-trip RTT log, (ACK arrival, sample) in ns.
+    pub rtt_log: Option<Vec<(SimTime, SimTime)>>,
+    /// The first row of the open step, if one is open.
+    step: Option<usize>,
+    /// The control's state last seen (`cc_state` rows).
+    cc_state: &'static str,
+}
+
+impl Tracer {
+    /// A tracer with the event trace and the RTT log on or off.
+    pub fn new(events: bool, rtt: bool) -> Self {
+        Tracer {
+            rows: events.then(Vec::new),
+            rtt_log: rtt.then(Vec::new),
+            step: None,
+            cc_state: "",
+        }
+    }
+
+    /// True if events are traced.
+    #[inline]
+    pub fn on(&self) -> bool {
+        self.rows.is_some()
+    }
+
+    /// Appends a row with window `w` and recovery state `st` (filled in at the step's end
+    /// instead while a step is open).
+    pub fn record(
+        &mut self,
+        time: SimTime,
+        event: &'static str,
+        cause: &'static str,
+        seq: u64,
+        w: &Window,
+        st: TraceState,
+    ) {
+        if let Some(rows) = self.rows.as_mut() {
+            rows.push(TraceRow::new(time, event, cause, seq, w, st));
+        }
+    }
+
+    /// Opens a step: rows written until [`Tracer::end_step`] get the state at its end.
+    #[inline]
+    pub fn begin_step(&mut self) {
+        if let Some(rows) = self.rows.as_ref() {
+            self.step = Some(rows.len());
+        }
+    }
+
+    /// Closes the open step, stamping its rows with window `w` and state `st`.
+    pub fn end_step(&mut self, w: &Window, st: TraceState) {
+        let (Some(from), Some(rows)) = (self.step.take(), self.rows.as_mut()) else {
+            return;
+        };
+        for r in &mut rows[from..] {
+            *r = TraceRow::new(r.time, r.event, r.cause, r.seq, w, st);
+        }
+    }
+
+    /// Logs RTT sample `r` at `now` if it is the round trip's first (ns-2's rule: the first
+    /// sample whose segment left after the previous logged sample's ACK arrived).
+    #[inline]
+    pub fn log_rtt(&mut self, now: SimTime, r: SimTime) {
+        if let Some(log) = self.rtt_log.as_mut() {
+            if log.last().is_none_or(|&(t, _)| now - r >= t) {
+                log.push((now, r));
+            }
+        }
+    }
+
+    /// `Some(st)` if the control's state `st` differs from the last one seen.
+    pub fn cc_state_change(&mut self, st: &'static str) -> Option<&'static str> {
+        if st == self.cc_state {
+            return None;
+        }
+        self.cc_state = st;
+        Some(st)
+    }
+}
 
 /// One traced event.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +145,31 @@ pub struct TraceRow {
     pub retrans_out: u64,
     /// SACKed ranges (holes between them are what is missing).
     pub sack_ranges: u64,
+}
+
+impl TraceRow {
+    fn new(
+        time: SimTime,
+        event: &'static str,
+        cause: &'static str,
+        seq: u64,
+        w: &Window,
+        st: TraceState,
+    ) -> Self {
+        TraceRow {
+            time,
+            event,
+            cause,
+            seq,
+            cwnd: w.cwnd,
+            ssthresh: w.ssthresh,
+            pipe: st.pipe,
+            sacked: st.sacked,
+            lost: st.lost,
+            retrans_out: st.retrans_out,
+            sack_ranges: st.sack_ranges,
+        }
+    }
 }
 
 /// The `tcp_trace` table of the traced flows: (flow name, its rows), in flow order.

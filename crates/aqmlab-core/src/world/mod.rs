@@ -60,6 +60,8 @@ pub struct Flow {
     pub priority: u8,
     /// ECN codepoint of an open-loop source's packets (TCP sets its own per segment).
     pub ecn: Ecn,
+    /// What the results say about how it sends (congestion control, ECN codepoint, profile).
+    pub labels: FlowLabels,
     /// Traffic generator.
     pub app: App,
     /// Measurements.
@@ -68,6 +70,17 @@ pub struct Flow {
     pub rng: Rng,
     /// Next sequence number.
     pub next_seq: u64,
+}
+
+/// A flow's descriptive labels in the `flows` table.
+#[derive(Clone, Debug, Default)]
+pub struct FlowLabels {
+    /// Congestion control kind ("" for an open-loop flow).
+    pub cc: String,
+    /// ECN codepoint of its data packets: "not_ect", "ect0" or "ect1".
+    pub ecn: &'static str,
+    /// TCP defaults profile ("" for an open-loop flow).
+    pub profile: String,
 }
 
 impl Flow {
@@ -261,8 +274,8 @@ impl World {
         if self.traces_rows {
             for f in &self.flows {
                 if let App::Tcp(t) = &f.app {
-                    let tr = t.sender.trace.as_ref().map_or(0, |v| v.len()) as u64;
-                    let rt = t.sender.rtt_log.as_ref().map_or(0, |v| v.len()) as u64;
+                    let tr = t.sender.trace_rows().map_or(0, |v| v.len()) as u64;
+                    let rt = t.sender.rtt_log().len() as u64;
                     u.trace_rows += tr;
                     u.rtt_rows += rt;
                     if tr + rt > u.top_flow.0 {
@@ -696,6 +709,9 @@ impl World {
         for port in &mut self.ports {
             let len = port.queue.disc.len_packets();
             port.queue.stats.open_window(len);
+            if let Some(c) = port.queue.disc.classes_mut() {
+                c.open_window();
+            }
         }
         for f in &mut self.flows {
             f.stats.open_window();
@@ -764,7 +780,7 @@ ecn = {ecn}
         let App::Tcp(t) = &world.flows[0].app else {
             panic!("not tcp")
         };
-        let times = &t.sender.ecn_reduction_times;
+        let times = t.sender.ecn_reduction_times();
         assert!(times.len() >= 5, "{} reductions", times.len());
         eprintln!(
             "ECN: {marks} marks, {} reductions, min gap {:?}",

@@ -7,7 +7,8 @@ use crate::packet::PacketKind;
 use crate::qdisc::{QueueDisc, Reason};
 use crate::results::{row_to_json, Results, Row, Table, Value};
 use crate::schema::{
-    AggregateRow, EventRow, FlowRow, FlowSample, LinkRow, QueueRow, QueueSample, SimulationRow,
+    AggregateRow, EventRow, FlowRow, FlowSample, LinkRow, QueueClassRow, QueueRow, QueueSample,
+    SimulationRow,
 };
 use crate::stats::jain_index;
 use crate::time::{to_secs, SimTime};
@@ -35,9 +36,12 @@ impl World {
             if !port.monitor {
                 continue;
             }
-            let q = &port.queue;
             self.observed.clear();
-            q.disc.observe(&mut self.observed);
+            port.queue.disc.observe(&mut self.observed);
+            if let Some(c) = port.queue.disc.classes_mut() {
+                c.take_series(&mut self.observed);
+            }
+            let q = &port.queue;
             let mut row = QueueSample {
                 time_s: t,
                 queue: port.name.clone(),
@@ -59,7 +63,7 @@ impl World {
             let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
             let (cwnd, ssthresh, srtt, rtt) = match &f.app {
                 App::Tcp(tcp) => {
-                    let s = &tcp.sender;
+                    let s = tcp.sender.conn();
                     (
                         s.w.cwnd,
                         s.w.ssthresh.min(1e9),
@@ -132,6 +136,72 @@ impl World {
         .into_row()
     }
 
+    /// The rows of port `i`'s discipline's classes (none if it has a single queue).
+    fn class_rows(&self, i: usize) -> Vec<Row> {
+        let w = self.window_secs();
+        let port = &self.ports[i];
+        let Some(classes) = port.queue.disc.classes() else {
+            return Vec::new();
+        };
+        let qdisc = port.queue.disc.name();
+        (0..classes.names().len())
+            .map(|k| {
+                let c = classes.counters(k);
+                let drops: u64 = c.drops.iter().sum();
+                let marks: u64 = c.marks.iter().sum();
+                let d = |r: Reason| c.drops[r.index()];
+                let m = |r: Reason| c.marks[r.index()];
+                QueueClassRow {
+                    queue: port.name.clone(),
+                    qdisc: qdisc.to_string(),
+                    class: classes.names()[k].clone(),
+                    arrivals_pkts: c.arrivals,
+                    enqueued_pkts: c.enqueued,
+                    dequeued_pkts: c.dequeued,
+                    dequeued_bytes: c.dequeued_bytes,
+                    drops_pkts: drops,
+                    drops_overflow_pkts: d(Reason::Overflow),
+                    drops_early_pkts: d(Reason::Early),
+                    drops_forced_pkts: d(Reason::Forced),
+                    drops_delay_pkts: d(Reason::Delay),
+                    marks_pkts: marks,
+                    marks_early_pkts: m(Reason::Early),
+                    marks_forced_pkts: m(Reason::Forced),
+                    marks_delay_pkts: m(Reason::Delay),
+                    drop_frac: frac(drops as f64, c.arrivals),
+                    mark_frac: frac(marks as f64, c.dequeued),
+                    throughput_bps: c.dequeued_bytes as f64 * 8.0 / w,
+                    sojourn_mean_s: c.sojourn.mean() / 1e9,
+                    sojourn_p50_s: c.sojourn.quantile(0.5) / 1e9,
+                    sojourn_p95_s: c.sojourn.quantile(0.95) / 1e9,
+                    sojourn_p99_s: c.sojourn.quantile(0.99) / 1e9,
+                }
+                .into_row()
+            })
+            .collect()
+    }
+
+    /// The round-trip propagation delay between `a` and `b` along the routes (NaN if a route
+    /// is missing).
+    fn base_rtt(&self, a: crate::packet::NodeId, b: crate::packet::NodeId) -> f64 {
+        let one_way = |from, to| -> Option<SimTime> {
+            let (mut node, mut sum) = (from, 0 as SimTime);
+            for _ in 0..=self.nodes.len() {
+                if node == to {
+                    return Some(sum);
+                }
+                let p = &self.ports[self.routing.route(node, to)? as usize];
+                sum += p.delay;
+                node = p.to;
+            }
+            None
+        };
+        match (one_way(a, b), one_way(b, a)) {
+            (Some(x), Some(y)) => to_secs(x + y),
+            _ => f64::NAN,
+        }
+    }
+
     fn link_row(&self, i: usize) -> Row {
         let w = self.config.duration - self.config.warmup;
         let p = &self.ports[i];
@@ -189,9 +259,13 @@ impl World {
             rtt_mean_s: f.stats.rtt.mean() / 1e9,
             rtt_p95_s: f.stats.rtt.quantile(0.95) / 1e9,
             fct_s: match &f.app {
-                App::Tcp(tcp) => tcp.sender.fct.map_or(f64::NAN, to_secs),
+                App::Tcp(tcp) => tcp.sender.fct().map_or(f64::NAN, to_secs),
                 App::Udp(_) => f64::NAN,
             },
+            cc: f.labels.cc.clone(),
+            ecn: f.labels.ecn.to_string(),
+            profile: f.labels.profile.clone(),
+            base_rtt_s: self.base_rtt(f.src, f.dst),
         }
         .into_row()
     }
@@ -210,12 +284,16 @@ impl World {
         let mut links = Table::new();
         let mut flows = Table::new();
         let mut events = Table::new();
+        let mut classes = Table::new();
         let mut q_summary = serde_json::Map::new();
         let mut l_summary = serde_json::Map::new();
         let mut f_summary = serde_json::Map::new();
         for i in 0..self.ports.len() {
             let qrow = self.queue_row(i);
             let lrow = self.link_row(i);
+            for row in self.class_rows(i) {
+                classes.push(&row);
+            }
             let port = &mut self.ports[i];
             for e in port.queue.disc.take_events() {
                 let mut row: Vec<(&str, Value)> = EventRow {
@@ -288,9 +366,12 @@ impl World {
         results.tables.insert("links".into(), links);
         results.tables.insert("flows".into(), flows);
         results.tables.insert("events".into(), events);
+        if classes.rows() > 0 {
+            results.tables.insert("queue_classes".into(), classes);
+        }
         let trace =
             crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
-                App::Tcp(t) => t.sender.trace.as_deref().map(|r| (f.name.as_str(), r)),
+                App::Tcp(t) => t.sender.trace_rows().map(|r| (f.name.as_str(), r)),
                 _ => None,
             }));
         if trace.rows() > 0 {
@@ -299,7 +380,7 @@ impl World {
         let mut rtt_log = Table::new();
         for f in &self.flows {
             if let App::Tcp(t) = &f.app {
-                for &(time, r) in t.sender.rtt_log.iter().flatten() {
+                for &(time, r) in t.sender.rtt_log() {
                     let row = crate::schema::RttLogSample {
                         time_s: to_secs(time),
                         flow: f.name.clone(),
@@ -316,11 +397,7 @@ impl World {
             .flows
             .iter()
             .filter_map(|f| match &f.app {
-                App::Tcp(t) => t
-                    .sender
-                    .app
-                    .as_ref()
-                    .map(|a| (f.name.as_str(), &a.done[..])),
+                App::Tcp(t) => t.sender.app().map(|a| (f.name.as_str(), &a.done[..])),
                 _ => None,
             })
             .peekable();
@@ -340,5 +417,143 @@ impl World {
             .tables
             .insert("flow_series".into(), std::mem::take(&mut self.flow_series));
         results
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::{Column, Table};
+
+    fn col<'a>(t: &'a Table, name: &str) -> &'a Column {
+        &t.columns.iter().find(|(n, _)| n == name).unwrap().1
+    }
+    fn u64s(t: &Table, name: &str) -> Vec<u64> {
+        match col(t, name) {
+            Column::U64(v) => v.clone(),
+            c => panic!("{name}: {c:?}"),
+        }
+    }
+    fn strs(t: &Table, name: &str) -> Vec<String> {
+        match col(t, name) {
+            Column::Str(l) => (0..l.len()).map(|i| l.get(i).to_string()).collect(),
+            c => panic!("{name}: {c:?}"),
+        }
+    }
+
+    /// A dumbbell with an ECT(1) TCP flow, a Not-ECT TCP flow and a Poisson overload, through
+    /// the discipline `qdisc` (a TOML inline table).
+    fn scenario(qdisc: &str) -> String {
+        format!(
+            r#"
+            [simulation]
+            duration = "6s"
+            warmup = "2s"
+            sample_interval = "500ms"
+            [topology]
+            kind = "dumbbell"
+            pairs = 3
+            access = {{ rate = "100Mbps", delay = "1ms" }}
+            bottleneck = {{ rate = "4Mbps", delay = "10ms", qdisc = {qdisc} }}
+            [[flows]]
+            kind = "tcp"
+            from = "s1"
+            to = "d1"
+            cc = "prague"
+            ecn = "l4s"
+            [[flows]]
+            kind = "tcp"
+            from = "s2"
+            to = "d2"
+            cc = "cubic"
+            [[flows]]
+            kind = "poisson"
+            from = "s3"
+            to = "d3"
+            rate = "3Mbps"
+            "#
+        )
+    }
+
+    /// The oracle is the accounting wrapper's own count of the whole queue: summed over the
+    /// classes the discipline reports, arrivals, acceptances, departures, drops and marks (by
+    /// reason) must equal it exactly, so a class row neither invents nor loses a packet.
+    fn classes_add_up_to_the_queue(qdisc: &str, names: &[&str]) {
+        let r = crate::run(&scenario(qdisc), None).unwrap();
+        let c = &r.tables["queue_classes"];
+        let q = &r.tables["queues"];
+        let cq = strs(c, "queue");
+        let qq = strs(q, "queue");
+        let bottleneck = qq.iter().position(|n| n == "r1->r2").unwrap();
+        let rows: Vec<usize> = (0..c.rows()).filter(|&i| cq[i] == "r1->r2").collect();
+        let class = strs(c, "class");
+        assert_eq!(
+            rows.iter().map(|&i| class[i].as_str()).collect::<Vec<_>>(),
+            names,
+            "{qdisc}"
+        );
+        for (cn, qn) in [
+            ("arrivals_pkts", "arrivals_pkts"),
+            ("enqueued_pkts", "enqueued_pkts"),
+            ("dequeued_pkts", "dequeued_pkts"),
+            ("drops_pkts", "drops_pkts"),
+            ("drops_overflow_pkts", "drops_overflow_pkts"),
+            ("drops_early_pkts", "drops_early_pkts"),
+            ("drops_delay_pkts", "drops_delay_pkts"),
+            ("marks_pkts", "marks_pkts"),
+            ("marks_early_pkts", "marks_early_pkts"),
+            ("marks_delay_pkts", "marks_delay_pkts"),
+        ] {
+            let sum: u64 = rows.iter().map(|&i| u64s(c, cn)[i]).sum();
+            assert_eq!(sum, u64s(q, qn)[bottleneck], "{qdisc}: {cn}");
+        }
+        let arrivals: u64 = rows.iter().map(|&i| u64s(c, "arrivals_pkts")[i]).sum();
+        assert!(arrivals > 1000, "{qdisc}: {arrivals} arrivals");
+    }
+
+    #[test]
+    fn the_classes_of_a_discipline_add_up_to_its_queue() {
+        classes_add_up_to_the_queue("{ kind = \"dualpi2\", limit = 40 }", &["L", "C"]);
+        classes_add_up_to_the_queue("{ kind = \"fq_codel\", limit = 60 }", &["sparse", "bulk"]);
+        classes_add_up_to_the_queue("{ kind = \"fq_pie\", limit = 60 }", &["sparse", "bulk"]);
+        classes_add_up_to_the_queue(
+            "{ kind = \"htb\", rate = \"4Mbps\", classes = [{ rate = \"2Mbps\", ceil = \"4Mbps\", match = [0], qdisc = { kind = \"pie\", limit = 30 } }, { rate = \"2Mbps\", ceil = \"4Mbps\", qdisc = { kind = \"pfifo\", limit = 30 } }] }",
+            &["0", "1"],
+        );
+    }
+
+    #[test]
+    fn dualpi2_sorts_by_codepoint_and_flows_say_how_they_send() {
+        let r = crate::run(&scenario("{ kind = \"dualpi2\" }"), None).unwrap();
+        let f = &r.tables["flows"];
+        assert_eq!(strs(f, "cc"), ["prague", "cubic", ""]);
+        assert_eq!(strs(f, "ecn"), ["ect1", "not_ect", "not_ect"]);
+        assert_eq!(strs(f, "profile"), ["ns2", "ns2", ""]);
+        // 2·(1 + 10 + 1) ms, by hand from the topology
+        let Column::F64(rtt) = col(f, "base_rtt_s") else {
+            panic!()
+        };
+        assert!(rtt.iter().all(|&x| (x - 0.024).abs() < 1e-12), "{rtt:?}");
+        // Only the Prague flow's packets are ECT(1): every L arrival is one of its data
+        // packets, so L arrivals <= its data packets sent in the window plus those queued at
+        // the window's start; C gets the CUBIC and Poisson packets, far more.
+        let c = &r.tables["queue_classes"];
+        let (cq, class) = (strs(c, "queue"), strs(c, "class"));
+        let at = |n: &str| {
+            (0..c.rows())
+                .find(|&i| cq[i] == "r1->r2" && class[i] == n)
+                .unwrap()
+        };
+        let arr = u64s(c, "arrivals_pkts");
+        assert!(arr[at("L")] > 0 && arr[at("C")] > arr[at("L")]);
+        // The time series carry each class's sojourn and the L probability.
+        let s = &r.tables["queue_series"];
+        for name in [
+            "dualpi2_l_sojourn_mean_s",
+            "dualpi2_c_sojourn_mean_s",
+            "dualpi2_l_qdelay_s",
+            "dualpi2_p_l",
+        ] {
+            assert!(s.columns.iter().any(|(n, _)| n == name), "{name}");
+        }
     }
 }

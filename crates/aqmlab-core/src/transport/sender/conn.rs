@@ -1,0 +1,558 @@
+//! The sender's core: sequence state (`snd_una`, `snd_nxt`, `snd_max`), the congestion window
+//! and its control, the retransmission timer and RTT sampling, transmission of one segment
+//! (pacing, delivery-rate records, ECN codepoints), the windowed sending of new data, the
+//! application's transfers, ECN reaction and the event trace. Loss recovery
+//! (`super::super::recovery`) is a separate component that calls into this one; nothing here
+//! knows which recovery runs.
+
+use super::super::app::AppState;
+use super::super::cc::{AckInfo, Cc, CongestionControl, Window};
+use super::super::config::TcpConfig;
+use super::super::pacing::Pacer;
+use super::super::rate::{CaState, RateSampler};
+use super::super::rto::RttEstimator;
+use super::super::trace::{TraceState, Tracer};
+use super::super::{flags, OutSeg, Outbox, Timer, TimerKind};
+use super::ecn::EcnState;
+use crate::packet::{Ecn, PacketKind};
+use crate::rng::Rng;
+use crate::stats::flow::FlowStats;
+use crate::time::SimTime;
+
+/// Connection phase of a sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Not started.
+    Idle,
+    /// SYN sent, waiting for its ACK.
+    SynSent,
+    /// Sending data.
+    Open,
+    /// A finite transfer is fully acknowledged.
+    Done,
+}
+
+/// What one event hands the sender: the time, where its packets and timers go, and the flow's
+/// counters.
+pub struct Io<'a> {
+    /// Current time.
+    pub now: SimTime,
+    /// Packets and timers for the world.
+    pub out: &'a mut Outbox,
+    /// The flow's counters.
+    pub stats: &'a mut FlowStats,
+}
+
+/// What the loss recovery learns of each transmission (its scoreboard, PRR's count, the
+/// trace of a retransmission).
+pub trait Transmitted {
+    /// Segment `seq` has just been sent (`retx`: it had been sent before).
+    fn transmitted(&mut self, c: &mut Conn, seq: u64, retx: bool, now: SimTime);
+}
+
+/// Sender state of one connection, without its loss recovery.
+#[derive(Clone, Debug)]
+pub struct Conn {
+    /// The connection's settings.
+    pub cfg: TcpConfig,
+    /// The congestion control.
+    pub cc: Cc,
+    /// cwnd and ssthresh (segments).
+    pub w: Window,
+    /// Connection phase.
+    pub phase: Phase,
+    /// When the connection opens.
+    pub start: SimTime,
+    /// No new data from this time on.
+    pub stop: SimTime,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u64,
+    /// Next segment to send (below `snd_max` after a timeout: go-back-N).
+    pub snd_nxt: u64,
+    /// One past the highest segment ever sent.
+    pub snd_max: u64,
+    /// ECN reaction state.
+    pub ecn: EcnState,
+    /// `snd_una` at the last timeout (a second timeout of the same segment holds ssthresh).
+    pub timed_out_seq: Option<u64>,
+    /// The SYN was retransmitted.
+    pub syn_retx: bool,
+    /// RTT estimator and RTO.
+    pub rtt: RttEstimator,
+    /// The retransmission timer.
+    pub timer: Timer,
+    /// Most recent RTT sample.
+    pub last_rtt: Option<SimTime>,
+    /// Flow completion time of a finite transfer (from the start to the last ACK).
+    pub fct: Option<SimTime>,
+    /// Times of ECN reductions (tests only).
+    #[cfg(test)]
+    pub ecn_reduction_times: Vec<SimTime>,
+    /// The pacer (None: pacing off).
+    pub pacer: Option<Pacer>,
+    /// The RTT sample taken from the ACK being processed, if any.
+    pub ack_sample: Option<SimTime>,
+    /// Event trace and RTT log.
+    pub trace: Tracer,
+    /// ACK arrival of the last sample fed to the RTO estimator (`rtt.sampling = "round"`).
+    last_round_sample: Option<SimTime>,
+    /// Delivery-rate sampler (only for a congestion control that owns the window, BBR).
+    pub rate: Option<RateSampler>,
+    /// The closed-loop application (None: bulk or one file).
+    pub app: Option<AppState>,
+    /// When data was last sent (Linux `lsndtime`, for the restart after idle).
+    lsnd: SimTime,
+}
+
+impl Conn {
+    /// The core of a sender that opens at `start` and sends no new data from `stop` on.
+    pub fn new(cfg: &TcpConfig, start: SimTime, stop: SimTime) -> Self {
+        Conn {
+            cc: cfg.cc.clone(),
+            w: Window {
+                cwnd: if cfg.syn {
+                    1.0
+                } else {
+                    cfg.initial_window as f64
+                },
+                ssthresh: cfg.initial_ssthresh,
+            },
+            phase: Phase::Idle,
+            start,
+            stop,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            ecn: EcnState::default(),
+            timed_out_seq: None,
+            syn_retx: false,
+            rtt: RttEstimator::new(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                cfg.granularity,
+                cfg.max_backoff,
+            ),
+            timer: Timer::default(),
+            last_rtt: None,
+            fct: None,
+            #[cfg(test)]
+            ecn_reduction_times: Vec::new(),
+            pacer: Pacer::new(cfg.pacing),
+            ack_sample: None,
+            trace: Tracer::new(cfg.trace, cfg.rtt_log),
+            last_round_sample: None,
+            rate: cfg.cc.owns_window().then(RateSampler::new),
+            app: cfg.app.as_ref().map(|a| {
+                AppState::new(
+                    a,
+                    cfg.mss,
+                    Rng::stream(0, "app_size"),
+                    Rng::stream(0, "app_think"),
+                    start,
+                )
+            }),
+            lsnd: start,
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// Draws the application's transfer sizes and think times from the streams of flow
+    /// `name` under `seed` (`app_size:<name>`, `app_think:<name>`).
+    pub fn seed_app(&mut self, seed: u64, name: &str) {
+        if let Some(a) = self.cfg.app.as_ref() {
+            self.app = Some(AppState::new(
+                a,
+                self.cfg.mss,
+                Rng::stream(seed, &format!("app_size:{name}")),
+                Rng::stream(seed, &format!("app_think:{name}")),
+                self.start,
+            ));
+        }
+    }
+
+    /// One past the last segment the application has written (None: unlimited).
+    #[inline]
+    pub fn data_end(&self) -> Option<u64> {
+        match &self.app {
+            Some(a) => Some(a.end),
+            None => self.cfg.total_segs,
+        }
+    }
+
+    /// Payload bytes of segment `seq` (short at the end of a write).
+    #[inline]
+    pub fn payload(&self, seq: u64) -> u32 {
+        match &self.app {
+            Some(a) => a.layout.payload(seq),
+            None => self.cfg.payload(seq),
+        }
+    }
+
+    /// Payload bytes of the segments in `[from, to)`.
+    fn bytes_between(&self, from: u64, to: u64) -> u64 {
+        match &self.app {
+            Some(a) => a.layout.offset(to) - a.layout.offset(from),
+            None => self.cfg.bytes_between(from, to),
+        }
+    }
+
+    /// Segments sent and not cumulatively acknowledged.
+    #[inline]
+    pub fn flight(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// True if new segment `s` may not be sent now: beyond the receive window, after the
+    /// flow's stop, past the application's data, or held by Nagle.
+    pub fn new_data_blocked(&self, s: u64, now: SimTime) -> bool {
+        s >= self.snd_una + self.cfg.rwnd
+            || now >= self.stop
+            || self.data_end().is_some_and(|t| s >= t)
+            || self.nagle_holds(s)
+    }
+
+    /// Tells the congestion control that `acked` segments up to `ack` were acknowledged.
+    #[inline]
+    pub fn cc_on_ack(&mut self, now: SimTime, ack: u64, acked: u64) {
+        let info = AckInfo {
+            now,
+            acked,
+            srtt: self.rtt.srtt(),
+            per_segment: self.cfg.per_segment,
+            whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
+            abc_bytes: self
+                .cfg
+                .abc
+                .then(|| (self.bytes_between(ack - acked, ack), self.cfg.mss)),
+            rtt: self.ack_sample,
+            ack,
+            snd_max: self.snd_max,
+        };
+        self.cc.on_ack(&mut self.w, &info);
+    }
+
+    /// Nagle (RFC 896, RFC 1122 section 4.2.3.4): new segment `seq` must wait because it is
+    /// partial and data is unacknowledged.
+    #[inline]
+    fn nagle_holds(&self, seq: u64) -> bool {
+        self.cfg.nagle && self.snd_max > self.snd_una && self.payload(seq) < self.cfg.mss
+    }
+
+    /// Takes the RTT sample of an ACK that advanced `snd_una` (Karn's rule: none when the
+    /// segment that triggered it was a retransmission, unless timestamps give the
+    /// retransmission's own send time, RFC 7323 section 4).
+    #[inline]
+    pub fn sample_ack(&mut self, fl: u8, ts: SimTime, io: &mut Io) {
+        if fl & flags::RETX == 0 || self.cfg.timestamps {
+            self.take_sample(io.now, io.now - ts, io.stats);
+        }
+    }
+
+    /// Records RTT sample `r` taken at `now`.
+    #[inline]
+    pub fn take_sample(&mut self, now: SimTime, r: SimTime, stats: &mut FlowStats) {
+        self.ack_sample = Some(r);
+        // ns-2 times one segment at a time: the first segment sent after the previous timed
+        // segment's ACK arrived; the other ACKs give no sample to the estimator.
+        let timed = !self.cfg.rtt_per_round || self.last_round_sample.is_none_or(|t| now - r >= t);
+        if timed {
+            self.rtt.sample(r);
+            self.last_round_sample = Some(now);
+        }
+        self.last_rtt = Some(r);
+        stats.rtt_sample(r);
+        self.trace.log_rtt(now, r);
+    }
+
+    /// Moves `snd_una` to `ack` (and `snd_nxt` with it if it fell behind).
+    #[inline]
+    pub fn advance_una(&mut self, ack: u64) {
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+    }
+
+    /// Ends a finite transfer that is fully acknowledged; true if it ended.
+    pub fn finish_if_done(&mut self, now: SimTime) -> bool {
+        match self.cfg.total_segs {
+            Some(total) if self.snd_una >= total => {
+                self.phase = Phase::Done;
+                self.fct = Some(now - self.start);
+                self.timer.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After an ACK that advanced `snd_una`: stops the retransmission timer when nothing is
+    /// outstanding, else restarts it (RFC 6298 5.3) if `restart`.
+    pub fn rearm_rto(&mut self, restart: bool, io: &mut Io) {
+        if self.snd_una == self.snd_max {
+            self.timer.cancel();
+        } else if restart {
+            self.arm_rto(io);
+        }
+    }
+
+    /// (Re)starts the retransmission timer one RTO from now.
+    #[inline]
+    pub fn arm_rto(&mut self, io: &mut Io) {
+        self.timer
+            .set(io.now + self.rtt.rto(), TimerKind::Rto, io.out);
+    }
+
+    /// A congestion event: no new reaction to loss or ECE until `snd_max` is acknowledged.
+    #[inline]
+    pub fn mark_congestion_window(&mut self) {
+        self.ecn.recover = Some(self.snd_max);
+    }
+
+    /// Ends the current transfer if all of it is acknowledged, and schedules the next.
+    pub fn check_transfer(&mut self, io: &mut Io) {
+        let Some(a) = self.app.as_mut() else {
+            return;
+        };
+        if !a.active || self.snd_una < a.end {
+            return;
+        }
+        match a.complete(io.now) {
+            Some(0) => self.next_transfer(io.now),
+            Some(think) => a.timer.set(io.now + think, TimerKind::App, io.out),
+            None => {}
+        }
+    }
+
+    /// The application writes its next transfer at `now` (nothing after the flow's stop).
+    pub fn next_transfer(&mut self, now: SimTime) {
+        if now >= self.stop {
+            return;
+        }
+        let Some(a) = self.app.as_mut() else {
+            return;
+        };
+        let restart = a.cfg.restart_after_idle;
+        a.next(now);
+        if restart && !self.cc.owns_window() && self.snd_una == self.snd_max {
+            self.restart_after_idle(now);
+        }
+    }
+
+    /// Linux `tcp_cwnd_restart` (`tcp_slow_start_after_idle`): after an idle period longer
+    /// than the RTO, ssthresh = max(ssthresh, 3/4·cwnd) and cwnd halves once per RTO of
+    /// idleness beyond the first, down to min(initial window, cwnd).
+    fn restart_after_idle(&mut self, now: SimTime) {
+        let idle = now.saturating_sub(self.lsnd);
+        let rto = self.rtt.rto().max(1);
+        if idle <= rto {
+            return;
+        }
+        let mut cwnd = self.w.cwnd.max(1.0).floor() as u64;
+        let restart = (self.cfg.initial_window as u64).min(cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) as f64);
+        // Linux: `while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1`, delta = idle.
+        let mut delta = idle as i128;
+        while {
+            delta -= rto as i128;
+            delta > 0
+        } && cwnd > restart
+        {
+            cwnd >>= 1;
+        }
+        self.w.cwnd = cwnd.max(restart) as f64;
+    }
+
+    /// Sends the SYN (or its retransmission) and starts the retransmission timer.
+    pub fn send_syn(&mut self, io: &mut Io) {
+        let fl = flags::SYN | if self.syn_retx { flags::RETX } else { 0 };
+        let size = self.cfg.header + self.cfg.syn_opt;
+        io.out.segs.push(OutSeg {
+            kind: PacketKind::Data,
+            seq: 0,
+            ack: 0,
+            flags: fl,
+            size,
+            ts: io.now,
+            ecn: Ecn::NotEct,
+        });
+        io.stats.total.sent_pkts += 1;
+        io.stats.total.sent_bytes += size as u64;
+        if self.syn_retx {
+            io.stats.total.retransmits += 1;
+        }
+        self.arm_rto(io);
+    }
+
+    /// True if pacing lets a segment leave now (always with pacing off).
+    #[inline]
+    pub fn pace_ready(&mut self, io: &mut Io) -> bool {
+        match self.pacer.as_mut() {
+            None => true,
+            Some(p) => p.ready(io.now, io.out),
+        }
+    }
+
+    /// Sends segment `seq` and tells the recovery `rec` (its scoreboard, PRR, the trace of a
+    /// retransmission).
+    pub fn send_seg(&mut self, seq: u64, io: &mut Io, rec: &mut impl Transmitted) {
+        let retx = self.transmit(seq, io);
+        rec.transmitted(self, seq, retx, io.now);
+        if !self.timer.running() {
+            self.arm_rto(io);
+        }
+    }
+
+    /// Puts segment `seq` on the wire; true if it is a retransmission.
+    fn transmit(&mut self, seq: u64, io: &mut Io) -> bool {
+        let now = io.now;
+        let retx = seq < self.snd_max;
+        let mut fl = 0;
+        let ecn = if retx {
+            fl |= flags::RETX;
+            Ecn::NotEct // RFC 3168 6.1.5: retransmissions are not ECN-capable
+        } else if self.cfg.ecn {
+            if self.ecn.send_cwr {
+                fl |= flags::CWR;
+                self.ecn.send_cwr = false;
+            }
+            self.cfg.ect
+        } else {
+            Ecn::NotEct
+        };
+        let size = self.payload(seq) + self.cfg.header + self.cfg.ts_opt;
+        self.lsnd = now;
+        io.out.segs.push(OutSeg {
+            kind: PacketKind::Data,
+            seq,
+            ack: 0,
+            flags: fl,
+            size,
+            ts: now,
+            ecn,
+        });
+        io.stats.total.sent_pkts += 1;
+        io.stats.total.sent_bytes += size as u64;
+        if let Some(r) = self.rate.as_mut() {
+            r.on_send(seq, now, self.snd_max - self.snd_una, retx);
+        }
+        if let Some(p) = self.pacer.as_mut() {
+            let rate = if p.from_cc() {
+                // The control's rate is in segments/s: a full segment leaves every 1/rate.
+                let full = (self.cfg.mss + self.cfg.header + self.cfg.ts_opt) as f64 * 8.0;
+                self.cc
+                    .pacing_rate(now, &self.w, self.rtt.srtt())
+                    .map(|r| r * full)
+            } else {
+                p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size)
+            };
+            p.on_send(now, size, rate);
+        }
+        if retx {
+            io.stats.total.retransmits += 1;
+        }
+        retx
+    }
+
+    /// Sends new data (and go-back-N retransmissions) while the window, `extra` segments
+    /// beyond cwnd (limited transmit, PRR's segments reported by duplicate ACKs) and the
+    /// receive window allow.
+    pub fn send_window(&mut self, extra: u64, io: &mut Io, rec: &mut impl Transmitted) {
+        // (the conversion truncates: the floor of a number >= 1, without libm's `floor`)
+        let cwnd = (self.w.cwnd.max(1.0) as u64).saturating_add(extra);
+        let wnd = cwnd.min(self.cfg.rwnd);
+        while self.snd_nxt < self.snd_una + wnd {
+            if !self.pace_ready(io) {
+                break;
+            }
+            if self.snd_nxt >= self.snd_max {
+                if io.now >= self.stop {
+                    break;
+                }
+                if let Some(t) = self.data_end() {
+                    if self.snd_nxt >= t {
+                        break;
+                    }
+                }
+                if self.nagle_holds(self.snd_nxt) {
+                    break;
+                }
+            }
+            self.send_seg(self.snd_nxt, io, rec);
+            self.send_new_done();
+        }
+    }
+
+    /// After sending the segment at `snd_nxt`: advance it (and `snd_max`).
+    #[inline]
+    pub fn send_new_done(&mut self) {
+        self.snd_nxt += 1;
+        if self.snd_nxt > self.snd_max {
+            self.snd_max = self.snd_nxt;
+        }
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: no new data to send, cwnd not full and no lost
+    /// segment waiting (`pipe`, `lost_waiting` from the recovery): what is sent now is
+    /// application-limited.
+    pub fn check_app_limited(&mut self, now: SimTime, pipe: u64, lost_waiting: bool) {
+        let no_data = self.snd_nxt >= self.snd_max
+            && (now >= self.stop || self.data_end().is_some_and(|t| self.snd_nxt >= t));
+        if !no_data {
+            return;
+        }
+        if (pipe as f64) < self.w.cwnd.floor() && !lost_waiting {
+            if let Some(r) = self.rate.as_mut() {
+                r.mark_app_limited(pipe);
+            }
+        }
+    }
+
+    /// A rate-based control (BBR) gets the ACK's delivery-rate sample, after loss detection
+    /// and recovery entry or exit, before anything is sent (Linux `tcp_ack` order); traces a
+    /// change of its state.
+    pub fn rate_sample(&mut self, s: RateInput, now: SimTime) {
+        let Some(r) = self.rate.as_mut() else {
+            return;
+        };
+        let srtt = self.rtt.srtt();
+        let rs = r.generate(now, s.losses, s.prior_in_flight, s.in_flight, s.state, srtt);
+        if self.cc.on_rate_sample(&mut self.w, &rs) {
+            r.mark_app_limited(s.in_flight);
+        }
+    }
+
+    /// The control's state if it changed since last traced (`cc_state` rows).
+    pub fn cc_state_change(&mut self) -> Option<&'static str> {
+        self.rate.as_ref()?;
+        let st = self.cc.state();
+        self.trace.cc_state_change(st)
+    }
+
+    /// Appends a trace row with the recovery's state `st` (trace on only).
+    #[inline]
+    pub fn record(
+        &mut self,
+        now: SimTime,
+        event: &'static str,
+        cause: &'static str,
+        seq: u64,
+        st: TraceState,
+    ) {
+        self.trace.record(now, event, cause, seq, &self.w, st);
+    }
+}
+
+/// What a recovery tells the delivery-rate sampler at the end of an ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct RateInput {
+    /// Segments newly marked lost by this ACK.
+    pub losses: u64,
+    /// Segments in flight before the ACK.
+    pub prior_in_flight: u64,
+    /// Segments in flight after it.
+    pub in_flight: u64,
+    /// Recovery state.
+    pub state: CaState,
+}

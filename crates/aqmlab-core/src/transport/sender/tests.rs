@@ -1,0 +1,604 @@
+//! Hand-worked traces of the sender with each recovery (driven ACK by ACK).
+
+use super::super::config::TcpParams;
+use super::*;
+use crate::packet::Ecn;
+
+const MS: SimTime = 1_000_000;
+
+/// A sender driven by hand: `ack(a)` delivers a cumulative ACK and returns the data
+/// segments sent in response.
+struct Drive {
+    s: TcpSender,
+    out: Outbox,
+    stats: FlowStats,
+    now: SimTime,
+}
+
+impl Drive {
+    fn new(extra: &str) -> Self {
+        drive_text(&format!("syn = false\nlimited_transmit = false\n{extra}"))
+    }
+    fn sent(&mut self) -> Vec<u64> {
+        let v = self.out.segs.iter().map(|s| s.seq).collect();
+        self.out.segs.clear();
+        v
+    }
+    fn ack(&mut self, a: u64) -> Vec<u64> {
+        self.now += MS;
+        self.s.on_ack(
+            a,
+            0,
+            self.now - 100 * MS,
+            None,
+            self.now,
+            &mut self.out,
+            &mut self.stats,
+        );
+        self.sent()
+    }
+}
+
+impl Drive {
+    fn ack_sack(&mut self, a: u64, blocks: &[(u64, u64)]) -> Vec<u64> {
+        let mut sb = SackBlocks::default();
+        for (i, &b) in blocks.iter().enumerate() {
+            sb.b[i] = b;
+            sb.n += 1;
+        }
+        self.now += MS;
+        self.s.on_ack(
+            a,
+            0,
+            self.now - 100 * MS,
+            Some(&sb),
+            self.now,
+            &mut self.out,
+            &mut self.stats,
+        );
+        self.sent()
+    }
+}
+
+/// A driven sender from the full flow text (no `config` defaults prepended).
+fn drive_text(text: &str) -> Drive {
+    let cfg = TcpParams::config_from(text).unwrap();
+    let mut d = Drive {
+        s: TcpSender::new(&cfg, 0, SimTime::MAX),
+        out: Outbox::default(),
+        stats: FlowStats::new(0),
+        now: 0,
+    };
+    d.s.start(0, &mut d.out, &mut d.stats);
+    d.now = 1000 * MS;
+    d
+}
+
+#[test]
+fn ns2_halving_lets_cwnd_fall_below_two_segments() {
+    // Worked from ns-2.35's TcpAgent::slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_HALF) and
+    // RenoTcpAgent (window = int(cwnd_) + dupwnd_): w = 10/3, ssthresh = max((int)(w/2),
+    // 2) = 2, cwnd = w/2 = 5/3; after recovery cwnd stays 5/3, one segment may be sent.
+    // RFC 5681 (the default) for the same events: ssthresh = max(FlightSize/2, 2) = 2,
+    // cwnd = ssthresh + 3 = 5, then 2 after recovery: two segments.
+    for (halving, in_rec, after, sent_after) in [
+        ("ns2", 5.0 / 3.0 + 3.0, 5.0 / 3.0, vec![6]),
+        ("rfc5681", 5.0, 2.0, vec![6, 7]),
+    ] {
+        let mut d = drive_text(&format!(
+            "syn = false\nlimited_transmit = true\ncc = \"reno\"\ninitial_window = 3\n\
+             initial_ssthresh = 2\nhalving = \"{halving}\""
+        ));
+        assert_eq!(d.sent(), vec![0, 1, 2]);
+        // 0 arrives: congestion avoidance, cwnd 3 + 1/3; 3 goes out. 1 is lost.
+        assert_eq!(d.ack(1), vec![3]);
+        // 2 and 3 arrive: limited transmit sends 4 and 5; 4 arrives: fast retransmit of 1.
+        assert_eq!(d.ack(1), vec![4]);
+        assert_eq!(d.ack(1), vec![5]);
+        assert_eq!(d.ack(1), vec![1]);
+        assert!(d.s.in_recovery());
+        assert!(
+            (d.s.c.w.cwnd - in_rec).abs() < 1e-12,
+            "{halving}: {}",
+            d.s.c.w.cwnd
+        );
+        assert_eq!(d.s.c.w.ssthresh, 2.0, "{halving}");
+        // The retransmission and 5 arrive: ACK 6 ends the recovery.
+        assert_eq!(d.ack(6), sent_after, "{halving}");
+        assert!(!d.s.in_recovery());
+        assert!(
+            (d.s.c.w.cwnd - after).abs() < 1e-12,
+            "{halving}: {}",
+            d.s.c.w.cwnd
+        );
+    }
+}
+
+#[test]
+fn rtt_log_keeps_one_sample_per_round_trip() {
+    // ns-2's rule: the first segment sent after the previous timed segment's ACK arrived.
+    // Segments 0..3 leave at time 0 (drive_text starts the sender there); each ACK echoes
+    // its segment's send time in `ts`.
+    let mut d = Drive::new("initial_window = 4\nrtt_log = true");
+    assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+    let ack = |d: &mut Drive, a: u64, ts: SimTime, now: SimTime| {
+        d.now = now;
+        d.s.on_ack(a, 0, ts, None, now, &mut d.out, &mut d.stats);
+        d.sent()
+    };
+    // ACK of 0 (sent at 0) at 100 ms: logged. ACKs of 1..3 (also sent at 0) at 101-103 ms:
+    // their segments left before 100 ms, not logged. ACK of 4 (sent on the first ACK, at
+    // 100 ms) at 200 ms: logged. ACK of 5 (sent at 101 ms) at 201 ms: not logged.
+    ack(&mut d, 1, 0, 100 * MS);
+    ack(&mut d, 2, 0, 101 * MS);
+    ack(&mut d, 3, 0, 102 * MS);
+    ack(&mut d, 4, 0, 103 * MS);
+    ack(&mut d, 5, 100 * MS, 200 * MS);
+    ack(&mut d, 6, 101 * MS, 201 * MS);
+    assert_eq!(
+        d.s.c.trace.rtt_log.as_deref(),
+        Some(&[(100 * MS, 100 * MS), (200 * MS, 100 * MS)][..])
+    );
+    // Off by default: no log at all.
+    assert!(Drive::new("initial_window = 4").s.c.trace.rtt_log.is_none());
+}
+
+#[test]
+fn ns2_halving_is_reno_only() {
+    for (extra, part) in [
+        (
+            "cc = \"newreno\"\nhalving = \"ns2\"",
+            "applies to cc = \"reno\"",
+        ),
+        (
+            "cc = \"reno\"\nhalving = \"half\"",
+            "unknown variant `half`",
+        ),
+    ] {
+        let e = TcpParams::config_from(extra).unwrap_err();
+        assert!(e.starts_with("halving:") && e.contains(part), "{e}");
+    }
+}
+
+#[test]
+fn sack_recovery_resends_every_hole_in_the_first_rtt() {
+    // Worked by hand from RFC 6675 (DupThresh 3, no PRR: cwnd = ssthresh on entry).
+    // Window 0..9 in flight, segments 2, 5 and 7 lost (the NewReno case above).
+    let mut d =
+        Drive::new("initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true");
+    assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+    assert_eq!(d.ack_sack(1, &[]), vec![10]);
+    assert_eq!(d.ack_sack(2, &[]), vec![11]);
+    // 3 and 4 arrive: two duplicate ACKs that SACK new data.
+    assert!(d.ack_sack(2, &[(3, 4)]).is_empty());
+    assert!(d.ack_sack(2, &[(3, 5)]).is_empty());
+    // 6 arrives: third duplicate ACK. SACKed {3, 4, 6}: IsLost(2). FlightSize 10 ->
+    // ssthresh = cwnd = 5; retransmit 2; pipe = 10 − 3 SACKed − 1 lost + 1 resent = 7.
+    assert_eq!(d.ack_sack(2, &[(6, 7), (3, 5)]), vec![2]);
+    assert!(d.s.in_recovery());
+    assert_eq!((d.s.c.w.cwnd, d.s.c.w.ssthresh), (5.0, 5.0));
+    assert_eq!(d.s.pipe(), 7);
+    // 8 arrives: SACKed {3, 4, 6, 8}; 5 has only 6 and 8 above it: pipe 6, nothing sent.
+    assert!(d.ack_sack(2, &[(8, 9), (6, 7), (3, 5)]).is_empty());
+    assert_eq!(d.s.pipe(), 6);
+    // 9 arrives: {3, 4, 6, 8, 9}: 5 is lost; pipe = 10 − 5 − 2 + 1 = 4 < 5: resend 5.
+    assert_eq!(d.ack_sack(2, &[(8, 10), (6, 7), (3, 5)]), vec![5]);
+    // 10 arrives: 7 is lost; pipe = 10 − 6 − 3 + 2 = 3: resend 7, then new 12 (pipe 5).
+    assert_eq!(d.ack_sack(2, &[(8, 11), (6, 7), (3, 5)]), vec![7, 12]);
+    // 11 arrives: pipe = 11 − 7 − 3 + 3 = 4: new 13.
+    assert_eq!(d.ack_sack(2, &[(8, 12), (6, 7), (3, 5)]), vec![13]);
+    // All three holes went out before any retransmission could have been acknowledged.
+    // The resent 2 arrives: ACK 5; resent 5: ACK 7; resent 7: ACK 12 = recover: done.
+    d.ack_sack(5, &[(6, 7), (8, 12)]);
+    d.ack_sack(7, &[(8, 12)]);
+    assert!(d.s.in_recovery());
+    d.ack_sack(12, &[]);
+    assert!(!d.s.in_recovery());
+    assert_eq!(d.s.c.w.cwnd, 5.0);
+    assert_eq!(d.stats.total.retransmits, 3);
+    assert_eq!(d.stats.total.fast_retransmits, 1);
+    assert_eq!(d.stats.total.timeouts, 0);
+}
+
+#[test]
+fn a_loss_at_the_recovery_point_is_fast_retransmitted_under_rfc6582_not_ns2() {
+    // The recovery of sack_recovery_resends_every_hole_in_the_first_rtt ends at ACK 12 =
+    // recover (one past the highest segment sent when it began). Segment 12 itself is
+    // lost: the receiver then SACKs 13, 14, 15 on duplicate ACKs of 12. RFC 6582 section
+    // 3.2 step 1 allows a new fast retransmit once the cumulative ACK covers the recovery
+    // point (ACK 12 covers segments up to 11 = "recover" in RFC terms); ns-2's bugFix_
+    // (`highest_ack_ > recover_`) waits for one segment more, so only the RTO repairs 12.
+    for (guard, resent) in [("rfc6582", vec![12]), ("ns2", vec![])] {
+        let mut d = Drive::new(&format!(
+            "initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true\n\
+             fast_retransmit_guard = \"{guard}\""
+        ));
+        d.sent();
+        d.ack_sack(1, &[]);
+        d.ack_sack(2, &[]);
+        d.ack_sack(2, &[(3, 4)]);
+        d.ack_sack(2, &[(3, 5)]);
+        d.ack_sack(2, &[(6, 7), (3, 5)]);
+        d.ack_sack(2, &[(8, 9), (6, 7), (3, 5)]);
+        d.ack_sack(2, &[(8, 10), (6, 7), (3, 5)]);
+        d.ack_sack(2, &[(8, 11), (6, 7), (3, 5)]);
+        d.ack_sack(2, &[(8, 12), (6, 7), (3, 5)]);
+        d.ack_sack(5, &[(6, 7), (8, 12)]);
+        d.ack_sack(7, &[(8, 12)]);
+        d.ack_sack(12, &[]);
+        assert!(!d.s.in_recovery());
+        assert_eq!(d.s.c.snd_una, 12);
+        assert!(d.s.c.snd_max >= 16, "{}", d.s.c.snd_max);
+        d.sent();
+        // 13, 14, 15 arrive; 12 was lost.
+        d.ack_sack(12, &[(13, 14)]);
+        d.ack_sack(12, &[(13, 15)]);
+        let third = d.ack_sack(12, &[(13, 16)]);
+        let got: Vec<u64> = third.into_iter().filter(|&x| x == 12).collect();
+        assert_eq!(got, resent, "guard {guard}");
+        assert_eq!(d.s.in_recovery(), guard == "rfc6582", "guard {guard}");
+    }
+}
+
+#[test]
+fn sack_recovery_leaves_limited_transmit_out_of_the_ssthresh_flight() {
+    // RFC 5681 section 3.2 step 2 with RFC 6675 entry: window 0..9, segment 0 lost. The
+    // first two duplicate ACKs (SACKing 1, then 1-2) each release one new segment by
+    // limited transmit (10, 11); at the third FlightSize is 10, not 12: ssthresh 5.
+    let mut d = drive_text("syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nsack = true");
+    assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+    assert_eq!(d.ack_sack(0, &[(1, 2)]), vec![10]);
+    assert_eq!(d.ack_sack(0, &[(1, 3)]), vec![11]);
+    assert_eq!(d.ack_sack(0, &[(1, 4)]), vec![0]);
+    assert!(d.s.in_recovery());
+    assert_eq!(d.s.c.w.ssthresh, 5.0);
+}
+
+#[test]
+fn newreno_partial_acks_retransmit_each_hole_without_timeout() {
+    // Window of 10 segments (0..9) in flight; segments 2, 5 and 7 are lost.
+    let mut d = Drive::new("initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"");
+    assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+    // Segments 0 and 1 arrive: ACK 1, ACK 2 (cwnd 10 in CA: +0.1 each; sends 10, 11).
+    assert_eq!(d.ack(1), vec![10]);
+    assert_eq!(d.ack(2), vec![11]);
+    // 3, 4, 6, 8, 9, 10, 11 arrive: duplicate ACKs for 2.
+    assert_eq!(d.ack(2), Vec::<u64>::new());
+    assert_eq!(d.ack(2), Vec::<u64>::new());
+    // Third dupack: fast retransmit of 2, recover = 12, cwnd = flight/2 + 3 = 5 + 3.
+    assert_eq!(d.ack(2), vec![2]);
+    assert!(d.s.in_recovery());
+    assert_eq!(d.s.c.w.ssthresh, 5.0);
+    assert_eq!(d.s.c.w.cwnd, 8.0);
+    assert_eq!(d.stats.total.fast_retransmits, 1);
+    // Four more dupacks inflate cwnd to 12 -> 2 new segments (12, 13) fit (una 2 + 12 = 14).
+    let mut new = vec![];
+    for _ in 0..4 {
+        new.extend(d.ack(2));
+    }
+    assert_eq!(d.s.c.w.cwnd, 12.0);
+    assert_eq!(new, vec![12, 13]);
+    // Retransmitted 2 arrives: partial ACK 5 (< recover 12): retransmit 5 at once,
+    // deflate cwnd by 3 acked then add 1 -> 10; window una 5 + 10 = 15 allows 14.
+    assert_eq!(d.ack(5), vec![5, 14]);
+    assert_eq!(d.s.c.w.cwnd, 10.0);
+    assert!(d.s.in_recovery());
+    // Retransmitted 5 arrives: partial ACK 7: retransmit 7; cwnd 10 - 2 + 1 = 9.
+    assert_eq!(d.ack(7), vec![7, 15]);
+    assert_eq!(d.s.c.w.cwnd, 9.0);
+    // Retransmitted 7 arrives: receiver holds everything up to 15: full ACK 16 >= 12.
+    let after = d.ack(16);
+    assert!(!d.s.in_recovery());
+    // cwnd = min(ssthresh 5, flight 0 + 1) = 1? flight = snd_max(16) - 16 = 0 -> max(0,1)+1 = 2.
+    assert_eq!(d.s.c.w.cwnd, 2.0);
+    assert_eq!(after, vec![16, 17]);
+    assert_eq!(d.stats.total.timeouts, 0);
+    assert_eq!(d.stats.total.retransmits, 3);
+    assert_eq!(d.stats.total.fast_retransmits, 1);
+}
+
+#[test]
+fn limited_transmit_segments_do_not_count_in_the_ssthresh_flight() {
+    // RFC 3042 section 2 and RFC 5681 section 3.2 step 2: the segments sent by limited
+    // transmit on the first two duplicate ACKs are left out of FlightSize when ssthresh is
+    // set at the third (ns-2 uses cwnd/2 = 5 here as well).
+    let mut d = drive_text("syn = false\nlimited_transmit = true\ninitial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"");
+    assert_eq!(d.sent(), (0..10).collect::<Vec<_>>());
+    // Segment 0 lost: the first two duplicate ACKs each release one new segment.
+    assert_eq!(d.ack(0), vec![10]);
+    assert_eq!(d.ack(0), vec![11]);
+    // Third: FlightSize = 10 (not 12): ssthresh 5, cwnd 5 + 3.
+    assert_eq!(d.ack(0), vec![0]);
+    assert_eq!(d.s.c.w.ssthresh, 5.0);
+    assert_eq!(d.s.c.w.cwnd, 8.0);
+}
+
+#[test]
+fn prr_single_loss_spreads_ssthresh_segments_over_the_recovery() {
+    // 20 segments outstanding (2..21), segment 2 lost, 19 duplicate ACKs come back.
+    let mut d = Drive::new(
+        "initial_window = 20\ninitial_ssthresh = 20\ncc = \"newreno\"\nrecovery = \"prr\"",
+    );
+    assert_eq!(d.sent(), (0..20).collect::<Vec<_>>());
+    assert_eq!(d.ack(1), vec![20]);
+    assert_eq!(d.ack(2), vec![21]);
+    assert!(d.ack(2).is_empty());
+    assert!(d.ack(2).is_empty());
+    // Third dupack: ssthresh = 20/2 = 10; pipe = 20 - 3 reported = RecoverFS 17. The hole
+    // is lost (pipe 16 > ssthresh): sndcnt = ceil(1 * 10/17) - 0 = 1: the retransmission.
+    assert_eq!(d.ack(2), vec![2]);
+    assert_eq!(d.s.c.w.ssthresh, 10.0);
+    assert_eq!(d.s.prr_state().unwrap().recover_fs, 17.0);
+    assert_eq!(d.s.c.w.cwnd, 17.0);
+    // 16 more dupacks. PRR allows ceil(delivered * 10/17) - out after each.
+    let mut per_ack = vec![];
+    let mut sent = vec![];
+    for k in 2..=17u32 {
+        let s = d.ack(2);
+        per_ack.push(s.len());
+        sent.extend(s);
+        let p = d.s.prr_state().unwrap();
+        assert_eq!(p.delivered, k as f64);
+        let allowed = (k as f64 * 10.0 / 17.0).ceil();
+        if d.s.pipe() as f64 > d.s.c.w.ssthresh {
+            assert_eq!(p.out, allowed, "after {k} delivered");
+        }
+    }
+    // Never more than one segment per ACK; 10 = ssthresh segments in all (with the
+    // retransmission) for the 17 reported; pipe ends at ssthresh.
+    assert!(per_ack.iter().all(|&n| n <= 1), "{per_ack:?}");
+    assert_eq!(sent, (22..31).collect::<Vec<_>>());
+    assert_eq!(d.s.prr_state().unwrap().out, 10.0);
+    assert_eq!(d.s.pipe(), 10);
+    // The retransmission arrives: full ACK 22 (= recover): cwnd = ssthresh, 9 outstanding.
+    assert_eq!(d.ack(22), vec![31]);
+    assert!(!d.s.in_recovery());
+    assert!(d.s.prr_state().is_none());
+    assert_eq!(d.s.c.w.cwnd, 10.0);
+    assert_eq!(d.stats.total.retransmits, 1);
+    assert_eq!(d.stats.total.timeouts, 0);
+}
+
+#[test]
+fn prr_partial_acks_retransmit_each_hole_and_end_at_ssthresh() {
+    // The NewReno multi-loss case (window 10, segments 2, 5 and 7 lost) under PRR.
+    let mut d = Drive::new(
+        "initial_window = 10\ninitial_ssthresh = 10\ncc = \"newreno\"\nrecovery = \"prr\"",
+    );
+    d.sent();
+    assert_eq!(d.ack(1), vec![10]);
+    assert_eq!(d.ack(2), vec![11]);
+    assert!(d.ack(2).is_empty());
+    assert!(d.ack(2).is_empty());
+    // Flight 10 -> ssthresh 5; RecoverFS = 10 - 3 = 7; pipe without the hole 6 > 5:
+    // sndcnt = ceil(5/7) = 1 -> the retransmission of 2.
+    assert_eq!(d.ack(2), vec![2]);
+    assert_eq!(d.s.c.w.cwnd, 7.0);
+    // Arrivals 3, 4, 6, 8, 9, 10, 11 give 7 dupacks; four more after entry.
+    // 4th: pipe = 12 - 2 - 4 = 6 > 5: ceil(2 * 5/7) - 1 = 1 -> 12.
+    // 5th: pipe = 13 - 2 - 5 = 6: ceil(15/7) - 2 = 1 -> 13.
+    // 6th: pipe = 14 - 2 - 6 = 6: ceil(20/7) - 3 = 0.
+    // 7th: pipe = 14 - 2 - 7 = 5 = ssthresh: SSRB, room 0.
+    let mut new = vec![];
+    for _ in 0..4 {
+        new.extend(d.ack(2));
+    }
+    assert_eq!(new, vec![12, 13]);
+    assert_eq!(d.s.prr_state().unwrap().out, 3.0);
+    assert_eq!(d.s.pipe(), 5);
+    // Partial ACK 5 (3 acked: the hole and 2 reported ones): reported 7 -> 5,
+    // pipe = 14 - 5 - 5 = 4, without the lost hole 3 <= ssthresh: SSRB with
+    // delivered 8, out 3: min(5 - 3, max(8 - 3, 3) + 1) = 2 -> cwnd 5: the
+    // retransmission of 5 and one new segment.
+    assert_eq!(d.ack(5), vec![5, 14]);
+    assert_eq!(d.s.c.w.cwnd, 5.0);
+    assert!(d.s.in_recovery());
+    // Partial ACK 7 (2 acked): reported 5 -> 4; pipe = 15 - 7 - 4 = 4, without the hole
+    // 3: min(5 - 3, max(10 - 5, 2) + 1) = 2 -> cwnd 5: retransmit 7 and send 15.
+    assert_eq!(d.ack(7), vec![7, 15]);
+    assert_eq!(d.s.c.w.cwnd, 5.0);
+    // Full ACK (everything to 15 held): leave recovery with cwnd = ssthresh.
+    let after = d.ack(16);
+    assert!(!d.s.in_recovery());
+    assert_eq!(d.s.c.w.cwnd, 5.0);
+    assert_eq!(after, (16..21).collect::<Vec<_>>());
+    assert_eq!(d.stats.total.timeouts, 0);
+    assert_eq!(d.stats.total.retransmits, 3);
+    assert_eq!(d.stats.total.fast_retransmits, 1);
+}
+
+#[test]
+fn reno_leaves_recovery_at_the_first_partial_ack_and_stalls() {
+    // Same losses under Reno: the partial ACK ends recovery (cwnd = ssthresh) and the
+    // second hole is not retransmitted until more duplicate ACKs or the timer.
+    let mut d = Drive::new("initial_window = 10\ninitial_ssthresh = 10\ncc = \"reno\"");
+    d.sent();
+    d.ack(1);
+    d.ack(2);
+    for _ in 0..3 {
+        d.ack(2);
+    }
+    assert!(d.s.in_recovery());
+    let r = d.ack(5);
+    assert!(!d.s.in_recovery());
+    assert_eq!(d.s.c.w.cwnd, 5.0);
+    assert!(
+        !r.contains(&5),
+        "Reno must not retransmit on a partial ACK: {r:?}"
+    );
+    // Three more dupacks for 5: fast retransmit is refused (5 <= recover 12, ns-2 bugFix).
+    for _ in 0..3 {
+        assert!(!d.ack(5).contains(&5));
+    }
+    assert_eq!(d.stats.total.fast_retransmits, 1);
+}
+
+#[test]
+fn timeout_backs_off_goes_back_n_and_karn_skips_samples() {
+    let mut d = Drive::new("initial_window = 4\ninitial_rto = \"1s\"\nmin_rto = \"200ms\"");
+    assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+    // The RTO timer fires at 1 s (initial RTO): retransmit 0 with cwnd 1, RTO doubled.
+    let (t, _, g) = *d.out.timers.last().unwrap();
+    assert_eq!(t, 1000 * MS);
+    d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+    assert_eq!(d.sent(), vec![0]);
+    assert_eq!(d.s.c.w.cwnd, 1.0);
+    assert_eq!(d.s.c.w.ssthresh, 2.0);
+    assert_eq!(d.s.c.rtt.rto(), 2000 * MS);
+    assert_eq!(d.stats.total.timeouts, 1);
+    // The ACK of the retransmission (flag echoed): no RTT sample, backoff kept.
+    d.now = 1100 * MS;
+    d.s.on_ack(
+        1,
+        flags::RETX,
+        1000 * MS,
+        None,
+        d.now,
+        &mut d.out,
+        &mut d.stats,
+    );
+    assert_eq!(d.s.c.rtt.srtt(), None);
+    assert_eq!(d.s.c.rtt.backoff(), 2);
+    // Slow start: cwnd 2 -> resend 1, 2 (go-back-N, retransmissions).
+    assert_eq!(d.sent(), vec![1, 2]);
+    assert_eq!(d.stats.total.retransmits, 3);
+    // A fresh ACK with a genuine timestamp gives a sample and clears the backoff.
+    d.now = 1200 * MS;
+    d.s.on_ack(3, 0, 1100 * MS, None, d.now, &mut d.out, &mut d.stats);
+    assert_eq!(d.s.c.rtt.srtt(), Some(100 * MS));
+    assert_eq!(d.s.c.rtt.backoff(), 1);
+}
+
+#[test]
+fn rtt_sampling_round_feeds_the_estimator_one_sample_per_round_trip() {
+    // ns-2 times one segment at a time. Segments 0..3 leave at time 0; the ACK of 0 at
+    // 100 ms is timed (SRTT 100 ms); the ACKs of 1..3 (segments sent before that ACK) are
+    // not; the ACK of 4 (sent at 100 ms) at 300 ms is: SRTT = 7/8·100 + 1/8·200 = 112.5 ms
+    // (RFC 6298 section 2.3, by hand). Every ACK feeds the estimator under "ack".
+    for (mode, after_round1) in [("round", Some(100 * MS)), ("ack", None)] {
+        let mut d = Drive::new(&format!("initial_window = 4\nrtt_sampling = \"{mode}\""));
+        assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+        for (a, now) in [(1, 100), (2, 101), (3, 102), (4, 103)] {
+            d.now = now * MS;
+            d.s.on_ack(a, 0, 0, None, d.now, &mut d.out, &mut d.stats);
+        }
+        match after_round1 {
+            Some(v) => assert_eq!(d.s.c.rtt.srtt(), Some(v), "{mode}"),
+            None => assert!(d.s.c.rtt.srtt().unwrap() > 100 * MS, "{mode}"),
+        }
+        if mode == "round" {
+            d.now = 300 * MS;
+            d.s.on_ack(5, 0, 100 * MS, None, d.now, &mut d.out, &mut d.stats);
+            assert_eq!(d.s.c.rtt.srtt(), Some(112_500_000));
+        }
+    }
+    // A bad value is rejected with the field named.
+    let e = TcpParams::config_from("rtt_sampling = \"sometimes\"").unwrap_err();
+    assert!(e.starts_with("rtt_sampling:"), "{e}");
+}
+
+#[test]
+fn ns2_timeout_ssthresh_recomputes_at_every_timeout() {
+    // ns-2's timeout: slowdown(CLOSE_SSTHRESH_HALF | CLOSE_CWND_RESTART) every time:
+    // ssthresh = max(floor(min(cwnd, window_)/2), 2), then cwnd = 1. With 8 segments out:
+    // first timeout 4 (both rules); the second (cwnd 1) gives max(0, 2) = 2 in ns-2, while
+    // RFC 5681 holds ssthresh at 4 for a segment that already timed out.
+    for (mode, second) in [("ns2", 2.0), ("rfc5681", 4.0)] {
+        let mut d = Drive::new(&format!(
+            "initial_window = 8\ninitial_rto = \"1s\"\ncc = \"reno\"\ntimeout_ssthresh = \"{mode}\""
+        ));
+        assert_eq!(d.sent().len(), 8);
+        let (t, _, g) = *d.out.timers.last().unwrap();
+        d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+        assert_eq!((d.s.c.w.cwnd, d.s.c.w.ssthresh), (1.0, 4.0), "{mode}");
+        let (t, _, g) = *d.out.timers.last().unwrap();
+        d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+        assert_eq!((d.s.c.w.cwnd, d.s.c.w.ssthresh), (1.0, second), "{mode}");
+    }
+    // The receive window caps ns-2's window: 8 sent of cwnd 10 under window_pkts = 8 -> 4.
+    let mut d = Drive::new(
+        "initial_window = 10\nwindow_pkts = 8\ninitial_rto = \"1s\"\ncc = \"reno\"\ntimeout_ssthresh = \"ns2\"",
+    );
+    assert_eq!(d.sent().len(), 8);
+    let (t, _, g) = *d.out.timers.last().unwrap();
+    d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+    assert_eq!(d.s.c.w.ssthresh, 4.0);
+    // Not for NewReno or CUBIC (their recoveries keep the window differently; SACK needs them).
+    for bad in ["cc = \"newreno\"", "cc = \"cubic\""] {
+        let e = TcpParams::config_from(&format!("{bad}\ntimeout_ssthresh = \"ns2\"")).unwrap_err();
+        assert!(e.starts_with("timeout_ssthresh:"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn timestamps_give_rtt_samples_from_retransmissions_and_option_bytes() {
+    // RFC 7323 section 4: the echoed TSval identifies the transmission, so the ACK of a
+    // retransmitted segment is a valid sample (Karn's rule is not needed).
+    let mut d = Drive::new("initial_window = 2\ninitial_rto = \"1s\"\ntimestamps = true");
+    let segs: Vec<u32> = d.out.segs.iter().map(|s| s.size).collect();
+    assert_eq!(segs, vec![1052, 1052]); // 1000 + 40 + 12
+    d.sent();
+    let (t, _, g) = *d.out.timers.last().unwrap();
+    d.s.on_timer(g, t, &mut d.out, &mut d.stats);
+    assert_eq!(d.sent(), vec![0]);
+    // The ACK of the retransmission (sent at 1 s) arrives at 1.08 s echoing its TSval.
+    d.now = 1080 * MS;
+    d.s.on_ack(
+        1,
+        flags::RETX,
+        1000 * MS,
+        None,
+        d.now,
+        &mut d.out,
+        &mut d.stats,
+    );
+    assert_eq!(d.s.c.last_rtt, Some(80 * MS));
+    assert_eq!(d.s.c.rtt.srtt(), Some(80 * MS));
+    assert_eq!(d.s.c.rtt.backoff(), 1);
+    // A duplicate ACK gives no sample (RFC 7323 4.2: only ACKs that advance SND.UNA).
+    d.now = 1200 * MS;
+    d.s.on_ack(1, 0, 1100 * MS, None, d.now, &mut d.out, &mut d.stats);
+    assert_eq!(d.s.c.last_rtt, Some(80 * MS));
+}
+
+#[test]
+fn ecn_echo_reduces_once_per_window_and_sets_cwr() {
+    let mut d = Drive::new("initial_window = 10\ninitial_ssthresh = 10\necn = true\ncc = \"reno\"");
+    d.sent();
+    d.now += MS;
+    d.s.on_ack(1, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
+    // Reduced to FlightSize/2 = 9/2 without retransmitting; nothing fits the window.
+    assert_eq!(d.s.c.w.cwnd, 4.5);
+    assert!(d.out.segs.is_empty());
+    // More ECEs for the same window (ACKs up to 10 = snd_max at the reduction): ignored.
+    for a in 2..=10 {
+        d.now += MS;
+        d.s.on_ack(a, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
+    }
+    assert_eq!(d.stats.total.ecn_reductions, 1);
+    // The first new segment carries CWR; all new segments are ECT(0).
+    let segs: Vec<_> = d.out.segs.drain(..).collect();
+    assert_eq!(segs[0].seq, 10);
+    assert_ne!(segs[0].flags & flags::CWR, 0);
+    assert!(segs[1..].iter().all(|s| s.flags & flags::CWR == 0));
+    assert!(segs.iter().all(|s| s.ecn == Ecn::Ect0));
+    // An ECE acknowledging the CWR segment is a fresh mark: a second reduction.
+    d.now += MS;
+    d.s.on_ack(11, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
+    assert_eq!(d.stats.total.ecn_reductions, 2);
+    assert_eq!(d.stats.total.retransmits, 0);
+}
+
+#[test]
+fn tahoe_restarts_from_one_segment_on_triple_dupack() {
+    let mut d = Drive::new("initial_window = 8\ninitial_ssthresh = 8\ncc = \"tahoe\"");
+    d.sent();
+    for _ in 0..3 {
+        d.ack(0);
+    }
+    assert_eq!(d.sent(), Vec::<u64>::new());
+    assert_eq!(d.s.c.w.cwnd, 1.0);
+    assert_eq!(d.s.c.w.ssthresh, 4.0);
+    assert_eq!(d.stats.total.fast_retransmits, 1);
+    assert_eq!(d.stats.total.retransmits, 1);
+}

@@ -99,6 +99,18 @@ def descendants(pid: int) -> set[int]:
     return out
 
 
+def cpu_seconds(pids) -> float:
+    """User + system CPU time the processes `pids` have used (from /proc; 0 for one gone)."""
+    total = 0
+    for pid in pids:
+        try:
+            f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(f[11]) + int(f[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -115,7 +127,13 @@ def test_a_second_process_on_the_same_directory_is_refused_naming_the_holder(tmp
     first = start("campaign", "run", path, "-o", out, "-j", "1", "--quiet")
     try:
         assert wait_for(lambda: (out / store.LOCK).exists() and store.holder(out) is not None, 60)
-        second = cli("campaign", "run", path, "-o", out, "-j", "1", "--quiet", timeout=60)
+        # the first process paused while the second starts (on a loaded machine the second's
+        # start-up can outlast the whole first campaign); it keeps its lock meanwhile
+        os.kill(first.pid, signal.SIGSTOP)
+        try:
+            second = cli("campaign", "run", path, "-o", out, "-j", "1", "--quiet", timeout=120)
+        finally:
+            os.kill(first.pid, signal.SIGCONT)
         assert second.returncode == 2, second.stderr
         assert f"process {first.pid} on {socket.gethostname()}" in second.stderr
         assert "Traceback" not in second.stderr
@@ -162,7 +180,9 @@ def test_ctrl_c_stops_within_two_seconds_keeping_completed_runs(tmp_path, presse
     p = start("campaign", "run", path, "-o", out, "-j", "2")
     try:
         assert wait_for(lambda: len(descendants(p.pid)) >= 2, 60)   # workers up
-        time.sleep(4)
+        # interrupt once the workers have simulated a few runs' worth (CPU time, not wall time:
+        # the machine may be loaded): about 2 s of 16 s in all
+        assert wait_for(lambda: cpu_seconds(descendants(p.pid)) >= 3.0, 120)
         workers = descendants(p.pid)
         p.send_signal(signal.SIGINT)                             # the main process only
         if presses == 2:

@@ -176,6 +176,12 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
             bytes_per_run = max(estimate_run_bytes(_resolved(t)) for t in todo[::step])
         store.check_space(len(todo), bytes_per_run)
     bar = _Bar(progress, len(unique), outcome.reused, label)
+    if todo:
+        # what storing a batch needs (pyarrow's Parquet writer imports pandas too), imported now,
+        # while the workers start, rather than at the first batch, which may be the one written
+        # after Ctrl-C (a few seconds on a loaded machine)
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
 
     def done(task: Task, payload: dict[str, Any]) -> None:
         if "worker" in payload:

@@ -22,7 +22,13 @@ import pytest
 from aqmlab.campaign import runner
 from aqmlab.campaign.spec import load_campaign
 
-pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is in the cluster and dev extras: pip install -e '.[dev]'")
+# importing dask_jobqueue sets a SIGINT handler that calls sys.exit (its `runner` module): keep
+# the test process's own, which other tests rely on (test_interrupt)
+_sigint = signal.getsignal(signal.SIGINT)
+try:
+    pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is in the cluster and dev extras: pip install -e '.[dev]'")
+finally:
+    signal.signal(signal.SIGINT, _sigint)
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "squeue", "scancel")
 

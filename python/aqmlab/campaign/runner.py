@@ -275,10 +275,16 @@ def cluster_client(address: str | None, cluster: Mapping[str, Any] | None = None
         finally:
             client.close(timeout=5)
         return
+    # importing dask_jobqueue replaces the process's SIGINT handler (its `runner` module sets one
+    # that calls sys.exit): keep ours, so Ctrl-C still stops the campaign as everywhere else
+    handler = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
         raise CampaignError("cluster.kind", "dask-jobqueue is not installed; pip install 'aqmlab[cluster]' (or dask-jobqueue)") from None
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
     import sys
 
     jobs = int(spec.pop("jobs", 1))

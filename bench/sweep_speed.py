@@ -1,9 +1,10 @@
 """Runs per second of a sweep on one core (issue 14's target: >= 150 one-second M/M/1/K runs per
 second per core): 200 one-second M/M/1/K runs through `aqmlab.sweep.run_jobs` with one worker,
-summaries only (the `aqmlab sweep` default) and with per-run Parquet tables (`--per-run`),
-alternating. The time covers running and saving the runs (in this process: one worker), not
-building the grid or Python's start-up; CPU time is this process's (steadier than wall time on a
-shared machine).
+summaries only (the `aqmlab sweep` default: kept in batches) and with per-run Parquet tables
+(`--per-run`: a directory per run), alternating. The time covers running and storing the runs
+(one worker process), not building the grid or Python's start-up; CPU time is this process's
+and its worker's (reaped children, from getrusage; steadier than wall time on a shared
+machine).
 
     python bench/sweep_speed.py [--runs 200] [--pairs 2]
 """
@@ -11,6 +12,7 @@ shared machine).
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import tempfile
 import time
@@ -19,6 +21,11 @@ from pathlib import Path
 from aqmlab.sweep import grid, run_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -33,9 +40,9 @@ def main() -> None:
             for per_run in (False, True):
                 out = Path(tmp) / "sweep"
                 shutil.rmtree(out, ignore_errors=True)
-                t0, c0 = time.perf_counter(), time.process_time()
+                t0, c0, k0 = time.perf_counter(), time.process_time(), _children()
                 run_jobs(jobs, out, workers=1, progress=False, per_run=per_run)
-                dt, dc = time.perf_counter() - t0, time.process_time() - c0
+                dt, dc = time.perf_counter() - t0, time.process_time() - c0 + _children() - k0
                 print(f"{'per-run Parquet' if per_run else 'summaries only'}: {args.runs} runs in {dt:.3f} s wall "
                       f"({args.runs / dt:.0f} runs/s), {dc:.3f} s CPU ({args.runs / dc:.0f} runs per CPU-second)")
 

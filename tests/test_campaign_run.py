@@ -4,7 +4,6 @@ distribution, and the dataset read by pandas, polars and DuckDB as the docs show
 
 from __future__ import annotations
 
-import filecmp
 import json
 import os
 import random
@@ -18,7 +17,7 @@ import pandas as pd
 import pytest
 
 import aqmlab
-from aqmlab.campaign import runner
+from aqmlab.campaign import runner, store
 from aqmlab.campaign.spec import CampaignError, load_campaign
 from aqmlab.campaign.stats import summarize
 
@@ -66,9 +65,12 @@ def test_dataset_is_identical_at_any_parallelism_and_tidy(tmp_path):
     c = load_campaign(write(tmp_path))
     a = runner.run_campaign(c, tmp_path / "a", workers=1)
     b = runner.run_campaign(c, tmp_path / "b", workers=2)
-    assert (a.total, a.ran, a.failed) == (2 * 2 * 2 * 2, 16, 0) and b.ran == 16
-    assert files(tmp_path / "a" / "dataset") == files(tmp_path / "b" / "dataset")
-    assert files(tmp_path / "a" / "runs") == files(tmp_path / "b" / "runs")
+    d = runner.run_campaign(c, tmp_path / "d", workers=2, per_run=True)      # each run in its own directory
+    assert (a.total, a.ran, a.failed) == (2 * 2 * 2 * 2, 16, 0) and b.ran == 16 == d.ran
+    assert files(tmp_path / "a" / "dataset") == files(tmp_path / "b" / "dataset") == files(tmp_path / "d" / "dataset")
+    ra, rb = store.reader(tmp_path / "a"), store.reader(tmp_path / "b")
+    assert ra.keys() == rb.keys() and len(ra.keys()) == 16
+    assert all(ra.summary(k) == rb.summary(k) for k in ra.keys())
 
     runs = pd.read_parquet(tmp_path / "a" / "dataset" / "runs.parquet")
     flows = pd.read_parquet(tmp_path / "a" / "dataset" / "flows.parquet")
@@ -79,57 +81,116 @@ def test_dataset_is_identical_at_any_parallelism_and_tidy(tmp_path):
     assert set(runs["qdisc"]) == {"red(min_th=5,max_th=15)", "pie"}
     for df in (runs, flows):
         assert (df["aqmlab_version"] == aqmlab.__version__).all() and (df["core_hash"] == runner.core_hash()).all()
-    # the row's scenario hash is the run's own (summary.json), and the seed is the one it ran with
+    # the row's scenario hash is the run's own (summary.json of its own directory), and the seed
+    # is the one it ran with
     for _, r in runs.iterrows():
-        summary = json.loads((tmp_path / "a" / "runs" / r["run"] / "summary.json").read_text())
+        summary = json.loads((tmp_path / "d" / "runs" / r["run"] / "summary.json").read_text())
         assert summary["scenario_hash"] == r["scenario_hash"] and summary["seed"] == r["seed"]
         assert summary["aggregate"]["goodput_total_bps"] == r["goodput_total_bps"]
+        assert ra.summary(r["run"]) == summary
     assert set(flows.groupby("run")["flow"].count()) == {1, 3}
 
 
-def test_resume_stale_and_failed(tmp_path, monkeypatch):
+def same_table(a, b) -> bool:
+    """Equal schemas and equal columns, floats bit for bit (NaN included), label columns with
+    equal dictionaries and codes."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not a.schema.equals(b.schema) or a.num_rows != b.num_rows:
+        return False
+    for x, y in zip(a.columns, b.columns):
+        x, y = x.combine_chunks(), y.combine_chunks()
+        if pa.types.is_dictionary(x.type):
+            if not (x.dictionary.equals(y.dictionary) and x.indices.equals(y.indices)):
+                return False
+        elif pa.types.is_floating(x.type):
+            if not np.array_equal(np.asarray(x).view(np.int64), np.asarray(y).view(np.int64)):
+                return False
+        elif not x.equals(y):
+            return False
+    return True
+
+
+def test_runs_read_back_from_batches_equal_their_own_files(tmp_path):
+    """A run's tables read back from a batch (several runs, several disciplines — so several
+    column layouts — in one file) equal the Parquet files `aqmlab run -o` writes for it:
+    same columns, types, label dictionaries and values."""
+    import pyarrow.parquet as pq
+
+    more = ', { kind = "codel" }, { kind = "fq_codel" }'
+    c = load_campaign(write(tmp_path, seeds=1, more=more), ["simulation.sample_interval=50ms"])
+    runner.run_campaign(c, tmp_path / "b", workers=2)
+    rd = store.reader(tmp_path / "b")
+    batches = list((tmp_path / "b" / "batches").iterdir())
+    assert len(batches) == 1 and len(rd.keys()) == 16
+    for r in runner.plan(c)[::3]:
+        own = aqmlab.run(r.scenario).save(tmp_path / "own" / r.key)
+        for t in ("flows", "queues", "links", "queue_series", "flow_series", "events"):
+            want, got = pq.read_table(own / f"{t}.parquet"), rd.table(r.key, t)
+            assert got.schema.equals(want.schema), (t, got.schema, want.schema)
+            assert same_table(got, want), t
+        assert rd.summary(r.key) == json.loads((own / "summary.json").read_text())
+        assert rd.resolved(r.key) == (own / "scenario.resolved.toml").read_text()
+
+
+def test_resume_stale_and_failed(tmp_path):
+    """Through `execute`: a run that fails is recorded with its cause and parameters and runs
+    again next time (alone); a run stored by other code is stale and runs again."""
     c = load_campaign(write(tmp_path, seeds=1))
+    plan = runner.plan(c)
     out = tmp_path / "o"
-    calls = []
-    real = runner.simulate
-
-    def flaky(text):
-        calls.append(text)
-        return {"error": "RuntimeError: injected", **runner.fingerprint()} if len(calls) == 3 else real(text)
-
-    monkeypatch.setattr(runner, "simulate", flaky)
-    first = runner.run_campaign(c, out, workers=1)
+    tasks = [runner.Task(r.key, r.scenario, runner.params(c, r)) for r in plan]
+    broken = list(tasks)
+    broken[2] = runner.Task(tasks[2].key, "[simulation]\nduration = 'x'\n", tasks[2].params)
+    with store.Store.open(out, "campaign") as st:
+        first = runner.execute(broken, st, workers=2)
     assert (first.ran, first.failed) == (8, 1)
+    rec = json.loads((out / store.FAILED / f"{tasks[2].key}.json").read_text())
+    assert rec["key"] == tasks[2].key and rec["params"] == tasks[2].params and "ScenarioError" in rec["cause"]
     st = dict((r.key, s) for r, s in runner.statuses(c, out))
     assert list(st.values()).count(runner.FAILED_STATUS) == 1 and list(st.values()).count(runner.DONE) == 7
-    assert len(pd.read_parquet(out / "dataset" / "runs.parquet")) == 7
-    stamps = {d.name: (d / "run.json").stat().st_mtime_ns for d in (out / "runs").iterdir()}
 
-    again = runner.run_campaign(c, out, workers=1)   # only the failed run runs again
-    assert (again.reused, again.ran, again.failed) == (7, 1, 0) and len(calls) == 9
-    assert all((out / "runs" / k / "run.json").stat().st_mtime_ns == v for k, v in stamps.items())
-    assert not any((out / "failed").iterdir())
+    with store.Store.open(out, "campaign") as st:
+        again = runner.execute(tasks, st, workers=2)          # only the failed run runs again
+    assert (again.reused, again.ran, again.failed) == (7, 1, 0)
+    assert not any((out / store.FAILED).iterdir())
+    assert len(list((out / store.BATCHES).iterdir())) == 2
 
-    monkeypatch.setattr(aqmlab, "__version__", aqmlab.__version__ + ".post1")   # an upgrade
+    # other code made them: the stored fingerprint says another version
+    for b in (out / store.BATCHES).iterdir():
+        meta = json.loads((b / store.BATCH_META).read_text())
+        meta["fingerprint"]["aqmlab_version"] = "0.0.1"
+        (b / store.BATCH_META).write_text(json.dumps(meta))
     assert {s for _, s in runner.statuses(c, out)} == {runner.STALE}
-    assert runner.run_campaign(c, out, workers=1).ran == 8
+    o = runner.run_campaign(c, out, workers=2)
+    assert o.ran == 8
+    assert len(list((out / store.BATCHES).iterdir())) == 1       # the superseded batches are gone
     runs = pd.read_parquet(out / "dataset" / "runs.parquet")
-    assert set(runs["aqmlab_version"]) == {aqmlab.__version__}
+    assert set(runs["aqmlab_version"]) == {aqmlab.__version__} and len(runs) == 8
 
 
-def test_worker_with_other_code_is_refused(tmp_path, monkeypatch):
+def test_a_worker_running_edited_code_is_refused(tmp_path, monkeypatch):
+    """Workers importing an edited copy of the package (same version, same compiled core) are
+    refused: the Python hash of the fingerprint differs."""
+    import shutil
+
     c = load_campaign(write(tmp_path, seeds=1))
-    real = runner.simulate
-    monkeypatch.setattr(runner, "simulate", lambda text: {**real(text), "core_hash": "0" * 16})
-    o = runner.run_campaign(c, tmp_path / "o", workers=1)
-    assert o.failed == 8
-    err = json.loads(next((tmp_path / "o" / "failed").iterdir()).read_text())["error"]
-    assert "install the same build everywhere" in err
+    pkg = Path(aqmlab.__file__).parent
+    copy = tmp_path / "edited"
+    shutil.copytree(pkg, copy / "aqmlab", ignore=shutil.ignore_patterns("__pycache__", "scenarios"))
+    with open(copy / "aqmlab" / "results.py", "a") as f:
+        f.write("\n# an edit\n")
+    monkeypatch.setenv("PYTHONPATH", str(copy))
+    o = runner.run_campaign(c, tmp_path / "o", workers=2)
+    assert o.failed == 8 and o.ran == 8
+    err = json.loads(next((tmp_path / "o" / "failed").iterdir()).read_text())["cause"]
+    assert "install the same build everywhere" in err and store.python_hash() in err
 
 
-def _done(out: Path) -> set[str]:
-    d = out / "runs"
-    return {p.name for p in d.iterdir() if (p / "run.json").exists()} if d.exists() else set()
+def _done(path: Path, out: Path) -> int:
+    c = load_campaign(path)
+    return sum(s == runner.DONE for _, s in runner.statuses(c, out))
 
 
 def test_sigkill_at_random_points_then_rerun_loses_nothing(tmp_path):
@@ -139,16 +200,16 @@ def test_sigkill_at_random_points_then_rerun_loses_nothing(tmp_path):
     ref = tmp_path / "ref"
     runner.run_campaign(c, ref, workers=2)
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "aqmlab", "campaign", "run", str(path), "-o", str(out), "-j", "2", "--quiet"]
+    # small batches (every 3 runs), so kills land between, during and after batch writes
+    code = ("import sys; from aqmlab.campaign import runner, spec; "
+            f"runner.run_campaign(spec.load_campaign({str(path)!r}), {str(out)!r}, workers=2, batch_runs=3)")
+    cmd = [sys.executable, "-c", code]
     rng = random.Random(15)
     kills = 0
-    # Kill points: after a random number of completed runs, plus a random delay of up to 5 ms
-    # (a run takes a few ms here, so the kill still lands mid-campaign: the last target leaves at
-    # least 18 runs to do).
     for target in sorted(rng.sample(range(2, 30), 3)):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.time() + 60
-        while len(_done(out)) < target and proc.poll() is None and time.time() < deadline:
+        while _done(path, out) < target and proc.poll() is None and time.time() < deadline:
             time.sleep(0.005)
         time.sleep(rng.uniform(0, 0.005))
         if proc.poll() is None:
@@ -156,16 +217,18 @@ def test_sigkill_at_random_points_then_rerun_loses_nothing(tmp_path):
             kills += 1
         proc.wait()
     assert kills >= 2
-    assert len(_done(out)) < 48
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert _done(path, out) < 48
+    proc = subprocess.run([sys.executable, "-m", "aqmlab", "campaign", "run", str(path), "-o", str(out), "-j", "2", "--quiet"],
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    rk, ro = store.reader(ref), store.reader(out)
     planned = {r.key for r in runner.plan(c)}
-    names = {p.name for p in (out / "runs").iterdir()}
-    assert names == planned                              # nothing lost, no leftover temporary directories
-    for k in planned:                                    # nothing corrupted: every file equals the uninterrupted run's
-        a, b = ref / "runs" / k, out / "runs" / k
-        same, diff, errors = filecmp.cmpfiles(a, b, sorted(p.name for p in a.iterdir()), shallow=False)
-        assert not diff and not errors and sorted(p.name for p in b.iterdir()) == sorted(same)
+    assert set(ro.keys()) == planned                     # nothing lost
+    assert not list((out / store.TMP).iterdir())         # no temporary files left
+    for k in planned:                                    # nothing corrupted: every run equals the uninterrupted run's
+        assert ro.summary(k) == rk.summary(k)
+        for t in ("flows", "queues", "queue_series"):
+            assert same_table(ro.table(k, t), rk.table(k, t))
     assert files(out / "dataset") == files(ref / "dataset")   # no duplicated rows either
     assert pd.read_parquet(out / "dataset" / "runs.parquet")["run"].is_unique
 

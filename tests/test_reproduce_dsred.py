@@ -52,7 +52,7 @@ def test_normalized_throughput_over_time_agrees_with_the_run_total(quick_dir, su
     from aqmlab.reproduce import dsred
 
     for run in sorted((quick_dir / "runs").iterdir()):
-        labels = json.loads((run / "job.json").read_text())["labels"]
+        labels = json.loads((run / "run.json").read_text())["params"]   # the runner's record of the run (labels, seed)
         if labels["egress"] != "contract 0.3 Mb/s":
             continue
         s = dsred._series(run)

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from aqmlab.reproduce import reproduce
 
 
@@ -32,6 +34,7 @@ def _done(out: Path) -> dict[str, float]:
     return done
 
 
+@pytest.mark.slow   # three runs of a pack (about a minute on 2 idle cores); the runner's resume after SIGKILL at random points is in the default run (test_campaign_run)
 def test_killed_reproduce_resumes_without_redoing_runs(tmp_path):
     from aqmlab.reproduce import rnlgred
 

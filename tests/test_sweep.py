@@ -31,18 +31,30 @@ def test_parallel_and_serial_sweeps_give_identical_files(root, tmp_path):
     assert hi > lo
 
 
-def test_completed_runs_are_skipped(root, tmp_path, monkeypatch):
+def test_completed_runs_are_skipped(root, tmp_path):
     jobs = grid(root / EXAMPLE, {"flows[0].rate": ["5Mbps", "9Mbps"]}, seeds=[1], overrides=FIXED)
     first = run_jobs(jobs[:1], tmp_path, workers=1, progress=False)
     stamp = (first[0] / "summary.json").stat().st_mtime_ns
-    import aqmlab.sweep as sweep_mod
-
-    calls = []
-    real = sweep_mod._run_one
-    monkeypatch.setattr(sweep_mod, "_run_one", lambda *a: calls.append(a) or real(*a))
-    dirs = run_jobs(jobs, tmp_path, workers=1, progress=False)
-    assert len(calls) == 1 and dirs[0] == first[0]
+    outcome: list = []
+    dirs = run_jobs(jobs, tmp_path, workers=1, progress=False, outcome=outcome)
+    assert (outcome[0].reused, outcome[0].ran) == (1, 1) and dirs[0] == first[0]
     assert (first[0] / "summary.json").stat().st_mtime_ns == stamp
+
+
+def test_runs_of_another_build_run_again(root, tmp_path):
+    """A stored run whose fingerprint is not the running code's is stale: the sweep runs it
+    again (the old sweep reused it whatever core had made it)."""
+    import json
+
+    jobs = grid(root / EXAMPLE, {}, seeds=[1], overrides=FIXED)
+    (d,) = run_jobs(jobs, tmp_path, workers=1, progress=False)
+    meta = json.loads((d / "run.json").read_text())
+    meta["core_hash"] = "0" * 16
+    (d / "run.json").write_text(json.dumps(meta))
+    outcome: list = []
+    run_jobs(jobs, tmp_path, workers=1, progress=False, outcome=outcome)
+    assert (outcome[0].reused, outcome[0].ran) == (0, 1)
+    assert json.loads((d / "run.json").read_text())["core_hash"] != "0" * 16
 
 
 def test_sweep_cli_writes_a_table(root, tmp_path):
@@ -56,24 +68,24 @@ def test_sweep_cli_writes_a_table(root, tmp_path):
 
     t = pd.read_parquet(tmp_path / "sweep.parquet")
     assert len(t) == 4 and set(t["seed"]) == {1, 2}
-    # summaries only by default: no per-run Parquet tables
-    run_dirs = sorted((tmp_path / "runs").iterdir())
-    assert len(run_dirs) == 4
-    for d in run_dirs:
-        assert sorted(p.name for p in d.iterdir()) == ["job.json", "scenario.resolved.toml", "summary.json"]
+    assert list(t.columns[:3]) == ["flows[0].rate", "seed", "run"]
+    # summaries only by default: kept in one batch, no per-run directories or tables
+    assert not (tmp_path / "runs").exists()
+    (batch,) = (tmp_path / "batches").iterdir()
+    assert {"runs.parquet", "batch.json"} <= {p.name for p in batch.iterdir()}
 
 
 def test_per_run_tables_on_request_and_summary_only_runs_are_redone_for_them(root, tmp_path):
     jobs = grid(root / EXAMPLE, {}, seeds=[1], overrides=FIXED)
     (d,) = run_jobs(jobs, tmp_path, workers=1, progress=False, per_run=False)
-    assert not (d / "flows.parquet").exists()
-    summary_only = (d / "summary.json").read_text()
+    assert not d.exists()
+    summary_only = collect([d])
     (d2,) = run_jobs(jobs, tmp_path, workers=1, progress=False, per_run=True)
     assert d2 == d
     for name in ("flows", "queues", "links", "queue_series", "flow_series", "events"):
         assert (d / f"{name}.parquet").exists(), name
-    # the same run: the summary does not depend on whether tables are written
-    assert (d / "summary.json").read_text() == summary_only
+    # the same run: the summary does not depend on how it was stored
+    assert collect([d]).equals(summary_only)
     proc = subprocess.run(
         [sys.executable, "-m", "aqmlab", "sweep", EXAMPLE, "--seeds", "1", "-j", "1", "--per-run",
          "-o", str(tmp_path / "cli"), *[a for o in FIXED for a in ("--set", o)]],

@@ -49,6 +49,9 @@ def resolve(
 def scenario_hash(resolved: str) -> str:
     """The canonical hash of a resolved scenario's text (SHA-256, hex)."""
 
+def locate(text: str, path: str) -> int | None:
+    """The line (1-based) of the value at key path `path` in TOML `text`, if found."""
+
 def sources() -> list[tuple[str, str]]:
     """Registered open-loop traffic sources as (name, description)."""
 

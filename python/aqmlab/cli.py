@@ -3,6 +3,7 @@ characterize."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -14,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from aqmlab._core import ScenarioError
-from aqmlab.scenario import ScenarioDeprecationWarning, congestion_controls, load_scenario, qdiscs, run, sources, validate
+from aqmlab.scenario import ScenarioDeprecationWarning, congestion_controls, qdiscs, run, sources, validate
 from aqmlab.schema import columns
 from aqmlab.termsafe import clean, plain
 
@@ -82,11 +83,30 @@ class _Group(click.Group):
     """The command group: Ctrl-C ends any command with a short note and exit status 130."""
 
     def invoke(self, ctx: click.Context):
+        import signal
+
+        from aqmlab import _leave_on_interrupt
+
+        # while the command runs, Ctrl-C is Python's KeyboardInterrupt (commands stop their
+        # workers and keep what completed); before and after it, it ends the process at once
+        # (`aqmlab/__init__.py`)
+        guarded = signal.getsignal(signal.SIGINT) is _leave_on_interrupt
         try:
-            return super().invoke(ctx)
+            if guarded:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                return super().invoke(ctx)
+            finally:
+                if guarded:
+                    signal.signal(signal.SIGINT, _leave_on_interrupt)
         except KeyboardInterrupt:
             err_console.print(plain("interrupted", "bold red"), highlight=False)
-            sys.exit(EXIT_INTERRUPTED)
+            # everything aqmlab writes is on disk by now (stores are closed, writes are atomic);
+            # leave at once rather than wait for libraries' exit handlers (a Dask client's
+            # event loop takes seconds to wind down)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)
 
 
 def _fmt(x, scale: float = 1.0, digits: int = 3) -> str:
@@ -262,14 +282,22 @@ def validate_cmd(scenario: Path, overrides: tuple[str, ...], show: bool, allow_l
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Directory for runs/ and sweep.parquet / sweep.csv.")
 @click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="Fixed override applied to every run (repeatable).")
 @click.option("--per-run", is_flag=True, help="Also write each run's Parquet tables (flows, queues, time series, ...) in its run directory.")
+@click.option("--force", is_flag=True, help="Write into OUT even if it holds files that are not an aqmlab sweep's.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=100_000, show_default=True, help="Refuse grids of more runs than this.")
 @_allow_any_path
-def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...], per_run: bool, allow_any_path: bool) -> None:
+def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | None, out: Path, overrides: tuple[str, ...], per_run: bool,
+              force: bool, max_runs: int, allow_any_path: bool) -> None:
     """Run SCENARIO over a grid of values and seeds, in parallel and resumably.
 
-    Each run is saved under OUT/runs/<hash of resolved scenario and seed>/ (summary.json, the
-    resolved scenario, job.json; its Parquet tables too with --per-run); re-running skips
-    completed runs. One row per run (labels + summary metrics) goes to OUT/sweep.parquet.
-    Ctrl-C stops dispatching, cancels pending runs and keeps the completed ones (exit status 130)."""
+    Runs are keyed by a hash of the resolved scenario and seed and stored in OUT (summaries in
+    batches; with --per-run each run in OUT/runs/<key>/ with its Parquet tables); re-running
+    skips the runs the same code completed. One row per run (labels + summary metrics) goes to
+    OUT/sweep.parquet. OUT is locked while the sweep runs. Ctrl-C stops dispatching, cancels
+    pending runs and keeps the completed ones (exit status 130); failed runs are recorded in
+    OUT/failed/ (exit status 1)."""
+    import math
+
+    from aqmlab.campaign.errors import StoreError
     from aqmlab.sweep import collect, grid, run_jobs
 
     grid_spec: dict[str, list] = {}
@@ -278,19 +306,28 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
             _fail(f"--vary {v!r}: expected PATH=V1,V2,...")
         key, values = v.split("=", 1)
         grid_spec[key.strip()] = [_parse_value(x.strip()) for x in values.split(",") if x.strip()]
+    n = math.prod(len(v) for v in grid_spec.values()) * seeds
+    if n > max_runs:
+        _fail(f"the sweep has {n} runs, more than the {max_runs} allowed; raise the cap with --max-runs N")
     try:
         jobs = grid(scenario, grid_spec, list(range(1, seeds + 1)), overrides, allow_any_path=allow_any_path)
     except ScenarioError as e:
         _fail(f"{scenario}: {e}")
         return
-    dirs = run_jobs(jobs, out, workers=workers, label=escape(clean(scenario.name)), per_run=per_run)
+    outcome: list = []
+    try:
+        dirs = run_jobs(jobs, out, workers=workers, label=scenario.name, per_run=per_run, force=force, outcome=outcome)
+    except StoreError as e:
+        _fail(str(e), e.code)
+        return
     table = collect(dirs)
-    out.mkdir(parents=True, exist_ok=True)
     from aqmlab.results import write_atomic
 
     write_atomic(out / "sweep.parquet", lambda p: table.to_parquet(p, index=False))
     write_atomic(out / "sweep.csv", lambda p: table.to_csv(p, index=False))
     _say(f"{len(dirs)} runs; one row each in {out}/sweep.parquet and sweep.csv")
+    if outcome and outcome[0].failed:
+        _fail(f"{outcome[0].failed} runs failed (the first: {outcome[0].failures[0][1]}); see {out}/failed/", 1)
 
 
 @main.command("reproduce")
@@ -300,10 +337,12 @@ def sweep_cmd(scenario: Path, vary: tuple[str, ...], seeds: int, workers: int | 
 @click.option("-j", "--jobs", "workers", type=click.IntRange(min=1), help="Parallel processes (default: all cores).")
 @click.option("--quick", is_flag=True, help="Shortened runs: a smoke test of the whole pack.")
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Replications (seeds 1..N); tables report means with 95% confidence intervals.")
-def reproduce_cmd(pack: str | None, list_packs: bool, out: Path | None, workers: int | None, quick: bool, seeds: int) -> None:
+@click.option("--force", is_flag=True, help="Write into OUT even if it holds files that are not an aqmlab pack's.")
+def reproduce_cmd(pack: str | None, list_packs: bool, out: Path | None, workers: int | None, quick: bool, seeds: int, force: bool) -> None:
     """Run a paper's experiment (PACK) and write tables, figures and report.md.
 
-    Resumable: re-running skips configurations whose results are complete."""
+    Resumable: re-running skips the runs the same code completed (runs made by another build
+    run again). OUT is locked meanwhile; Ctrl-C keeps the completed runs (exit status 130)."""
     from aqmlab import reproduce as rep
 
     if list_packs or pack is None:
@@ -319,11 +358,19 @@ def reproduce_cmd(pack: str | None, list_packs: bool, out: Path | None, workers:
         return
     if pack not in rep.PACKS:
         _fail(f"unknown pack {pack!r}; packs: {', '.join(rep.PACKS)}")
+    from aqmlab.campaign.errors import StoreError
+
     out = out or Path("out") / "reproduce" / (pack + ("-quick" if quick else ""))
     try:
-        report = rep.reproduce(pack, out, workers=workers, quick=quick, seeds=seeds)
+        report = rep.reproduce(pack, out, workers=workers, quick=quick, seeds=seeds, force=force)
     except ScenarioError as e:
         _fail(f"pack {pack}: {e}")
+        return
+    except StoreError as e:
+        _fail(str(e), e.code)
+        return
+    except rep.RunsFailed as e:
+        _fail(f"pack {pack}: {e}", 1)
         return
     _say(f"report: {report}")
 

@@ -26,18 +26,57 @@ def _error(path: str, message: str) -> ScenarioError:
     return err
 
 
-def read_scenario_file(path: str | os.PathLike) -> str:
-    """Reads a scenario file as text, with clear errors for missing or binary files."""
+#: Largest scenario file read (bytes; the core refuses longer scenario text too).
+MAX_SCENARIO_BYTES = 64 * 1024 * 1024
+#: Deepest nesting of tables and lists in a scenario given as a dict (the TOML parser allows 80).
+MAX_NESTING = 64
+
+
+def read_text_capped(path: str | os.PathLike, limit: int, what: str = "scenario file", hint: str = "a scenario is TOML text") -> str:
+    """Reads at most `limit` bytes of the file at `path` as UTF-8 text: a longer file (or an
+    endless one such as /dev/zero), a missing file, a directory or binary data is refused with
+    a clear error."""
     p = Path(path)
     if not p.exists():
-        raise _error("", f"no such scenario file: {p}")
+        raise _error("", f"no such {what}: {p}")
     if p.is_dir():
-        raise _error("", f"{p} is a directory, not a scenario file")
-    data = p.read_bytes()
+        raise _error("", f"{p} is a directory, not a {what}")
+    try:
+        with open(p, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise _error("", f"cannot read {p}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise _error("", f"{p} is larger than {limit} bytes, the limit for a {what}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise _error("", f"{p} is not a text (UTF-8) file; a scenario is TOML text") from None
+        raise _error("", f"{p} is not a text (UTF-8) file; {hint}") from None
+
+
+def read_scenario_file(path: str | os.PathLike) -> str:
+    """Reads a scenario file as text (at most `MAX_SCENARIO_BYTES`), with clear errors for
+    missing, endless or binary files."""
+    return read_text_capped(path, MAX_SCENARIO_BYTES)
+
+
+def check_nesting(obj: Any, limit: int = MAX_NESTING) -> None:
+    """Raises ScenarioError if dicts and lists in `obj` nest deeper than `limit` (checked
+    without recursion, so a dict 25,000 levels deep is refused rather than crashing)."""
+    stack = [(obj, 0, "")]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > limit:
+            shown = path[:60] + ("…" if len(path) > 60 else "")
+            raise _error("", f"the scenario nests tables and lists more than {limit} levels deep (at {shown}); at most {limit}")
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if isinstance(v, (Mapping, list, tuple)):
+                    stack.append((v, depth + 1, f"{path}.{k}" if path else str(k)))
+        elif isinstance(node, (list, tuple)):
+            for i, v in enumerate(node):
+                if isinstance(v, (Mapping, list, tuple)):
+                    stack.append((v, depth + 1, f"{path}[{i}]"))
 
 
 def _looks_like_text(s: str) -> bool:
@@ -58,9 +97,10 @@ def _source(source: ScenarioSource) -> tuple[str, Path]:
     """The scenario text and the directory its graph files are read from (the file's own, or
     the current directory for text and dicts)."""
     if isinstance(source, Mapping):
+        check_nesting(source)
         try:
             return tomli_w.dumps(dict(source)), Path.cwd()
-        except TypeError as e:
+        except (TypeError, ValueError) as e:
             raise _error("", f"the scenario holds a value TOML cannot represent: {e}") from None
     s = os.fspath(source)
     if isinstance(source, str) and _looks_like_text(s):

@@ -21,3 +21,11 @@ def clean(s: object) -> str:
 def plain(s: object, style: str = "") -> Text:
     """A rich `Text` of `clean(s)`: printed literally whatever brackets it holds."""
     return Text(clean(s), style=style)
+
+
+def markup(s: object) -> str:
+    """`clean(s)` escaped for rich markup: for the places that take markup strings (progress
+    bar descriptions, table cells given as str)."""
+    from rich.markup import escape
+
+    return escape(clean(s))

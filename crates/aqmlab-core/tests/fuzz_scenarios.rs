@@ -1,12 +1,19 @@
-//! Fuzzing the scenario path (issue 17): text → parse → validate → build → a short run.
+//! Fuzzing the scenario path (issues 17, 28): text + `--set` overrides → load → parse →
+//! validate → build → a run.
 //!
 //! Inputs are the project's own scenario files (examples, paper packs, the robustness
 //! reproducers) mutated at two levels: bytes (delete, duplicate or splice in tokens from a
 //! dictionary of troublesome values) and structure (replace a leaf with an extreme value of any
-//! type, delete a key, duplicate an array element). Every case must end in `Ok` or a
-//! `ScenarioError` — never a panic (overflow checks are on in test builds) — and within a time
-//! bound. Runs that validate are simulated for at most ~40 000 events through the interrupt
-//! poll, so event handlers see the mutated parameters too.
+//! type, delete a key, duplicate an array element), then given `--set` overrides as a user
+//! types them: a path to one of the scenario's own values or a new one, an extreme or a huge
+//! value, now and then a key path thousands of levels deep or thousands of characters long.
+//! Limits stay as the scenario has them (its own `[limits]`, else the defaults): nothing is
+//! forced smaller. Every case must end in `Ok` or a `ScenarioError` — never a panic (overflow
+//! checks are on in test builds) — within a time bound, and a case that is accepted must not
+//! allocate more than its `limits.memory` (a counting allocator measures the peak of every
+//! case; `SLACK` covers the harness). Runs are simulated for at most `RUN_WALL` of wall time
+//! through the interrupt poll (default: ~40 000 events), so event handlers see the mutated
+//! parameters too and queues have time to grow.
 //!
 //! Default: 1500 cases (a few seconds). Long runs, optimized but with overflow checks kept:
 //! `AQMLAB_FUZZ_CASES=1000000 CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true cargo test --release
@@ -15,13 +22,53 @@
 //! `AQMLAB_FUZZ_FIRST=n` replays a stream from case n (earlier cases are generated, not run).
 
 use aqmlab_core::rng::Rng;
-use aqmlab_core::scenario::BuildOptions;
+use aqmlab_core::scenario::{BuildOptions, LoadOptions};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// A case slower than this counts as a hang.
 const HANG: Duration = Duration::from_secs(20);
+/// Allocations the harness itself makes around a case (the texts, the error) and estimates
+/// leave out by design (below a run's fixed costs): a case may exceed its limit by this much.
+const SLACK: usize = 64 << 20;
+
+/// The system allocator, counting the bytes live now and their peak since the last reset.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new);
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 const TOKENS: &[&str] = &[
     "0",
@@ -326,39 +373,165 @@ fn mutate_doc(doc: &mut toml::Value, rng: &mut Rng) {
     }
 }
 
-/// Replaces any `[limits]` with tight fuzzing limits, so a case stays small and fast.
-fn with_fuzz_limits(text: &str) -> String {
-    match text.parse::<toml::Table>() {
-        Ok(mut t) => {
-            let mut limits = toml::Table::new();
-            limits.insert("memory".into(), "300MB".into());
-            limits.insert("setup".into(), toml::Value::Integer(200_000_000));
-            t.insert("limits".into(), toml::Value::Table(limits));
-            toml::to_string(&t).unwrap_or_default()
+/// A key path in `--set` syntax to the value at `path` (from `leaves`).
+fn set_path(path: &[String]) -> String {
+    let mut out = String::new();
+    for step in path {
+        if let Some(i) = step.strip_prefix('#') {
+            out.push_str(&format!("[{i}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(step);
         }
-        Err(_) => text.replace("limits", "limitz"),
     }
+    out
 }
 
-/// One case; Err(description) on a panic.
-fn one_case(text: &str) -> Result<bool, String> {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let mut polls = 0;
-        let mut keep_going = |_, _| {
-            polls += 1;
-            polls <= 10
+/// Some `--set` assignments as a user types them: to the scenario's own values or new keys,
+/// with extreme, odd or huge values; now and then a pathological path.
+fn overrides(text: &str, rng: &mut Rng) -> Vec<String> {
+    let n = match below(rng, 10) {
+        0..=4 => 0,
+        5..=7 => 1,
+        _ => 2 + below(rng, 2),
+    };
+    let mut all = Vec::new();
+    let doc = text.parse::<toml::Table>().ok().map(toml::Value::Table);
+    if let Some(d) = &doc {
+        leaves(d, &mut Vec::new(), &mut all);
+    }
+    // half the time: one of the scenario's own numbers scaled up (a bigger queue, more flows,
+    // a faster link, a longer run): what the limits are for
+    if n > 0 && rng.uniform() < 0.5 {
+        if let Some(d) = doc.as_ref() {
+            let mut d = d.clone();
+            let numbers: Vec<&Vec<String>> = all
+                .iter()
+                .filter(|p| {
+                    matches!(at(&mut d, p), Some(toml::Value::Integer(_) | toml::Value::Float(_)))
+                        || matches!(at(&mut d, p), Some(toml::Value::String(s)) if s.starts_with(|c: char| c.is_ascii_digit()))
+                })
+                .collect();
+            if !numbers.is_empty() {
+                let path = (*pick(rng, &numbers)).clone();
+                let factor = *pick(rng, &[10.0, 1000.0, 1e6, 1e9]);
+                let value = match at(&mut d, &path) {
+                    Some(toml::Value::Integer(i)) => ((*i as f64 * factor) as i64).to_string(),
+                    Some(toml::Value::Float(f)) => (*f * factor).to_string(),
+                    Some(toml::Value::String(s)) => {
+                        let cut = s
+                            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                            .unwrap_or(s.len());
+                        let x: f64 = s[..cut].parse().unwrap_or(1.0);
+                        format!("\"{}{}\"", x * factor, &s[cut..])
+                    }
+                    _ => "1".into(),
+                };
+                return vec![format!("{}={value}", set_path(&path))];
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let path = match below(rng, 20) {
+            0 => vec!["a"; 1 + below(rng, 30_000)].join("."),
+            1 => "k".repeat(1 + below(rng, 5_000)),
+            2 => format!("flows[{}].{}", below(rng, 5), pick(rng, KEYS)),
+            3 => (*pick(
+                rng,
+                &[
+                    "",
+                    ".",
+                    "a..b",
+                    "[0]",
+                    "a[",
+                    "a]b",
+                    "a[-1]",
+                    "a[99999999999999999999]",
+                    "a b",
+                ],
+            ))
+            .into(),
+            4 => format!(
+                "{}.{}",
+                pick(
+                    rng,
+                    &[
+                        "simulation",
+                        "limits",
+                        "topology",
+                        "pcap",
+                        "topology.bottleneck"
+                    ]
+                ),
+                pick(rng, KEYS)
+            ),
+            _ if !all.is_empty() => {
+                let chosen: &Vec<String> = pick(rng, &all);
+                set_path(chosen)
+            }
+            _ => "simulation.duration".into(),
         };
-        aqmlab_core::run_with(text, &BuildOptions::default(), 4096, &mut keep_going)
+        let value = match below(rng, 12) {
+            0 => "x".repeat(below(rng, 2_000_000)),
+            1 => (*pick(rng, TOKENS)).into(),
+            2 => "[".repeat(below(rng, 200)),
+            3 => format!(
+                "{{ kind = \"{}\" }}",
+                pick(
+                    rng,
+                    &["red", "pie", "pfifo", "fq_codel", "htb", "cake", "x"]
+                )
+            ),
+            _ => match extreme_value(rng) {
+                toml::Value::String(s) => s,
+                v => v.to_string(),
+            },
+        };
+        out.push(format!("{path}={value}"));
+    }
+    out
+}
+
+/// How a case ended.
+enum Outcome {
+    Accepted,
+    Rejected,
+}
+
+/// One case: load with `sets`, build and run for at most `wall`; Err(description) on a panic,
+/// an internal error, or a peak allocation above the case's `limits.memory` (+ `SLACK`).
+fn one_case(text: &str, sets: &[String], wall: Duration) -> Result<Outcome, String> {
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let mut limit: Option<u64> = None;
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let loaded = aqmlab_core::scenario::load(text, sets, &LoadOptions::default())?;
+        let built = aqmlab_core::scenario::build_loaded(&loaded, &BuildOptions::default())?;
+        let mut world = built.world;
+        limit = world.budget.map(|(_, l)| l);
+        let t0 = Instant::now();
+        let mut keep_going = |_, _| t0.elapsed() < wall;
+        world.run_observed(4096, &mut keep_going)
     }));
-    match outcome {
-        Ok(Ok(_)) | Ok(Err(aqmlab_core::RunError::Interrupted)) => Ok(true),
-        Ok(Err(aqmlab_core::RunError::Scenario(_))) => Ok(false),
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let result = match outcome {
+        Ok(Ok(_)) | Ok(Err(aqmlab_core::RunError::Interrupted)) => Ok(Outcome::Accepted),
+        Ok(Err(aqmlab_core::RunError::Scenario(_))) => Ok(Outcome::Rejected),
         Ok(Err(aqmlab_core::RunError::Internal(m))) => Err(format!("internal check failed: {m}")),
         Err(p) => Err(p
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "panic".into())),
+    };
+    match (result, limit) {
+        (Ok(_), Some(l)) if peak as u64 > l.saturating_add(SLACK as u64) => Err(format!(
+            "allocated {peak} bytes at the peak, above limits.memory = {l}"
+        )),
+        (r, _) => r,
     }
 }
 
@@ -377,6 +550,14 @@ fn mutated_scenarios_never_panic_or_hang() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    // Wall time a run may simulate (AQMLAB_FUZZ_RUN_MS; default 20 ms, long enough for queues
+    // and logs to grow in runs that would grow without bound)
+    let wall = Duration::from_millis(
+        std::env::var("AQMLAB_FUZZ_RUN_MS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(20),
+    );
     let corpus = corpus();
     let mut rng = Rng::stream(seed, "fuzz");
     let quiet_panics = std::panic::take_hook();
@@ -394,17 +575,17 @@ fn mutated_scenarios_never_panic_or_hang() {
                 text = toml::to_string(&doc).unwrap_or(text);
             }
         }
+        let sets = overrides(&text, &mut rng);
         if case < first {
             continue;
         }
-        let text = with_fuzz_limits(&text);
         let t0 = Instant::now();
-        let result = one_case(&text);
+        let result = one_case(&text, &sets, wall);
         let took = t0.elapsed();
         slowest = slowest.max(took);
         let failed = match result {
-            Ok(ok) => {
-                accepted += u64::from(ok);
+            Ok(o) => {
+                accepted += u64::from(matches!(o, Outcome::Accepted));
                 None
             }
             Err(msg) => Some(msg),
@@ -417,7 +598,8 @@ fn mutated_scenarios_never_panic_or_hang() {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fuzz-failures");
             let _ = std::fs::create_dir_all(&dir);
             let file = dir.join(format!("seed{seed}-case{case}.toml"));
-            let _ = std::fs::write(&file, format!("# {msg}\n{text}"));
+            let shown: Vec<String> = sets.iter().map(|x| x.chars().take(200).collect()).collect();
+            let _ = std::fs::write(&file, format!("# {msg}\n# --set {shown:?}\n{text}"));
             eprintln!("fuzz: case {case} failed: {msg} ({file:?})");
             failures.push((case, msg));
         }

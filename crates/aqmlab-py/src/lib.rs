@@ -286,6 +286,13 @@ fn scenario_hash(resolved: &str) -> String {
 }
 
 /// Registered traffic source kinds (open loop) as (name, description) pairs.
+/// The line (1-based) of the value at key path `path` (`axes.q.values[1]`) in TOML `text`, if
+/// it can be found; how campaign errors point at the campaign file's own line.
+#[pyfunction]
+fn locate(py: Python<'_>, text: String, path: String) -> Option<usize> {
+    py.allow_threads(|| aqmlab_core::scenario::parse::locate(&text, &path))
+}
+
 #[pyfunction]
 fn sources() -> Vec<(&'static str, &'static str)> {
     aqmlab_core::app::REGISTRY.to_vec()
@@ -651,6 +658,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(locate, m)?)?;
     m.add_function(wrap_pyfunction!(sources, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from aqmlab.campaign.errors import StoreError
 from aqmlab.campaign.spec import Campaign, CampaignError, load_campaign
 from aqmlab.termsafe import clean, plain
 
@@ -23,12 +24,23 @@ def _fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-def _load(file: Path, overrides: tuple[str, ...]) -> Campaign:
+def _load(file: Path, overrides: tuple[str, ...], max_runs: int | None = None) -> Campaign:
     try:
-        return load_campaign(file, overrides)
+        return load_campaign(file, overrides, max_runs=max_runs)
     except CampaignError as e:
         _fail(f"{file}: {e}")
         raise  # unreachable
+
+
+def _size(value: str | None) -> int | None:
+    from aqmlab.campaign.units import SIZE_UNITS, parse_quantity
+
+    if value is None:
+        return None
+    b = parse_quantity(value, SIZE_UNITS)
+    if b is None or b < 64e6:
+        _fail(f"--worker-memory {value!r}: expected a size of at least 64MB, e.g. 4GB")
+    return int(b)
 
 
 def _out(campaign: Campaign, out: Path | None) -> Path:
@@ -54,30 +66,47 @@ def campaign_group() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--progress/--no-progress", default=None, help="Show the progress bar (default: only on a terminal).")
 @click.option("--report", "with_report", is_flag=True, help="Also write OUT/report.html.")
+@click.option("--force", is_flag=True, help="Write into OUT even if it holds files that are not an aqmlab campaign's.")
+@click.option("--per-run", is_flag=True, help="Also keep each run's own files (summary, Parquet tables) in OUT/runs/<key>/.")
+@click.option("--max-runs", type=click.IntRange(min=1), help="Refuse campaigns of more runs than this (default: the file's max_runs, else 100000).")
+@click.option("--worker-memory", metavar="SIZE", help="Cap each local worker's memory (e.g. 4GB): a run that outgrows it fails alone.")
+@click.option("--wait", "wait_s", type=click.FloatRange(min=0), default=0.0, help="Wait up to this many seconds for another process using OUT (default: refuse at once).")
 def run_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], workers: int | None, dask_address: str | None, local: bool,
-            quiet: bool, progress: bool | None, with_report: bool) -> None:
-    """Run the campaign FILE: only runs that are missing, stale or failed; then write the dataset."""
+            quiet: bool, progress: bool | None, with_report: bool, force: bool, per_run: bool, max_runs: int | None,
+            worker_memory: str | None, wait_s: float) -> None:
+    """Run the campaign FILE: only runs that are missing, stale or failed; then write the dataset.
+
+    OUT is locked while the campaign runs (a second process is refused, naming the first).
+    Ctrl-C stops at once, keeping the completed runs (exit status 130); a run that fails, or
+    whose worker dies, is recorded in OUT/failed/ and the others go on (exit status 1)."""
     from aqmlab.campaign import report, runner
 
-    c = _load(file, overrides)
+    memory = _size(worker_memory)
+    c = _load(file, overrides, max_runs)
     out = _out(c, out)
     address = None if local else (dask_address or c.cluster.get("address"))
+    cluster = None if local or address else (c.cluster if c.cluster.get("kind") == "slurm" else None)
     show = (not quiet) and (progress if progress is not None else sys.stderr.isatty())
     try:
-        o = runner.run_campaign(c, out, workers=workers, dask=address, progress=show)
+        o = runner.run_campaign(c, out, workers=workers, dask=address, cluster=cluster, progress=show, force=force, per_run=per_run,
+                                memory_limit=memory, wait=wait_s)
     except CampaignError as e:
         _fail(f"{file}: {e}")
         return
+    except StoreError as e:
+        _fail(str(e), e.code)
+        return
     if not quiet:
-        where = f"on {address}" if address else "locally"
-        console.print(f"{o.total} runs: {o.reused} reused, {o.ran} run {where} ({o.failed} failed) in {o.wall_s:.1f} s; "
-                      f"dataset in {out}/dataset/", highlight=False)
+        where = f"on {address}" if address else "on Slurm" if cluster else "locally"
+        console.print(plain(f"{o.total} runs: {o.reused} reused, {o.ran} run {where} ({o.failed} failed) in {o.wall_s:.1f} s; "
+                            f"dataset in {out}/dataset/"), highlight=False)
     if with_report and o.failed < o.total:
         p = report.write(c, out)
         if not quiet:
             console.print(f"report: {p}", highlight=False)
     if o.failed:
-        _fail(f"{o.failed} runs failed; see {out}/failed/ (aqmlab campaign status {file})", 1)
+        first = o.failures[0][1] if o.failures else ""
+        _fail(f"{o.failed} runs failed (the first: {first}); see {out}/failed/ (aqmlab campaign status {file})", 1)
 
 
 @campaign_group.command("status")
@@ -85,9 +114,7 @@ def run_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], workers: i
 @click.option("--all", "show_all", is_flag=True, help="List every run that is not done (default: the first 20).")
 def status_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], show_all: bool) -> None:
     """Say which runs of FILE are done, stale (made by other code), failed or missing."""
-    import json
-
-    from aqmlab.campaign import runner
+    from aqmlab.campaign import runner, store
 
     c = _load(file, overrides)
     out = _out(c, out)
@@ -96,23 +123,28 @@ def status_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], show_al
     except CampaignError as e:
         _fail(f"{file}: {e}")
         return
+    rd = store.reader(out)
     counts = {k: sum(s == k for _, s in st) for k in (runner.DONE, runner.STALE, runner.FAILED_STATUS, runner.MISSING)}
     fp = runner.fingerprint()
-    console.print(f"{c.name}: {len(st)} runs — " + ", ".join(f"{v} {k}" for k, v in counts.items())
-                  + f" (aqmlab {fp['aqmlab_version']}, core {fp['core_hash']}; {out})", highlight=False)
+    console.print(plain(f"{c.name}: {len(st)} runs — " + ", ".join(f"{v} {k}" for k, v in counts.items())
+                        + f" (aqmlab {fp['aqmlab_version']}, core {fp['core_hash']}, Python {fp['python_hash']}; {out})"), highlight=False)
+    who = store.holder(out)
+    if who:
+        console.print(plain(f"in use by process {who.get('pid')} on {who.get('host')} since {who.get('since')}"), highlight=False)
     pending = [(r, s) for r, s in st if s != runner.DONE]
     if pending:
         t = Table()
         for col in ["run", "status", *[a.name for a in c.axes], "seed", "detail"]:
-            t.add_column(col)
+            t.add_column(plain(col))
         for r, s in pending if show_all else pending[:20]:
             detail = ""
             if s == runner.STALE:
-                m = runner.read_meta(out, r) or {}
-                detail = f"made by aqmlab {m.get('aqmlab_version')} core {m.get('core_hash')}"
+                m = rd.meta(r.key) or {}
+                detail = f"made by {store.describe(m)}"
             elif s == runner.FAILED_STATUS:
-                detail = json.loads((out / runner.FAILED / f"{r.key}.json").read_text()).get("error", "")[:120]
-            t.add_row(r.key, s, *r.labels(c.axes).values(), str(r.seed), escape(clean(detail)))
+                rec = rd.failure(r.key) or {}
+                detail = str(rec.get("cause", rec.get("error", "")))[:160]
+            t.add_row(r.key, s, *(plain(v) for v in r.labels(c.axes).values()), str(r.seed), plain(detail))
         console.print(t)
         if len(pending) > 20 and not show_all:
             console.print(f"… {len(pending) - 20} more (--all)", highlight=False)
@@ -369,7 +401,7 @@ def plot_cdf(out: Path, by: str | None, where: tuple[str, ...], output: Path, dp
 
 
 @plot_group.command("timeseries")
-@click.argument("source", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.argument("source", type=click.Path(file_okay=False, path_type=Path))
 @_plot_opts
 @click.option("--where", multiple=True, metavar="COLUMN=VALUE", help="With a campaign directory: the run to show, e.g. --where qdisc=PIE (repeatable).")
 @click.option("--seed", type=int, help="With a campaign directory: the seed of the run to show (default: the first).")
@@ -395,6 +427,8 @@ def plot_timeseries(source: Path, where: tuple[str, ...], seed: int | None, queu
             console.print(f"run {row['run']} ({context})", highlight=False)
         elif where or seed is not None:
             raise CampaignError("--where", f"{source} is a single run; --where and --seed choose a run in a campaign directory")
+        elif not source.is_dir() and not (source.parent.name == "runs" and (source.parent.parent / "aqmlab-store.json").exists()):
+            raise CampaignError("", f"{source}: no such run (a results directory, a campaign directory, or OUT/runs/<key>)")
         fk = _fig_kwargs(kw)
         fk.pop("zero_y", None)
         _done(plot.timeseries(run_dir, queue, max_flows, context=context, **fk), output, dpi, fmt)

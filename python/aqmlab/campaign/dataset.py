@@ -25,11 +25,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from aqmlab.campaign.spec import Campaign, CampaignError, Run
+from aqmlab.campaign.errors import CampaignError
 from aqmlab.schema import columns
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from aqmlab.campaign.spec import Campaign, Run
+    from aqmlab.campaign.store import Reader
 
 DATASET = "dataset"
 TABLES = ("runs", "flows", "queues", "queue_classes")
@@ -178,16 +181,6 @@ def table_rows(campaign: Campaign, run: Run, meta: dict[str, Any], t, keep):
     return pa.table(cols, names=names)
 
 
-def _table_rows(campaign: Campaign, run: Run, directory: Path, meta: dict[str, Any], name: str, keep):
-    """`table_rows` of the run's stored table `name` (None if the run has no such table)."""
-    import pyarrow.parquet as pq
-
-    p = directory / f"{name}.parquet"
-    if not p.exists():
-        return None
-    return table_rows(campaign, run, meta, pq.read_table(p), keep)
-
-
 def _concat(tables):
     """The tables (None: a run without that table) as one; the union of their columns, in
     order of first appearance (disciplines differ in classes)."""
@@ -199,27 +192,35 @@ def _concat(tables):
     return pa.concat_tables(tables, promote_options="default")
 
 
-def build(campaign: Campaign, out: str | Path, runs: Sequence[Run]) -> dict[str, Path]:
-    """Writes the dataset from the runs stored in `out` that the current code produced (stale,
-    failed and missing runs are left out); returns the paths written."""
+def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -> dict[str, Path]:
+    """Writes the dataset from the runs stored in `out` (a directory, or its opened store) that
+    the current code produced (stale, failed and missing runs are left out); returns the paths
+    written. Each run's summary and tables come from the store (`campaign.store`), however it
+    keeps them."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from aqmlab.campaign.runner import DONE, run_dir, statuses
+    from aqmlab.campaign.store import DONE, Reader, reader
     from aqmlab.results import write_atomic
 
-    out = Path(out)
+    src = out if isinstance(out, Reader) else reader(out)
+    out = src.out
     rows, flows, queues, classes = [], [], [], []
-    for r, s in statuses(campaign, out, runs):
-        if s != DONE:
+    for r in runs:
+        if src.status(r.key) != DONE:
             continue
-        d = run_dir(out, r)
-        meta = json.loads((d / "run.json").read_text())
-        rows.append(run_row(campaign, r, json.loads((d / "summary.json").read_text()), meta))
-        flows.append(_table_rows(campaign, r, d, meta, "flows", lambda c: _keep(campaign.flow_metrics, c)))
-        queues.append(_table_rows(campaign, r, d, meta, "queues", lambda c: True))
-        classes.append(_table_rows(campaign, r, d, meta, "queue_classes", lambda c: True))
+        meta = src.meta(r.key)
+
+        def rows_of(name, keep, r=r, meta=meta):
+            if not src.has_table(r.key, name):
+                return None
+            return table_rows(campaign, r, meta, src.table(r.key, name, exact=False), keep)
+
+        rows.append(run_row(campaign, r, src.summary(r.key), meta))
+        flows.append(rows_of("flows", lambda c: _keep(campaign.flow_metrics, c)))
+        queues.append(rows_of("queues", lambda c: True))
+        classes.append(rows_of("queue_classes", lambda c: True))
     target = out / DATASET
     target.mkdir(parents=True, exist_ok=True)
     tables = {"runs": pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False).replace_schema_metadata(None),

@@ -21,14 +21,14 @@ sojourn (hollow: L4S, filled: Classic).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from aqmlab.campaign import labels
-from aqmlab.campaign.spec import CampaignError
+from aqmlab.campaign.errors import CampaignError
+from aqmlab.campaign.store import has_run_table, read_run_summary, read_run_table
 from aqmlab.schema import columns
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels are user strings (axis labels, discipline names): drawn as written, never parsed
+    # as mathtext ("$\\undefinedmacro$" would abort the figure)
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt
@@ -355,7 +358,6 @@ def cdfs(out: str | Path, runs: "pd.DataFrame", flows: "pd.DataFrame", by: str, 
     of per-flow throughput (one value per flow per run). Options (`FigureOptions`) apply to
     both panels' x axes (`log_x`, `xlim` in ms for the left one)."""
     plt = _pyplot()
-    import pandas as pd
 
     o = FigureOptions.pick(options)
     st = _style(runs, by, o)
@@ -363,7 +365,7 @@ def cdfs(out: str | Path, runs: "pd.DataFrame", flows: "pd.DataFrame", by: str, 
     for k, g in _groups(runs, by, st):
         soj = []
         for run, queue in zip(g["run"], g["queue"]):
-            qs = pd.read_parquet(Path(out) / "runs" / run / "queue_series.parquet", columns=["queue", "sojourn_mean_s"])
+            qs = read_run_table(Path(out) / "runs" / run, "queue_series", columns=["queue", "sojourn_mean_s"])
             soj.extend((qs.loc[qs["queue"].astype(str) == queue, "sojourn_mean_s"] * 1e3).tolist())
         _cdf(a1, soj, st, k, st.label(k))
         f = flows[flows["run"].isin(set(g["run"]))]
@@ -405,17 +407,16 @@ def timeseries(run_dir: str | Path, queue: str | None = None, max_flows: int = 4
     `context` (e.g. "mix = 2 flows · RTT = 20 ms · seed 1") goes into the title; every state
     column is given its human name. Options: `FigureOptions` (`log_y` for the delay panel)."""
     plt = _pyplot()
-    import pandas as pd
 
     o = FigureOptions.pick(options)
     d = Path(run_dir)
-    if not (d / "queue_series.parquet").exists():
+    if not has_run_table(d, "queue_series"):
         raise CampaignError("", f"{d} holds no run results (queue_series.parquet); give a run directory such as OUT/runs/<key>")
-    qs = pd.read_parquet(d / "queue_series.parquet")
-    fs = pd.read_parquet(d / "flow_series.parquet")
+    qs = read_run_table(d, "queue_series")
+    fs = read_run_table(d, "flow_series")
     if qs.empty:
         raise CampaignError("", f"{d}: the run has no time series; set simulation.sample_interval")
-    summary = json.loads((d / "summary.json").read_text())
+    summary = read_run_summary(d)
     queues = list(summary.get("queues", {}))
     if queue is None:
         links = summary.get("links", {})

@@ -1,185 +1,63 @@
-"""Running a campaign: cache keys, run status, and execution on local processes or a Dask
-cluster, each run stored atomically so that a campaign killed at any point resumes cleanly.
+"""The experiment runner: one way to run many scenarios — for `aqmlab campaign`, `aqmlab
+sweep`, the paper packs and `aqmlab characterize` — on local worker processes, a Dask
+scheduler, or a Slurm cluster through `dask-jobqueue`.
 
-A run is stored in `OUT/runs/<key>/` (the key: a hash of its resolved scenario, seed
-included) with its result files and `run.json`, which records the aqmlab version and the hash
-of the compiled core that produced it. A stored run is reused only if both match the code
-running now; otherwise it is *stale* and runs again. The directory appears in one rename, so
-it is either complete or absent.
+`execute` takes tasks (run key, scenario, parameters) and an opened `store.Store`: it skips
+the runs already stored by the code running now, checks the disk has room, runs the rest,
+stores each result (`store.add`, written in batches), records each failure in `failed/` with
+its cause (a scenario error, a worker that died, a worker running other code), and stops at
+once on Ctrl-C (the runs in progress are abandoned, completed ones kept; KeyboardInterrupt is
+raised once everything is tidy) or on a storage error (`StoreError`).
+
+`run_campaign` is the campaign on top of it: plan, run, dataset.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
+import contextlib
+import dataclasses
 import os
-import shutil
-import sys
-import tempfile
+import signal
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from aqmlab.campaign.spec import Campaign, CampaignError, Run
-from aqmlab.results import umask
+from aqmlab.campaign import dataset
+from aqmlab.campaign.errors import CampaignError, StoreError
+from aqmlab.campaign.spec import Campaign, Run
+from aqmlab.campaign.store import (DONE, FAILED_STATUS, MISSING, STALE, Store, core_hash, fingerprint, mismatch,  # noqa: F401
+                                   reader)
+from aqmlab.campaign.worker import Task, simulate  # noqa: F401
+from aqmlab.results import run_key
 
-RUN_META = "run.json"
-FAILED = "failed"
-
-#: Status of a planned run.
-DONE, STALE, FAILED_STATUS, MISSING = "done", "stale", "failed", "missing"
-
-
-@functools.lru_cache(maxsize=1)
-def core_hash() -> str:
-    """SHA-256 (first 16 hex digits) of the compiled core's shared library, computed once."""
-    from aqmlab import _core
-
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
-
-def fingerprint() -> dict[str, str]:
-    """The code that produces results now: aqmlab version and compiled-core hash."""
-    import aqmlab
-
-    return {"aqmlab_version": aqmlab.__version__, "core_hash": core_hash()}
-
-
-def simulate(scenario: str) -> dict[str, Any]:
-    """Runs one scenario and returns its result files as bytes, with the fingerprint of the
-    code that ran it (executed in a worker process, local or on a Dask worker); an error in
-    the run is returned, not raised, so that it is recorded as a failed run."""
-    from aqmlab.scenario import run
-
-    fp = fingerprint()
-    try:
-        res = run(scenario)
-        with tempfile.TemporaryDirectory(prefix="aqmlab-run-") as tmp:
-            d = res.save(Path(tmp) / "r")
-            files = {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
-    except Exception as e:  # noqa: BLE001 - recorded as the run's failure
-        return {"error": f"{type(e).__name__}: {e}", **fp}
-    return {"files": files, **fp}
-
-
-def run_dir(out: Path, run: Run) -> Path:
-    """Where `run` is stored."""
-    return out / "runs" / run.key
-
-
-def read_meta(out: Path, run: Run) -> dict[str, Any] | None:
-    """The stored run.json of `run`, or None if it has not completed."""
-    p = run_dir(out, run) / RUN_META
-    try:
-        return json.loads(p.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _write_dir(target: Path, files: dict[str, bytes]) -> None:
-    """Writes `files` into a temporary directory beside `target`, then renames it into place
-    (replacing an older version of the same run)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    os.chmod(tmp, 0o777 & ~umask())  # as an ordinary new directory, not mkdtemp's 0700
-    try:
-        for name, data in files.items():
-            (tmp / name).parent.mkdir(parents=True, exist_ok=True)  # pcap/ (issue 17)
-            (tmp / name).write_bytes(data)
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def store(out: Path, campaign: Campaign, run: Run, payload: dict[str, Any]) -> str:
-    """Saves a worker's payload for `run`: its files and run.json, or a failure record.
-    Returns the run's new status."""
-    failed = out / FAILED / f"{run.key}.json"
-    here = fingerprint()
-    theirs = {k: payload.get(k) for k in here}
-    error = payload.get("error")
-    if error is None and theirs != here:
-        error = (f"the worker runs aqmlab {theirs['aqmlab_version']} (core {theirs['core_hash']}), this client "
-                 f"{here['aqmlab_version']} (core {here['core_hash']}); install the same build everywhere")
-    if error is not None:
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        record = {"key": run.key, "seed": run.seed, "labels": run.labels(campaign.axes), "error": error}
-        from aqmlab.results import write_atomic
-
-        write_atomic(failed, lambda p: Path(p).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n"))
-        return FAILED_STATUS
-    meta = {"key": run.key, "seed": run.seed, "scenario_hash": run.scenario_hash, "labels": run.labels(campaign.axes), **here}
-    files = dict(payload["files"])
-    files[RUN_META] = (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
-    _write_dir(run_dir(out, run), files)
-    failed.unlink(missing_ok=True)
-    return DONE
-
-
-def plan(campaign: Campaign) -> list[Run]:
-    """The campaign's runs; two grid points that resolve to the same scenario are an error."""
-    runs = campaign.runs()
-    seen: dict[str, Run] = {}
-    for r in runs:
-        if r.key in seen:
-            a, b = seen[r.key].labels(campaign.axes), r.labels(campaign.axes)
-            raise CampaignError("axes", f"two grid points give the same scenario: {a} and {b} (seed {r.seed}); make the values differ")
-        seen[r.key] = r
-    return runs
-
-
-def statuses(campaign: Campaign, out: Path, runs: Sequence[Run] | None = None) -> list[tuple[Run, str]]:
-    """Each planned run with its status: done, stale (stored by other code), failed, missing."""
-    here = fingerprint()
-    result = []
-    for r in runs if runs is not None else plan(campaign):
-        meta = read_meta(out, r)
-        if meta is not None:
-            fresh = all(meta.get(k) == v for k, v in here.items())
-            result.append((r, DONE if fresh else STALE))
-        elif (out / FAILED / f"{r.key}.json").exists():
-            result.append((r, FAILED_STATUS))
-        else:
-            result.append((r, MISSING))
-    return result
-
-
-def _clean(out: Path) -> None:
-    """Removes temporary directories left by a run killed while saving."""
-    runs = out / "runs"
-    if runs.is_dir():
-        for p in runs.iterdir():
-            if p.name.startswith(".") and (".tmp-" in p.name or ".old-" in p.name):
-                shutil.rmtree(p, ignore_errors=True)
-
+__all__ = ["DONE", "FAILED_STATUS", "MISSING", "STALE", "Outcome", "Task", "core_hash", "execute", "fingerprint", "plan",
+           "run_campaign", "statuses"]
 
 @dataclass
 class Outcome:
-    """What `run_campaign` did."""
+    """What `execute` (or `run_campaign`) did."""
 
     total: int
     reused: int
     ran: int
     failed: int
     wall_s: float
+    #: CPU seconds the compiled core spent in the runs done (as the workers measured it).
+    sim_cpu_s: float = 0.0
+    failures: list[tuple[str, str]] = field(default_factory=list)   # (key, cause)
+    #: Worker processes (host, pid) -> CPU seconds each had used at its last reply.
+    workers_cpu: dict[tuple[str, int], float] = field(default_factory=dict)
+
+    @property
+    def worker_cpu_s(self) -> float:
+        """CPU seconds of the worker processes, as they reported it (from their start)."""
+        return sum(self.workers_cpu.values())
 
 
 class _Bar:
-    """A rich progress bar for a campaign (done, failed, ETA) on stderr; silent when disabled."""
+    """A rich progress bar (done, failed, ETA) on stderr; silent when disabled."""
 
     def __init__(self, enabled: bool, total: int, already: int, label: str):
         self.enabled = enabled
@@ -189,10 +67,12 @@ class _Bar:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+        from aqmlab.termsafe import markup
+
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"),
                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True))
         self.progress.start()
-        self.task = self.progress.add_task(f"{label} ({already} reused)", total=total, completed=already, failed=0)
+        self.task = self.progress.add_task(f"{markup(label)} ({already} reused)", total=total, completed=already, failed=0)
 
     def advance(self, failed: bool) -> None:
         self.failed += failed
@@ -204,61 +84,338 @@ class _Bar:
             self.progress.stop()
 
 
-def run_campaign(campaign: Campaign, out: str | os.PathLike, *, workers: int | None = None, dask: str | None = None,
-                 progress: bool = False, on_result: Callable[[Run, str], None] | None = None) -> Outcome:
-    """Runs what is missing, stale or failed, on up to `workers` local processes (default: all
-    cores) or on the Dask scheduler at `dask`, then writes the dataset. Resumable."""
-    from aqmlab.campaign import dataset
+#: After an interrupted run, further Ctrl-C presses within this many seconds of the first are
+#: ignored (a second press while the caller exits must not turn a clean stop into a crash).
+GRACE_S = 3.0
 
-    t0 = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    _clean(out)
-    runs = plan(campaign)
-    status = statuses(campaign, out, runs)
-    todo = [r for r, s in status if s != DONE]
-    bar = _Bar(progress, len(runs), len(runs) - len(todo), campaign.name)
-    failed = 0
 
-    def finish(r: Run, payload: dict[str, Any]) -> None:
-        nonlocal failed
-        s = store(out, campaign, r, payload)
-        failed += s == FAILED_STATUS
-        bar.advance(s == FAILED_STATUS)
-        if on_result is not None:
-            on_result(r, s)
+@contextlib.contextmanager
+def _interrupts() -> Iterator[threading.Event]:
+    """While inside: Ctrl-C (SIGINT) sets the event instead of raising anywhere, so the runner
+    stops between two steps and tidies up; later presses change nothing. On leaving, the
+    previous handler comes back — after an interruption, only once `GRACE_S` have passed since
+    the first press. Outside the main thread signals cannot be caught: the event is never set
+    there."""
+    flag = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    old = signal.getsignal(signal.SIGINT)
+    first: list[float] = []
 
+    def pressed(signum, frame) -> None:
+        if not first:
+            first.append(time.monotonic())
+        flag.set()
+
+    signal.signal(signal.SIGINT, pressed)
     try:
-        if dask:
-            _run_dask(dask, todo, finish)
-        elif todo and (workers == 1 or len(todo) == 1):
-            for r in todo:
-                finish(r, simulate(r.scenario))
-        elif todo:
-            with ProcessPoolExecutor(max_workers=min(workers or os.cpu_count() or 1, len(todo))) as pool:
-                futures = {pool.submit(simulate, r.scenario): r for r in todo}
-                for f in as_completed(futures):
-                    finish(futures[f], f.result())
+        yield flag
     finally:
-        bar.close()
-    dataset.build(campaign, out, runs)
-    return Outcome(len(runs), len(runs) - len(todo), len(todo), failed, time.perf_counter() - t0)
+        if not first:
+            signal.signal(signal.SIGINT, old)
+        else:
+            def grace(signum, frame) -> None:
+                if time.monotonic() - first[0] < GRACE_S:
+                    return
+                signal.signal(signal.SIGINT, old)
+                if callable(old):
+                    old(signum, frame)
+                elif old == signal.SIG_DFL:
+                    raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, grace)
 
 
-def _run_dask(address: str, todo: Sequence[Run], finish: Callable[[Run, dict[str, Any]], None]) -> None:
-    """Sends the runs to the Dask scheduler at `address`; the scheduler reassigns the runs of
-    a worker that dies. Results come back to this process, which stores them."""
+def estimate_run_bytes(resolved: str) -> int:
+    """Bytes a stored run of this resolved scenario takes, roughly and on the high side: its
+    summary and resolved text, and its time series (one row per sample per port and flow, about
+    ten 8-byte columns each), the rest per port and flow. Used to check the disk before the
+    first run; later checks use the sizes measured."""
+    from aqmlab._toml import tomllib
+    from aqmlab.campaign.units import TIME_UNITS, parse_quantity
+
     try:
-        from distributed import Client, as_completed as dask_completed
+        doc = tomllib.loads(resolved)
+        sim = doc.get("simulation", {})
+        duration = parse_quantity(str(sim.get("duration", "0s")), TIME_UNITS) or 0.0
+        interval = parse_quantity(str(sim.get("sample_interval", "0s")), TIME_UNITS) or 0.0
+        ports = sum(len(q.get("ports", [])) for q in doc.get("topology", {}).get("resolved_qdiscs", []))
+        flows = sum(int(f.get("count", 1)) for f in doc.get("flows", []))
+    except (ValueError, TypeError, AttributeError):
+        return 64_000
+    samples = int(duration / interval) + 1 if interval > 0 else 0
+    return 16_000 + 2 * len(resolved) + 400 * (ports + flows) + samples * (ports + flows) * 80
+
+
+def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, dask: str | None = None,
+            cluster: Mapping[str, Any] | None = None, progress: bool = False, label: str = "runs", per_run: bool = False,
+            on_result: Callable[[Task, str], None] | None = None, memory_limit: int | None = None,
+            bytes_per_run: int | None = None, batch_runs: int = 1000, batch_s: float = 10.0,
+            tables: tuple[str, ...] | None = None) -> Outcome:
+    """Runs the tasks not already stored (fresh) in `store`: on `workers` local processes
+    (default: all cores), on the Dask scheduler at `dask`, or on the cluster `cluster`
+    describes (`{"kind": "slurm", ...}`, see `cluster_client`). Each result is stored in a
+    batch (in its own run directory with `per_run`), each failure in failed/. `on_result(task,
+    status)` is called as each run ends. `tables` names the result tables kept in a batch (None:
+    all; an empty tuple: summaries only; a run kept on its own always has all). Completed runs
+    are written as a batch every
+    `batch_runs` runs or `batch_s` seconds (or 64 MB), and at the end. Ctrl-C: stops
+    dispatching, abandons the runs in progress, writes the completed ones, then raises
+    KeyboardInterrupt. A storage error stops everything the same way and raises StoreError."""
+    t0 = time.perf_counter()
+    seen: set[str] = set()
+    unique = [t for t in tasks if not (t.key in seen or seen.add(t.key))]
+    if tables is not None and not per_run:
+        unique = [dataclasses.replace(t, tables=tuple(tables)) for t in unique]
+    todo = [t for t in unique if store.status(t.key, want_dir=per_run) != DONE]
+    outcome = Outcome(len(unique), len(unique) - len(todo), 0, 0, 0.0)
+    if todo:
+        if bytes_per_run is None:
+            step = max(1, len(todo) // 8)
+            bytes_per_run = max(estimate_run_bytes(_resolved(t)) for t in todo[::step])
+        store.check_space(len(todo), bytes_per_run)
+    bar = _Bar(progress, len(unique), outcome.reused, label)
+    if todo:
+        # what storing a batch needs (pyarrow's Parquet writer imports pandas too), imported now,
+        # while the workers start, rather than at the first batch, which may be the one written
+        # after Ctrl-C (a few seconds on a loaded machine)
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+
+    def done(task: Task, payload: dict[str, Any]) -> None:
+        if "worker" in payload:
+            host, pid, cpu = payload["worker"]
+            outcome.workers_cpu[(host, pid)] = cpu
+        error = payload.get("error")
+        if error is None:
+            error = mismatch(payload.get("fingerprint", {}))
+        if error is None and run_key(payload["raw"]["hash"]) != task.key:
+            error = f"the worker's resolved scenario has another hash ({payload['raw']['hash'][:24]}, planned {task.key}): other code"
+        if error is not None:
+            store.record_failure(task.key, task.params, error)
+            outcome.failed += 1
+            outcome.failures.append((task.key, error))
+            status = FAILED_STATUS
+        else:
+            raw = dict(payload["raw"], seed=payload["seed"])
+            store.add(task.key, task.params, raw, per_run=per_run)
+            outcome.sim_cpu_s += payload.get("cpu_s", 0.0)
+            status = DONE
+            if store.due(batch_runs, max_age_s=batch_s):
+                store.flush()
+                left = len(todo) - outcome.ran - 1
+                if store.bytes_per_run():
+                    store.check_space(left, store.bytes_per_run())
+        outcome.ran += 1
+        bar.advance(status == FAILED_STATUS)
+        if on_result is not None:
+            on_result(task, status)
+
+    with _interrupts() as stop:
+        try:
+            if not todo:
+                pass
+            elif dask or cluster:
+                with cluster_client(dask, cluster) as client:
+                    _run_dask(client, iter(todo), done, stop.is_set)
+            else:
+                from aqmlab.campaign.pool import run_local
+
+                n = min(workers or os.cpu_count() or 1, len(todo))
+                run_local(iter(todo), n, done, stop.is_set, memory_limit=memory_limit, log_dir=store.temp_dir())
+        finally:
+            bar.close()
+            try:
+                store.flush()   # the completed runs, also after Ctrl-C or a failed batch
+            except StoreError:
+                if not stop.is_set():
+                    raise
+        if stop.is_set():
+            raise KeyboardInterrupt
+    store.gc()
+    outcome.wall_s = time.perf_counter() - t0
+    return outcome
+
+
+def _resolved(task: Task) -> str:
+    from aqmlab import _core
+
+    try:
+        return _core.resolve(task.scenario, task.seed, False, list(task.sets))["resolved"]
+    except Exception:  # noqa: BLE001 - the estimate is only a guide; the run will say what is wrong
+        return ""
+
+
+# ---- Dask and Slurm ------------------------------------------------------------------------------
+
+#: Keys of `[cluster]` with kind = "slurm", passed to dask_jobqueue.SLURMCluster (see docs/campaigns.md).
+SLURM_KEYS = {"kind", "jobs", "cores", "processes", "memory", "walltime", "queue", "account", "job_extra_directives",
+              "job_script_prologue", "interface", "local_directory", "log_directory", "python", "worker_extra_args"}
+
+
+@contextlib.contextmanager
+def cluster_client(address: str | None, cluster: Mapping[str, Any] | None = None):
+    """A Dask client: of the scheduler at `address`, or of a Slurm cluster started for this
+    campaign (`cluster["kind"] == "slurm"`: dask_jobqueue.SLURMCluster with the other keys,
+    scaled to `jobs` jobs, stopped at the end)."""
+    try:
+        from distributed import Client
     except ImportError:
         raise CampaignError("cluster", "Dask is not installed; pip install 'aqmlab[cluster]' (or dask[distributed])") from None
+    spec = dict(cluster or {})
+    if address or spec.get("kind", "dask") == "dask":
+        address = address or spec.get("address")
+        try:
+            client = Client(address, timeout="30s")
+        except (OSError, TimeoutError) as e:
+            raise CampaignError("cluster.address", f"cannot reach the Dask scheduler at {address}: {e}") from None
+        try:
+            yield client
+        finally:
+            client.close(timeout=5)
+        return
+    # importing dask_jobqueue replaces the process's SIGINT handler (its `runner` module sets one
+    # that calls sys.exit): keep ours, so Ctrl-C still stops the campaign as everywhere else
+    handler = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     try:
-        client = Client(address, timeout="30s")
-    except (OSError, TimeoutError) as e:
-        raise CampaignError("cluster.address", f"cannot reach the Dask scheduler at {address}: {e}") from None
-    try:
-        futures = {client.submit(simulate, r.scenario, key=f"aqmlab-run-{r.key}", pure=False, retries=3): r for r in todo}
-        for f in dask_completed(futures):
-            finish(futures[f], f.result())
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise CampaignError("cluster.kind", "dask-jobqueue is not installed; pip install 'aqmlab[cluster]' (or dask-jobqueue)") from None
     finally:
-        client.close()
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+    import sys
+
+    jobs = int(spec.pop("jobs", 1))
+    spec.pop("kind", None)
+    spec.setdefault("cores", 1)
+    spec.setdefault("processes", 1)
+    spec.setdefault("memory", "2GB")
+    spec.setdefault("walltime", "01:00:00")
+    spec.setdefault("python", sys.executable)
+    try:
+        c = SLURMCluster(**spec)
+    except Exception as e:  # noqa: BLE001 - dask-jobqueue reports configuration problems in many types
+        raise CampaignError("cluster", f"cannot start a Slurm cluster: {type(e).__name__}: {e}") from None
+    try:
+        c.scale(jobs=jobs)
+        client = Client(c)
+        try:
+            client.wait_for_workers(1, timeout=float(os.environ.get("AQMLAB_SLURM_START_S", "300")))
+        except Exception as e:  # noqa: BLE001
+            client.close()
+            raise CampaignError("cluster", f"no Slurm worker started within the time allowed ({e}); see squeue and the job logs") from None
+        try:
+            yield client
+        finally:
+            client.close(timeout=5)
+    finally:
+        c.close(timeout=10)
+
+
+def _run_dask(client, tasks: Iterator[Task], done: Callable[[Task, dict], None], stop: Callable[[], bool], poll_s: float = 0.05) -> None:
+    """Sends the tasks to Dask, a few per worker at a time, and hands each result to `done` in
+    this process. A run whose workers die (the scheduler retries it elsewhere up to its
+    allowed-failures) ends as KilledWorker: recorded as its failure."""
+    from distributed import as_completed
+
+    try:
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+    except Exception:  # noqa: BLE001
+        n_workers = 1
+    window = 2 * n_workers + 2
+    token = os.urandom(4).hex()
+    inflight: dict[Any, Task] = {}
+    ac = as_completed()
+
+    def submit() -> bool:
+        try:
+            task = next(tasks)
+        except StopIteration:
+            return False
+        f = client.submit(simulate, task, key=f"aqmlab-run-{task.key}-{token}", pure=False)
+        inflight[f] = task
+        ac.add(f)
+        return True
+
+    while len(inflight) < window and submit():
+        pass
+    try:
+        while inflight:
+            if stop():
+                return
+            if not ac.has_ready():
+                time.sleep(poll_s)
+                continue
+            f = next(ac)
+            task = inflight.pop(f)
+            try:
+                payload = f.result()
+            except Exception as e:  # noqa: BLE001 - KilledWorker, a lost scheduler: the run's failure
+                name = type(e).__name__
+                what = "the Dask workers running it died" if name == "KilledWorker" else "Dask could not run it"
+                payload = {"key": task.key, "error": f"{what} ({name}: {e})", "died": True}
+            done(task, payload)
+            submit()
+    finally:
+        if inflight:
+            try:
+                client.cancel(list(inflight), force=True)
+            except Exception:  # noqa: BLE001 - leaving anyway
+                pass
+
+
+# ---- campaigns ----------------------------------------------------------------------------------
+
+def plan(campaign: Campaign, progress: bool = False) -> list[Run]:
+    """The campaign's runs; two grid points that resolve to the same scenario are an error."""
+    runs = campaign.runs(progress=progress)
+    seen: dict[str, Run] = {}
+    for r in runs:
+        if r.key in seen:
+            a, b = seen[r.key].labels(campaign.axes), r.labels(campaign.axes)
+            raise CampaignError("axes", f"two grid points give the same scenario: {a} and {b} (seed {r.seed}); make the values differ")
+        seen[r.key] = r
+    return runs
+
+
+def params(campaign: Campaign, run: Run) -> dict[str, Any]:
+    """What a failure record says about a run: its axis values (labels) and seed."""
+    return {**run.labels(campaign.axes), "seed": run.seed}
+
+
+def statuses(campaign: Campaign, out: str | os.PathLike, runs: Sequence[Run] | None = None) -> list[tuple[Run, str]]:
+    """Each planned run with its status: done, stale (stored by other code), failed, missing."""
+    r = reader(out)
+    return [(run, r.status(run.key)) for run in (runs if runs is not None else plan(campaign))]
+
+
+def run_dir(out: Path, run: Run) -> Path:
+    """Where `run` is found: `OUT/runs/<key>` (a directory if stored on its own; otherwise the
+    name under which `store.read_run_table` finds it in OUT's batches)."""
+    return Path(out) / "runs" / run.key
+
+
+def read_meta(out: Path, run: Run) -> dict[str, Any] | None:
+    """The stored run's fingerprint and parameters, or None if it has not completed."""
+    return reader(out).meta(run.key)
+
+
+def run_campaign(campaign: Campaign, out: str | os.PathLike, *, workers: int | None = None, dask: str | None = None,
+                 cluster: Mapping[str, Any] | None = None, progress: bool = False,
+                 on_result: Callable[[Run, str], None] | None = None, force: bool = False, per_run: bool = False,
+                 memory_limit: int | None = None, wait: float = 0.0, batch_runs: int = 1000, batch_s: float = 10.0) -> Outcome:
+    """Runs what is missing, stale or failed (see `execute`), then writes the dataset. The
+    directory is locked meanwhile; `force` writes into a directory that is not a campaign's."""
+    t0 = time.perf_counter()
+    with Store.open(out, "campaign", force=force, wait=wait) as st:
+        runs = plan(campaign, progress)
+        by_key = {r.key: r for r in runs}
+        tasks = (Task(r.key, r.base, params(campaign, r), sets=r.sets) for r in runs)
+        hook = (lambda t, s: on_result(by_key[t.key], s)) if on_result is not None else None
+        o = execute(tasks, st, workers=workers, dask=dask, cluster=cluster, progress=progress, label=campaign.name, per_run=per_run,
+                    on_result=hook, memory_limit=memory_limit, batch_runs=batch_runs, batch_s=batch_s)
+        dataset.build(campaign, st, runs)
+    o.wall_s = time.perf_counter() - t0
+    return o

@@ -9,6 +9,7 @@
     metrics = ["goodput_total_bps", "queue_*"] # run metrics to keep (default: all)
     flow_metrics = ["goodput_bps"]             # per-flow metrics to keep (default: all)
     zip = [["rtt", "buffer"]]                  # axes that vary together (others are crossed)
+    max_runs = 100000                          # refuse larger campaigns (the default; --max-runs)
 
     [axes]
     qdisc = { path = "topology.bottleneck.qdisc", values = [{ kind = "red", min_th = 30, max_th = 90 }, { kind = "pie" }] }
@@ -20,26 +21,31 @@
 
     [cluster]
     address = "tcp://10.0.0.1:8786"            # a Dask scheduler (default: local processes)
+    # or: kind = "slurm", jobs = 20, cores = 1, memory = "2GB", walltime = "02:00:00", queue = "..."
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import json
+import math
 import os
 import re
-from aqmlab._toml import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import tomli_w
 
 from aqmlab import _core
 from aqmlab._core import ScenarioError
+from aqmlab._toml import tomllib
+from aqmlab.campaign.dataset import FLOW_METRICS, RUN_METRICS, axis_columns, check_metrics, reserved_columns
+from aqmlab.campaign.errors import CampaignError
 from aqmlab.campaign.units import typed_column
 from aqmlab.results import run_key
-from aqmlab.scenario import load_scenario
+from aqmlab.scenario import load_scenario, read_text_capped
 
 # key paths as `--set` takes them: a.b[2].c
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -47,17 +53,18 @@ _PATH = re.compile(r"[^.\[\]=\s]+(\.[^.\[\]=\s]+|\[\d+\])*")
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _METRIC = re.compile(r"[a-z0-9_*]+")
-CAMPAIGN_KEYS = {"name", "description", "base", "set", "seeds", "queue", "metrics", "flow_metrics", "zip"}
+CAMPAIGN_KEYS = {"name", "description", "base", "set", "seeds", "queue", "metrics", "flow_metrics", "zip", "max_runs"}
 TOP_KEYS = {"campaign", "base", "axes", "exclude", "cluster"}
-
-
-class CampaignError(ValueError):
-    """A campaign file was rejected; `path` names the field (e.g. `axes.qdisc.values[1]`)."""
-
-    def __init__(self, path: str, message: str):
-        super().__init__(f"{path}: {message}" if path else message)
-        self.path = path
-        self.detail = message
+#: Most runs a campaign plans unless `max_runs` (or `--max-runs`) raises it.
+DEFAULT_MAX_RUNS = 100_000
+#: Most steps of an axis's key path and characters of it (as the core bounds `--set`).
+MAX_PATH_STEPS = 64
+MAX_PATH_CHARS = 1024
+#: Largest campaign file read (bytes): campaign files are small (a list of 10 000 values is
+#: about 100 kB), and the TOML parser reads about a megabyte a second.
+MAX_FILE_BYTES = 1024 * 1024
+#: Above this many runs, planning shows a progress bar (when asked to).
+PROGRESS_FROM = 2_000
 
 
 @dataclass
@@ -75,18 +82,46 @@ class Axis:
 
 @dataclass(frozen=True)
 class Run:
-    """One run of a campaign: its resolved scenario, seed, and place in the grid."""
+    """One run of a campaign: its key, seed, place in the grid, and its scenario as the base
+    text with `--set`-style assignments (the axis values and the seed) for the core to apply."""
 
     index: int
     key: str                       # hash of the resolved scenario (seed included)
-    scenario: str                  # TOML text given to the core (seed set)
     seed: int
     scenario_hash: str             # SHA-256 of the resolved scenario, as in summary.json
     point: tuple[int, ...] = field(compare=False)   # the value index of each axis
+    base: str = field(default="", repr=False, compare=False)   # the campaign's base scenario text (shared)
+    sets: tuple[str, ...] = field(default=(), compare=False)    # its axis values and seed as path=value
+
+    @property
+    def scenario(self) -> str:
+        """The run's scenario as one TOML text (the base with the assignments applied)."""
+        return _core.load(self.base, list(self.sets)) if self.sets else self.base
 
     def labels(self, axes: Sequence[Axis]) -> dict[str, str]:
         """Axis name → label of this run's value."""
         return {a.name: a.labels[i] for a, i in zip(axes, self.point)}
+
+
+def toml_value(v: Any) -> str:
+    """`v` (as the TOML parser gives it) as one inline TOML value, for a `path=value` assignment."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v:
+            return "nan"
+        if v in (float("inf"), float("-inf")):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k), ensure_ascii=False)} = {toml_value(x)}" for k, x in v.items()) + " }"
+    return tomli_w.dumps({"v": v}).split("=", 1)[1].strip()   # dates and times
 
 
 @dataclass
@@ -106,6 +141,9 @@ class Campaign:
     metrics: list[str] | None
     flow_metrics: list[str] | None
     cluster: dict[str, Any]
+    max_runs: int = DEFAULT_MAX_RUNS
+    overrides: list[str] = field(default_factory=list)   # the --set and campaign.set assignments of the base
+    base_doc: dict[str, Any] | None = field(default=None, repr=False)
 
     def axis(self, name: str) -> Axis:
         """The axis called `name` (or whose column is `name`)."""
@@ -114,65 +152,160 @@ class Campaign:
                 return a
         raise CampaignError("", f"no axis {name!r}; axes: {', '.join(a.name for a in self.axes) or '(none)'}")
 
-    def points(self) -> list[tuple[int, ...]]:
-        """Every combination of value indices (zipped axes together, the rest crossed, in file
-        order), without the excluded ones."""
-        units: list[list[int]] = []   # groups of axis positions varying together
+    def _units(self) -> list[list[int]]:
+        """Groups of axis positions that vary together (zipped), in file order."""
+        units: list[list[int]] = []
         placed: set[str] = set()
-        for i, a in enumerate(self.axes):
+        for a in self.axes:
             if a.name in placed:
                 continue
             group = next((g for g in self.zip_groups if a.name in g), [a.name])
             units.append([next(j for j, b in enumerate(self.axes) if b.name == n) for n in group])
             placed.update(group)
-        out = []
+        return units
+
+    def iter_points(self) -> Iterator[tuple[int, ...]]:
+        """Every combination of value indices (zipped axes together, the rest crossed, in file
+        order), without the excluded ones, one at a time."""
+        units = self._units()
         for choice in itertools.product(*(range(len(self.axes[u[0]].values)) for u in units)):
             point = [0] * len(self.axes)
             for u, k in zip(units, choice):
                 for j in u:
                     point[j] = k
             if not any(all(point[self._pos(n)] in idx for n, idx in rule.items()) for rule in self.exclude):
-                out.append(tuple(point))
-        return out
+                yield tuple(point)
+
+    def points(self) -> list[tuple[int, ...]]:
+        """`iter_points` as a list."""
+        return list(self.iter_points())
+
+    def count_points(self) -> int:
+        """How many points `iter_points` yields, computed without listing them: the product of
+        the units' sizes minus the excluded points, by inclusion–exclusion over the rules (each
+        rule, and each intersection of rules, excludes a product of value sets)."""
+        units = self._units()
+        sizes = [len(self.axes[u[0]].values) for u in units]
+        unit_of = {j: ui for ui, u in enumerate(units) for j in u}
+        rules = []
+        for rule in self.exclude:
+            allowed: dict[int, set[int]] = {}
+            for n, idx in rule.items():
+                ui = unit_of[self._pos(n)]
+                allowed[ui] = allowed.get(ui, set(idx)) & set(idx)
+            rules.append(allowed)
+        total = math.prod(sizes)
+        if len(rules) > 16:   # 2^16 intersections at most; beyond, count by listing (bounded by the caller)
+            return sum(1 for _ in self.iter_points())
+        for k in range(1, len(rules) + 1):
+            for combo in itertools.combinations(rules, k):
+                inter: dict[int, set[int]] = {}
+                for r in combo:
+                    for ui, idx in r.items():
+                        inter[ui] = inter[ui] & idx if ui in inter else set(idx)
+                size = math.prod(len(inter[ui]) if ui in inter else sizes[ui] for ui in range(len(units)))
+                total += (-1) ** k * size
+        return total
+
+    def count(self) -> int:
+        """The number of runs: points × seeds."""
+        return self.count_points() * len(self.seeds)
 
     def _pos(self, name: str) -> int:
         return next(j for j, a in enumerate(self.axes) if a.name == name)
 
-    def runs(self) -> list[Run]:
+    def _base(self) -> dict[str, Any]:
+        if self.base_doc is None:
+            self.base_doc = tomllib.loads(self.base)
+        return self.base_doc
+
+    def runs(self, progress: bool = False) -> list[Run]:
         """The campaign's runs, in a fixed order (points in file order, seeds innermost); every
-        scenario is validated by the core, errors naming the axis value responsible."""
-        base_doc = tomllib.loads(self.base)
-        runs = []
-        for point in self.points():
-            doc = copy.deepcopy(base_doc)
-            for a, i in zip(self.axes, point):
-                try:
-                    set_path(doc, a.path, copy.deepcopy(a.values[i]))
-                except CampaignError as e:
-                    raise CampaignError(f"axes.{a.name}.path", e.detail) from None
-            for seed in self.seeds:
-                doc.setdefault("simulation", {})["seed"] = seed
-                text = tomli_w.dumps(doc)
-                try:
-                    digest = _core.resolve(text)["hash"]
-                except ScenarioError as e:
-                    raise self._blame(point, e) from None
-                runs.append(Run(len(runs), run_key(digest), text, seed, digest, point))
+        scenario is validated by the core, errors naming the axis value responsible and its line
+        in the campaign file. With `progress`, a bar on stderr for campaigns of more than
+        `PROGRESS_FROM` runs."""
+        bar = None
+        total = self.count()
+        if progress and total > PROGRESS_FROM:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            bar = Progress(TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=Console(stderr=True))
+            bar.start()
+            task = bar.add_task("planning", total=total)
+        base_doc = self._base()
+        # each axis value as a `path=value` assignment, made once; the core applies them to the
+        # base for every run (as `--set`), resolves and hashes the result
+        assigned = [[f"{a.path}={toml_value(v)}" for v in a.values] for a in self.axes]
+        runs: list[Run] = []
+        try:
+            for point in self.iter_points():
+                sets = tuple(assigned[j][i] for j, i in enumerate(point))
+                for seed in self.seeds:
+                    run_sets = (*sets, f"simulation.seed={seed}")
+                    try:
+                        digest = _core.resolve(self.base, None, False, list(run_sets))["hash"]
+                    except ScenarioError as e:
+                        self._check_paths(base_doc, point)
+                        raise self._blame(point, seed, e) from None
+                    runs.append(Run(len(runs), run_key(digest), seed, digest, point, self.base, run_sets))
+                if bar is not None:
+                    bar.update(task, advance=len(self.seeds))
+        finally:
+            if bar is not None:
+                bar.stop()
         return runs
 
-    def _blame(self, point: tuple[int, ...], e: ScenarioError) -> CampaignError:
+    def _check_paths(self, base_doc: dict[str, Any], point: tuple[int, ...]) -> None:
+        """Raises the campaign error of an axis whose key path cannot be set in the base."""
+        doc = copy.deepcopy(base_doc)
+        for a, i in zip(self.axes, point):
+            try:
+                set_path(doc, a.path, copy.deepcopy(a.values[i]))
+            except CampaignError as e:
+                raise CampaignError(f"axes.{a.name}.path", e.detail, self._line(f"axes.{a.name}.path")) from None
+
+    def _line(self, path: str) -> int | None:
+        """The line of `path` in the campaign file, if it was read from text."""
+        if not self.text:
+            return None
+        try:
+            return _core.locate(self.text, path)
+        except Exception:  # noqa: BLE001 - a line number is a courtesy
+            return None
+
+    def _blame(self, point: tuple[int, ...], seed: int, e: ScenarioError) -> CampaignError:
+        """The campaign error for a rejected grid point: the axis value responsible (the one
+        whose path holds the failing field; else the one that alone, on the base, makes the
+        scenario fail), with its line in the campaign file; a combination of values if none
+        alone does."""
         where = getattr(e, "path", "") or ""
+        detail = re.sub(r" \(the value comes from --set .*\)$", "", getattr(e, "detail", None) or str(e), flags=re.S)
+        said = f"{where}: {detail}" if where else detail
         for a, i in zip(self.axes, point):
             if where == a.path or where.startswith(a.path + ".") or where.startswith(a.path + "["):
-                return CampaignError(f"axes.{a.name}.values[{i}]", f"the scenario rejects it: {e}")
+                inner = where[len(a.path):]
+                cpath = f"axes.{a.name}.values[{i}]"
+                line = self._line(cpath + inner) or self._line(cpath) or self._line(f"axes.{a.name}")
+                return CampaignError(cpath, f"the scenario rejects it: {said}", line)
+        for a, i in zip(self.axes, point):
+            doc = copy.deepcopy(self._base())
+            set_path(doc, a.path, copy.deepcopy(a.values[i]))
+            doc.setdefault("simulation", {})["seed"] = seed
+            try:
+                _core.resolve(tomli_w.dumps(doc))
+            except ScenarioError as alone:
+                cpath = f"axes.{a.name}.values[{i}]"
+                p2, d2 = getattr(alone, "path", "") or "", getattr(alone, "detail", None) or str(alone)
+                return CampaignError(cpath, f"the scenario rejects it: {p2 + ': ' if p2 else ''}{d2}",
+                                     self._line(cpath) or self._line(f"axes.{a.name}"))
         labels = ", ".join(f"{a.name}={a.labels[i]}" for a, i in zip(self.axes, point))
-        return CampaignError("campaign.base", f"the scenario at ({labels}) is rejected: {e}")
-
+        return CampaignError("axes", f"the combination ({labels}, seed {seed}) is rejected, though each value alone is accepted: {said}",
+                             self._line("axes"))
 
 def set_path(doc: dict, path: str, value: Any) -> None:
     """Sets `a.b[2].c` in a parsed scenario to `value`, creating tables as needed."""
-    if not _PATH.fullmatch(path):
-        raise CampaignError("", f"{path!r} is not a key path; write e.g. topology.bottleneck.qdisc or flows[0].count")
+    check_path(path)
     steps = [(m.group(1), m.group(2)) for m in _STEP.finditer(path)]
     node: Any = doc
     for n, (key, idx) in enumerate(steps):
@@ -192,6 +325,19 @@ def set_path(doc: dict, path: str, value: Any) -> None:
                 node[i] = value
             else:
                 node = node[i]
+
+
+def check_path(path: str) -> None:
+    """Raises CampaignError unless `path` is a key path of at most `MAX_PATH_STEPS` steps and
+    `MAX_PATH_CHARS` characters (the bounds the core puts on `--set`)."""
+    shown = repr(path[:40]) + ("…" if len(path) > 40 else "")
+    steps = path.count(".") + path.count("[") + 1
+    if steps > MAX_PATH_STEPS:
+        raise CampaignError("", f"the key path {shown} has {steps} levels; at most {MAX_PATH_STEPS}")
+    if len(path) > MAX_PATH_CHARS:
+        raise CampaignError("", f"the key path {shown} is {len(path)} characters long; at most {MAX_PATH_CHARS}")
+    if not _PATH.fullmatch(path):
+        raise CampaignError("", f"{shown} is not a key path; write e.g. topology.bottleneck.qdisc or flows[0].count")
 
 
 def _label(v: Any) -> str:
@@ -216,8 +362,12 @@ def _axis(name: str, spec: Any) -> Axis:
     if unknown:
         raise CampaignError(f"{where}.{sorted(unknown)[0]}", "unknown key; allowed: path, values, labels")
     path = spec.get("path")
-    if not isinstance(path, str) or not _PATH.fullmatch(path.strip()):
+    if not isinstance(path, str):
         raise CampaignError(f"{where}.path", "required: the scenario key path to vary, e.g. topology.bottleneck.delay or flows[0].count")
+    try:
+        check_path(path.strip())
+    except CampaignError as e:
+        raise CampaignError(f"{where}.path", e.detail) from None
     values = spec.get("values")
     if not isinstance(values, list) or not values:
         raise CampaignError(f"{where}.values", "required: a non-empty list of values (scalars or tables)")
@@ -259,8 +409,25 @@ def _metric_list(doc: dict, key: str) -> list[str] | None:
     return list(v)
 
 
-def parse_campaign(text: str, source: Path | None = None, overrides: Sequence[str] = ()) -> Campaign:
-    """Parses and validates campaign TOML `text` (`source`: its file, for relative paths)."""
+def parse_campaign(text: str, source: Path | None = None, overrides: Sequence[str] = (), *, max_runs: int | None = None) -> Campaign:
+    """Parses and validates campaign TOML `text` (`source`: its file, for relative paths);
+    `overrides` are extra `path=value` settings of the base (`--set`); `max_runs` replaces the
+    file's cap on the number of runs. Errors carry the line of the field in `text` where it can
+    be found."""
+    try:
+        return _parse(text, source, list(overrides), max_runs)
+    except CampaignError as e:
+        if e.line is None and e.path and text:
+            try:
+                line = _core.locate(text, e.path)
+            except Exception:  # noqa: BLE001
+                line = None
+            if line:
+                raise CampaignError(e.path, e.detail, line) from None
+        raise
+
+
+def _parse(text: str, source: Path | None, overrides: list[str], max_runs: int | None) -> Campaign:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -299,11 +466,21 @@ def parse_campaign(text: str, source: Path | None = None, overrides: Sequence[st
             raise CampaignError("campaign.base", f"no such scenario file: {base_src}")
     else:
         raise CampaignError("campaign.base", "required: a scenario file path (relative to the campaign file) or a [base] table")
+    n_file_sets = len(fixed) - len(overrides)
+    for i, a in enumerate(fixed):
+        where = f"campaign.set[{i}]" if i < n_file_sets else "--set"
+        target = a.split("=", 1)[0].strip()
+        try:
+            check_path(target)
+        except CampaignError as e:
+            raise CampaignError(where, e.detail) from None
     try:
+        from aqmlab.scenario import resolve as resolve_scenario
+
+        resolve_scenario(base_src, fixed)   # errors keep the base file's lines and name the --set
         base = load_scenario(base_src, fixed)
-        _core.validate(base)
     except ScenarioError as e:
-        raise CampaignError("campaign.base", f"the base scenario is rejected: {e}") from None
+        raise _base_error(e, text, fixed, n_file_sets, isinstance(base_src, dict)) from None
     try:
         tomllib.loads(base)
     except tomllib.TOMLDecodeError as e:
@@ -325,8 +502,6 @@ def parse_campaign(text: str, source: Path | None = None, overrides: Sequence[st
     if not isinstance(axes_doc, dict):
         raise CampaignError("axes", "expected a table of axes")
     axes = [_axis(n, s) for n, s in axes_doc.items()]
-    from aqmlab.campaign.dataset import FLOW_METRICS, RUN_METRICS, axis_columns, check_metrics, reserved_columns
-
     reserved = reserved_columns()
     columns = [c for a in axes for c in axis_columns(a)]
     for a in axes:
@@ -367,35 +542,103 @@ def parse_campaign(text: str, source: Path | None = None, overrides: Sequence[st
     queue = head.get("queue")
     if queue is not None and not (isinstance(queue, str) and queue):
         raise CampaignError("campaign.queue", 'expected a queue name as in the summary, e.g. "r1->r2"')
-    cluster = doc.get("cluster", {})
-    if not isinstance(cluster, dict) or set(cluster) - {"address"}:
-        raise CampaignError("cluster", "expected a table with address = \"tcp://host:port\" (a Dask scheduler)")
-    if "address" in cluster and not isinstance(cluster["address"], str):
-        raise CampaignError("cluster.address", "expected a scheduler address string such as \"tcp://10.0.0.1:8786\"")
+    cluster = _cluster(doc.get("cluster", {}))
+    cap = max_runs if max_runs is not None else head.get("max_runs", DEFAULT_MAX_RUNS)
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise CampaignError("campaign.max_runs", "expected a whole number ≥ 1 (the most runs this campaign may have)")
 
     metrics, flow_metrics = _metric_list(head, "metrics"), _metric_list(head, "flow_metrics")
     check_metrics(metrics, RUN_METRICS, "metrics")
     check_metrics(flow_metrics, FLOW_METRICS, "flow_metrics")
     c = Campaign(name=name, description=description, source=source, text=text, base=base, axes=axes, zip_groups=[list(g) for g in zips],
                  exclude=exclude, seeds=seeds, queue=queue, metrics=metrics,
-                 flow_metrics=flow_metrics, cluster=cluster)
-    if not c.points():
+                 flow_metrics=flow_metrics, cluster=cluster, max_runs=cap, overrides=list(fixed))
+    points = c.count_points()
+    if points == 0:
         raise CampaignError("exclude", "every combination is excluded; nothing to run")
+    n = points * len(seeds)
+    if n > cap:
+        how = "--max-runs N" if max_runs is not None else "max_runs = N in [campaign] or --max-runs N"
+        raise CampaignError("campaign.max_runs" if "max_runs" in head and max_runs is None else "axes",
+                            f"the campaign has {n} runs ({points} grid points × {len(seeds)} seeds), more than the {cap} "
+                            f"allowed; raise the cap with {how}")
     return c
 
 
-def load_campaign(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Campaign:
-    """Reads and validates a campaign file; `overrides` are extra `path=value` settings of the base."""
+#: Keys of `[cluster]` by kind. For Slurm they are dask_jobqueue.SLURMCluster's (`jobs`: how
+#: many batch jobs to start), with their types.
+SLURM_KEYS: dict[str, type | tuple] = {"jobs": int, "cores": int, "processes": int, "memory": str, "walltime": str, "queue": str,
+                                       "account": str, "job_extra_directives": list, "job_script_prologue": list, "interface": str,
+                                       "local_directory": str, "log_directory": str, "python": str, "worker_extra_args": list}
+
+
+def _cluster(cluster: Any) -> dict[str, Any]:
+    if not isinstance(cluster, dict):
+        raise CampaignError("cluster", 'expected a table: address = "tcp://host:port" (a Dask scheduler) or kind = "slurm" with its options')
+    kind = cluster.get("kind", "dask")
+    if kind == "dask":
+        unknown = set(cluster) - {"kind", "address"}
+        if unknown:
+            raise CampaignError(f"cluster.{sorted(unknown)[0]}", 'unknown key; a Dask cluster takes address = "tcp://host:port"')
+        if "address" in cluster and not isinstance(cluster["address"], str):
+            raise CampaignError("cluster.address", "expected a scheduler address string such as \"tcp://10.0.0.1:8786\"")
+    elif kind == "slurm":
+        for k, v in cluster.items():
+            if k == "kind":
+                continue
+            if k not in SLURM_KEYS:
+                raise CampaignError(f"cluster.{k}", f"unknown key; a Slurm cluster takes: {', '.join(sorted(SLURM_KEYS))}")
+            want = SLURM_KEYS[k]
+            if not isinstance(v, want) or isinstance(v, bool) or (want is list and not all(isinstance(x, str) for x in v)):
+                name = {int: "a whole number", str: "a string", list: "a list of strings"}[want]
+                raise CampaignError(f"cluster.{k}", f"expected {name}")
+            if want is int and v < 1:
+                raise CampaignError(f"cluster.{k}", "expected a whole number ≥ 1")
+    else:
+        raise CampaignError("cluster.kind", f"{kind!r} is not a cluster kind; kinds: dask (with address), slurm")
+    return dict(cluster)
+
+
+def _base_error(e: ScenarioError, text: str, fixed: Sequence[str], n_file_sets: int, inline: bool) -> CampaignError:
+    """A rejected base scenario, pointed at what gave the value: a `campaign.set` entry (its
+    line), a `--set`, the [base] table's line in the campaign file, or the base file's line."""
+    where = getattr(e, "path", "") or ""
+    detail = getattr(e, "detail", None) or str(e)
+    for i, a in reversed(list(enumerate(fixed))):
+        target = a.split("=", 1)[0].strip()
+        if f"--set {a})" in detail or detail.endswith(f"--set {a}") or ("--set" in detail and where and where == target):
+            if i < n_file_sets:
+                plain = detail.replace(f" (the value comes from --set {a})", "")
+                shown = repr(a) if len(a) <= 80 else repr(a[:80]) + "…"
+                return CampaignError(f"campaign.set[{i}]", f"{shown} is rejected: {where + ': ' if where else ''}{plain}",
+                                     _core.locate(text, f"campaign.set[{i}]") if text else None)
+            return CampaignError("--set", f"{where + ': ' if where else ''}{detail}")
+    if inline:
+        line = _core.locate(text, f"base.{where}") if where and text else None
+        return CampaignError(f"base.{where}" if where else "base", detail, line)
+    return CampaignError("campaign.base", f"the base scenario is rejected: {e}")
+
+
+def load_campaign(path: str | os.PathLike, overrides: Sequence[str] = (), *, max_runs: int | None = None) -> Campaign:
+    """Reads and validates a campaign file (at most `MAX_FILE_BYTES`); `overrides` are extra
+    `path=value` settings of the base; `max_runs` replaces the file's cap on runs."""
     p = Path(path)
-    if not p.is_file():
-        raise CampaignError("", f"no such campaign file: {p}")
     try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CampaignError("", f"{p} is not a text (UTF-8) file; a campaign is TOML text") from None
-    return parse_campaign(text, p.resolve(), overrides)
+        text = read_text_capped(p, MAX_FILE_BYTES, "campaign file", "a campaign is TOML text")
+    except ScenarioError as e:
+        raise CampaignError("", getattr(e, "detail", None) or str(e)) from None
+    return parse_campaign(text, p.resolve(), overrides, max_runs=max_runs)
 
 
-def campaign_from_mapping(doc: Mapping[str, Any], source: Path | None = None) -> Campaign:
+def campaign_from_mapping(doc: Mapping[str, Any], source: Path | None = None, *, max_runs: int | None = None) -> Campaign:
     """A campaign from a dict with the file's structure (for the Python API)."""
-    return parse_campaign(tomli_w.dumps(dict(doc)), source)
+    from aqmlab.scenario import check_nesting
+
+    try:
+        check_nesting(doc)
+        text = tomli_w.dumps(dict(doc))
+    except ScenarioError as e:
+        raise CampaignError("", getattr(e, "detail", None) or str(e)) from None
+    except (TypeError, ValueError) as e:
+        raise CampaignError("", f"the campaign holds a value TOML cannot represent: {e}") from None
+    return parse_campaign(text, source, max_runs=max_runs)

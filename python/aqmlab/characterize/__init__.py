@@ -162,8 +162,18 @@ def select_sets(names: Sequence[str] | None) -> list[ScenarioSet]:
 
 def run(disciplines: Sequence[str], out: str | Path = DEFAULT_OUT, *, sets: Sequence[str] | None = None, quick: bool = False,
         seeds: int | None = None, workers: int | None = None, dask: str | None = None, progress: bool = False,
-        report: bool = True) -> list[SetOutcome]:
-    """Runs the suite for `disciplines` into `out`, computes the metrics and writes the report."""
+        report: bool = True, force: bool = False) -> list[SetOutcome]:
+    """Runs the suite for `disciplines` into `out` (locked meanwhile; each set a campaign in
+    `out/sets/<set>`), computes the metrics and writes the report."""
+    from aqmlab.campaign.store import Store
+
+    with Store.open(out, "characterize", force=force):
+        return _run(disciplines, Path(out), sets=sets, quick=quick, seeds=seeds, workers=workers, dask=dask, progress=progress,
+                    report=report)
+
+
+def _run(disciplines: Sequence[str], out: Path, *, sets: Sequence[str] | None, quick: bool, seeds: int | None, workers: int | None,
+         dask: str | None, progress: bool, report: bool) -> list[SetOutcome]:
     from aqmlab.characterize import metrics as metrics_mod
 
     if not disciplines:

@@ -10,8 +10,9 @@ import click
 from rich.table import Table
 
 from aqmlab.campaign.cli import _fail, console
+from aqmlab.campaign.errors import StoreError
 from aqmlab.campaign.spec import CampaignError
-from aqmlab.termsafe import clean
+from aqmlab.termsafe import clean, plain
 
 
 @click.command("characterize")
@@ -27,8 +28,9 @@ from aqmlab.termsafe import clean
 @click.option("--no-report", is_flag=True, help="Skip report.html.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--progress/--no-progress", default=None, help="Show progress bars (default: only on a terminal).")
+@click.option("--force", is_flag=True, help="Write into -o even if it holds files that are not an aqmlab characterization's.")
 def characterize_cmd(disciplines: tuple[str, ...], show_list: bool, quick: bool, set_names: str | None, seeds: int | None, out: Path,
-                     workers: int | None, dask_address: str | None, no_report: bool, quiet: bool, progress: bool | None) -> None:
+                     workers: int | None, dask_address: str | None, no_report: bool, quiet: bool, progress: bool | None, force: bool) -> None:
     """Run the RFC 7928 AQM characterization suite for DISCIPLINES (qdisc names, optionally
     NAME:key=value,...), e.g. `aqmlab characterize pfifo red pie codel fq_codel` (docs/characterize.md)."""
     from aqmlab import characterize as ch
@@ -46,17 +48,20 @@ def characterize_cmd(disciplines: tuple[str, ...], show_list: bool, quick: bool,
     t0 = time.perf_counter()
     try:
         outcomes = ch.run(list(disciplines), out, sets=names, quick=quick, seeds=seeds, workers=workers, dask=dask_address,
-                          progress=show, report=not no_report)
+                          progress=show, report=not no_report, force=force)
     except CampaignError as e:
         _fail(str(e))
+        return
+    except StoreError as e:
+        _fail(str(e), e.code)
         return
     failed = sum(o.failed for o in outcomes)
     if not quiet:
         where = f"on {dask_address}" if dask_address else "locally"
         for o in outcomes:
-            console.print(f"§{o.set.section} {o.set.name}: {o.runs} runs ({o.ran} run {where}, {o.failed} failed) in {o.wall_s:.1f} s",
+            console.print(plain(f"§{o.set.section} {o.set.name}: {o.runs} runs ({o.ran} run {where}, {o.failed} failed) in {o.wall_s:.1f} s"),
                           highlight=False)
-        console.print(f"{sum(o.runs for o in outcomes)} runs in {time.perf_counter() - t0:.1f} s; metrics in {out}/metrics.parquet"
-                      + ("" if no_report else f"; report: {out}/report.html"), highlight=False)
+        console.print(plain(f"{sum(o.runs for o in outcomes)} runs in {time.perf_counter() - t0:.1f} s; metrics in {out}/metrics.parquet"
+                            + ("" if no_report else f"; report: {out}/report.html")), highlight=False)
     if failed:
         _fail(f"{failed} runs failed; see {out}/sets/*/failed/", 1)

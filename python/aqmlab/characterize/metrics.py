@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from aqmlab.campaign import dataset
-from aqmlab.campaign.runner import run_dir
 from aqmlab.campaign.spec import Campaign
+from aqmlab.campaign.store import has_run_table, read_run_table
 from aqmlab.characterize.sets import ACCESS_DELAY_MS, RTT_BOTTLENECK_MS, ScenarioSet
 
 if TYPE_CHECKING:
@@ -73,7 +73,6 @@ def _reductions(trace: "pd.DataFrame") -> "pd.DataFrame":
 def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.DataFrame") -> dict[str, float]:
     """The metrics of one run (its dataset row and flow rows, its stored tables)."""
     import numpy as np
-    import pandas as pd
 
     out: dict[str, float] = {}
     arrivals = row.get("queue_arrivals_pkts") or 0
@@ -84,20 +83,18 @@ def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.Da
     out["queue_delay_p95_s"] = float(row["queue_sojourn_p95_s"])
     out["queue_drop_frac"] = float(row["queue_drop_frac"])
     out["queue_mark_frac"] = float(row["queue_marks_pkts"]) / arrivals if arrivals else math.nan
-    qs_path = directory / "queue_series.parquet"
     sd = math.nan
-    if qs_path.exists():
-        qs = pd.read_parquet(qs_path, columns=["time_s", "queue", "sojourn_mean_s"])
+    if has_run_table(directory, "queue_series"):
+        qs = read_run_table(directory, "queue_series", columns=["time_s", "queue", "sojourn_mean_s"])
         warm = flows.attrs.get("warmup_s", 0.0)
         v = qs[(qs["queue"] == row["queue"]) & (qs["time_s"] >= warm)]["sojourn_mean_s"].dropna().to_numpy()
         sd = float(np.std(v, ddof=1)) if len(v) > 1 else math.nan
     out["queue_delay_sd_s"] = sd
     tcp = flows[flows["kind"] == "tcp"]
-    trace_path = directory / "tcp_trace.parquet"
     sync = math.nan
     active = tcp[tcp["sent_pkts"] > 0]
-    if trace_path.exists() and len(active) >= 2:
-        tr = pd.read_parquet(trace_path)
+    if has_run_table(directory, "tcp_trace") and len(active) >= 2:
+        tr = read_run_table(directory, "tcp_trace")
         ev = _reductions(tr)
         ev = ev[(ev["time_s"] >= flows.attrs.get("warmup_s", 0.0)) & ev["flow"].isin(set(active["flow"]))]
         rtt = float(active["rtt_mean_s"].median())
@@ -117,11 +114,10 @@ def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.Da
             out[f"fct_{g}_mean_s"] = float(fct.mean()) if len(fct) else math.nan
             out[f"fct_{g}_p95_s"] = float(fct.quantile(0.95)) if len(fct) else math.nan
             out[f"done_{g}_frac"] = len(fct) / len(part)
-    transfers_path = directory / "tcp_transfers.parquet"
-    if transfers_path.exists():
+    if has_run_table(directory, "tcp_transfers"):
         # Repeated transfers (`transfer_bytes`): the completion times of the transfers written in
         # the statistics window, per flow group.
-        tt = pd.read_parquet(transfers_path)
+        tt = read_run_table(directory, "tcp_transfers")
         tt = tt[tt["start_s"] >= flows.attrs.get("warmup_s", 0.0)]
         for g, part in tt.groupby(tt["flow"].astype(str).map(group_of), sort=True):
             fct = part["fct_s"].to_numpy()
@@ -138,23 +134,23 @@ def run_metrics(s: ScenarioSet, directory: Path, row: "pd.Series", flows: "pd.Da
 
 def compute(s: ScenarioSet, c: Campaign, out: str | Path) -> "pd.DataFrame":
     """One row per completed run of the set's campaign, in the campaign's order."""
-    import json
-
     import pandas as pd
 
-    from aqmlab.campaign.runner import DONE, plan, statuses
+    from aqmlab.campaign.runner import plan, run_dir
+    from aqmlab.campaign.store import DONE, reader
 
     out = Path(out)
     runs = dataset.load(out, "runs")
     flows = dataset.load(out, "flows")
     axes = [a.column for a in c.axes]
-    keyed = {r.key: r for r, st in statuses(c, out, plan(c)) if st == DONE}
+    rd = reader(out)
+    keyed = {r.key: r for r in plan(c) if rd.status(r.key) == DONE}
     rows = []
     for _, row in runs.iterrows():
         if row["run"] not in keyed:
             continue
         d = run_dir(out, keyed[row["run"]])
-        summary = json.loads((d / "summary.json").read_text())
+        summary = rd.summary(row["run"])
         fl = flows[flows["run"] == row["run"]].copy()
         fl.attrs["warmup_s"] = float(summary["simulation"].get("warmup_s", 0.0))
         base = {"set": s.name, "section": s.section, "run": row["run"], "seed": int(row["seed"])}

@@ -9,7 +9,6 @@ the scenario the packet run simulated; the oscillation is measured on the run's 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +38,7 @@ def analyze(out: str | Path, axis: str | None = None) -> tuple["pd.DataFrame", "
     import pandas as pd
 
     from aqmlab.campaign import dataset
+    from aqmlab.campaign.store import reader
     from aqmlab.fluid import fluid, plot, stability
 
     out = Path(out)
@@ -54,10 +54,11 @@ def analyze(out: str | Path, axis: str | None = None) -> tuple["pd.DataFrame", "
     if col not in runs.columns:
         raise ValueError(f"{out}: the runs table has no column {col!r}")
     rows: list[dict[str, Any]] = []
+    store = reader(out)     # runs as the campaign runner stored them (in batches, or OUT/runs/<key>/)
     for _, r in runs.iterrows():
-        d = out / "runs" / str(r["run"])
-        text = _resolved_without_record((d / "scenario.resolved.toml").read_text())
-        summary = json.loads((d / "summary.json").read_text())
+        key = str(r["run"])
+        text = _resolved_without_record(store.resolved(key))
+        summary = store.summary(key)
         row: dict[str, Any] = {"run": r["run"], col: r[col], "seed": r.get("seed")}
         try:
             an = stability(text)
@@ -70,7 +71,7 @@ def analyze(out: str | Path, axis: str | None = None) -> tuple["pd.DataFrame", "
         fs = fres.series
         fm = measure(fs["time_s"], fs["queue_pkts"], start=summary["simulation"]["warmup_s"])
         row.update(fluid_mean_pkts=fm["mean"], fluid_cov=fm["cov"], fluid_period_s=fm["period_s"])
-        qs = pd.read_parquet(d / "queue_series.parquet")
+        qs = store.table(key, "queue_series").to_pandas()
         queue = r.get("queue") if "queue" in runs.columns else None
         if not queue or queue not in set(qs["queue"].astype(str)):
             queue = qs["queue"].astype(str).iloc[0]

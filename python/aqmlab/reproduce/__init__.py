@@ -4,6 +4,11 @@ then writes tables, figures and a report next to the paper's own numbers.
 A pack is a module in this package defining `NAME`, `TITLE`, `CITATION`,
 `configurations(quick) -> list[Config]` and `analyze(results: PackResults) -> str` (the
 report's Markdown body; it writes its own tables and figures through `results`).
+
+Packs run on the experiment runner (`aqmlab.campaign.runner`, through `aqmlab.sweep`): runs
+keyed by the hash of their resolved scenario, reused only if the code that made them is the
+code running now, each kept in `OUT/runs/<key>/` with its tables; failures recorded in
+`OUT/failed/`. A pack's extra readings (`run_all`) use the same runner and cache.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from aqmlab.results import write_atomic
-from aqmlab.scenario import load_scenario
+from aqmlab.scenario import ScenarioSource, load_scenario
 from aqmlab.sweep import Job, collect, run_jobs
 
 #: Pack name → module.
@@ -138,7 +143,17 @@ def load(name: str):
     return importlib.import_module(PACKS[name])
 
 
-def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, quick: bool = False, seeds: int = 1, progress: bool = True) -> Path:
+class RunsFailed(RuntimeError):
+    """Some runs of a pack or reading failed (recorded in OUT/failed/)."""
+
+
+def _check(outcome, out: Path) -> None:
+    if outcome.failed:
+        raise RunsFailed(f"{outcome.failed} runs failed; see {out}/failed/ (the first: {outcome.failures[0][1]})")
+
+
+def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, quick: bool = False, seeds: int = 1, progress: bool = True,
+              force: bool = False) -> Path:
     """Runs pack `name` (resumably) and writes tables, figures and report.md to `out`."""
     pack = load(name)
     out = Path(out)
@@ -148,7 +163,9 @@ def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, 
         text = load_scenario(c.scenario, c.overrides)
         for s in (c.seeds if c.seeds is not None else range(1, seeds + 1)):
             jobs.append(Job(text, s, c.labels))
-    dirs = run_jobs(jobs, out, workers=workers, progress=progress, label=name)
+    outcome: list = []
+    dirs = run_jobs(jobs, out, workers=workers, progress=progress, label=name, per_run=True, force=force, kind="reproduce", outcome=outcome)
+    _check(outcome[0], out)
     table = collect(dirs, sections=("aggregate", "queues", "links", "flows"))
     results = PackResults(table=table, runs={d.name: d for d in dirs}, out=out, quick=quick, seeds=seeds)
     body = pack.analyze(results)
@@ -158,3 +175,48 @@ def reproduce(name: str, out: str | os.PathLike, *, workers: int | None = None, 
     head += f"Runs: {len(jobs)} ({len(configs)} configurations × {per}){', quick mode (shortened)' if quick else ''}.\n\n"
     write_atomic(out / "report.md", lambda p: Path(p).write_text(head + body.rstrip() + "\n"))
     return out / "report.md"
+
+
+#: Where `run_all` keeps its runs unless told otherwise.
+READINGS = Path("out/reproduce/readings")
+
+
+class Reading:
+    """One run done by `run_all`: its summary and its tables (pandas DataFrames, read on first use)."""
+
+    def __init__(self, reader, key: str):
+        self._reader, self.key = reader, key
+        self.summary = reader.summary(key)
+
+    @property
+    def tables(self) -> "_ReadingTables":
+        return _ReadingTables(self._reader, self.key)
+
+
+class _ReadingTables:
+    def __init__(self, reader, key: str):
+        self._reader, self._key = reader, key
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self._reader.table(self._key, name).to_pandas()
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._reader.has_table(self._key, name)
+
+
+def run_all(scenarios: Sequence[ScenarioSource], *, out: str | os.PathLike | None = None, workers: int | None = None,
+            progress: bool = False, label: str = "readings") -> list[Reading]:
+    """Runs scenarios (paths, TOML text or dicts, seeds set inside) on the experiment runner,
+    in parallel, and returns their results in order; runs already stored in `out` (default
+    `out/reproduce/readings`) by the same code are reused. Raises RunsFailed if any fails."""
+    from aqmlab.campaign.store import reader
+
+    out = Path(out) if out is not None else READINGS
+    jobs = []
+    for sc in scenarios:
+        jobs.append(Job(load_scenario(sc), None, {}))
+    outcome: list = []
+    dirs = run_jobs(jobs, out, workers=workers, progress=progress, label=label, per_run=False, kind="readings", outcome=outcome)
+    _check(outcome[0], out)
+    rd = reader(out)
+    return [Reading(rd, d.name) for d in dirs]

@@ -281,18 +281,20 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         n_flows,
     ));
     if let Some(pc) = &r.pcap {
-        parts.push(limits::Part {
-            field: "pcap.max_packets".into(),
-            what: format!(
-                "{} pcap files of up to {} packets",
-                pc.links.len(),
-                pc.max_packets
-            ),
-            memory: (pc.links.len() as u64)
+        let files = pc.links.len() as u64;
+        parts.push(limits::pcap_part(
+            files,
+            pc.max_packets,
+            crate::capture::BYTES_PER_PACKET,
+        ));
+        limits::check_disk(
+            "pcap.max_packets",
+            &format!("{files} pcap files of up to {} packets", pc.max_packets),
+            files
                 .saturating_mul(pc.max_packets)
                 .saturating_mul(crate::capture::BYTES_PER_PACKET),
-            setup: 0,
-        });
+            &r.limits,
+        )?;
     }
     // Disciplines' own tables (per-flow queues, HTB children), charged to the table that sets
     // them: a field path names one written table, so its footprint is computed once.
@@ -324,7 +326,9 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             monitored.saturating_add(n_flows),
         ));
     }
+    parts.extend(r.name_parts.iter().cloned());
     limits::check(&parts, &r.limits)?;
+    let budget = limits::run_budget(&parts, &r.limits).map(|b| (b, r.limits.memory.0));
 
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
@@ -427,6 +431,11 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     resolved.insert("flows".into(), toml::Value::Array(resolved_flows));
 
     let mut world = World::new(nodes, routing, ports, flows, config);
+    world.budget = budget;
+    world.traces_rows = r
+        .flows
+        .iter()
+        .any(|e| matches!(&e.kind, FlowKind::Tcp(cfg, _) if cfg.trace || cfg.rtt_log));
     if let Some(pc) = &r.pcap {
         world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
         resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));

@@ -37,6 +37,26 @@ pub const SERIES_ROW_BYTES: u64 = 200;
 pub const DEFAULT_MEMORY: u64 = 2_000_000_000;
 /// Default `limits.setup` (work units: about a nanosecond each; 1e9 ≈ a second).
 pub const DEFAULT_SETUP: u64 = 1_000_000_000;
+/// Default `limits.disk`: the files a run writes (pcap captures).
+pub const DEFAULT_DISK: u64 = 10_000_000_000;
+/// Bytes a packet in flight takes while the run holds it: its pool slot, its place in a queue
+/// or a pipe, and the slack of those growing vectors. Measured: 93 bytes of resident memory
+/// per packet queued (a pfifo holding 3·10^6 and 1.2·10^7 packets, `docs/scenario-format.md`,
+/// "Limits"), doubled because a vector that grows by doubling may reserve twice what it holds.
+pub const PACKET_BYTES: u64 = 200;
+/// Bytes per row of a TCP trace (`trace = true`) as the sender keeps it and as a table (about
+/// a hundred bytes of row, three copies on the way to Python).
+pub const TRACE_ROW_BYTES: u64 = 300;
+/// Bytes per row of an RTT log (`rtt_log = true`): 16 bytes in the sender, three 8-byte
+/// columns with their copies as a table.
+pub const RTT_ROW_BYTES: u64 = 100;
+/// Copies a run keeps of a flow's or node's name: the scenario, the flow, the label columns and
+/// the summary, and the copies of the Python side. Measured: 13 bytes of resident memory per
+/// byte of name (100 and 300 flows with 100-kB names, their results read into pandas).
+pub const NAME_COPIES: u64 = 16;
+/// Copies of a pcap file's bytes at the peak: the growing buffer (up to twice its content)
+/// and the copy handed to Python.
+pub const PCAP_MEMORY_COPIES: u64 = 3;
 
 /// `[limits]`: ceilings on the estimated memory and set-up work of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,6 +72,9 @@ pub struct LimitsSpec {
     /// Skip these checks altogether (the same as `aqmlab run --allow-large`). Default false.
     #[serde(default)]
     pub allow_large: bool,
+    /// Ceiling on the files a run writes (pcap captures), e.g. "50GB". Default "10GB".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<Bytes>,
 }
 
 fn default_memory() -> Bytes {
@@ -67,6 +90,7 @@ impl Default for LimitsSpec {
             memory: default_memory(),
             setup: default_setup(),
             allow_large: false,
+            disk: None,
         }
     }
 }
@@ -187,6 +211,115 @@ pub fn series_part(samples: u64, series: u64) -> Part {
     }
 }
 
+/// The names' part: `bytes` of names (a flow entry's name times its copies, the graph's node
+/// names), each kept `NAME_COPIES` times.
+pub fn names_part(field: &str, what: String, bytes: u64) -> Part {
+    Part {
+        field: field.to_string(),
+        what,
+        memory: bytes.saturating_mul(NAME_COPIES),
+        setup: 0,
+    }
+}
+
+/// The pcap captures' part of the memory: `files` files of up to `max_packets` packets.
+pub fn pcap_part(files: u64, max_packets: u64, bytes_per_packet: u64) -> Part {
+    Part {
+        field: "pcap.max_packets".into(),
+        what: format!("{files} pcap files of up to {max_packets} packets"),
+        memory: files
+            .saturating_mul(max_packets)
+            .saturating_mul(bytes_per_packet)
+            .saturating_mul(PCAP_MEMORY_COPIES),
+        setup: 0,
+    }
+}
+
+/// Checks the files a run will write (`bytes`, charged to `field`) against `limits.disk`.
+pub fn check_disk(
+    field: &str,
+    what: &str,
+    bytes: u64,
+    limits: &LimitsSpec,
+) -> Result<(), ScenarioError> {
+    let disk = limits.disk.map(|b| b.0).unwrap_or(DEFAULT_DISK);
+    if limits.allow_large || bytes <= disk {
+        return Ok(());
+    }
+    Err(ScenarioError::new(
+        field,
+        format!(
+            "too large: {what} would write about {} to disk, above limits.disk = {}; raise it with `[limits] disk = \"...\"` in the scenario, or run with --allow-large",
+            human_bytes(bytes),
+            human_bytes(disk)
+        ),
+    ))
+}
+
+/// What a run may still allocate while it runs (packets in flight, TCP trace and RTT-log rows):
+/// `limits.memory` less the estimate of everything else; None when the limits are lifted.
+pub fn run_budget(parts: &[Part], limits: &LimitsSpec) -> Option<u64> {
+    if limits.allow_large {
+        return None;
+    }
+    // what the estimate leaves: the limit less the fixed base and the counted parts
+    let fixed = parts
+        .iter()
+        .fold(BASE_BYTES, |a, p| a.saturating_add(p.memory));
+    Some(limits.memory.0.saturating_sub(fixed))
+}
+
+/// The run's growing memory, checked against its budget while it runs.
+#[derive(Debug, Clone, Default)]
+pub struct Usage {
+    /// Packet slots in use or free for reuse (the pool's high-water mark).
+    pub packets: u64,
+    /// The longest queue now, and its port's name.
+    pub longest: (u64, String),
+    /// TCP trace rows held, and the flow with most.
+    pub trace_rows: u64,
+    /// RTT-log rows held.
+    pub rtt_rows: u64,
+    /// The flow with the most trace or RTT-log rows.
+    pub top_flow: (u64, String),
+}
+
+impl Usage {
+    /// Bytes the usage stands for.
+    pub fn bytes(&self) -> u64 {
+        self.packets
+            .saturating_mul(PACKET_BYTES)
+            .saturating_add(self.trace_rows.saturating_mul(TRACE_ROW_BYTES))
+            .saturating_add(self.rtt_rows.saturating_mul(RTT_ROW_BYTES))
+    }
+
+    /// The error of a run whose usage outgrew `budget` at simulated second `at_s`.
+    pub fn error(&self, budget: u64, limit: u64, at_s: f64) -> ScenarioError {
+        let packets = self.packets.saturating_mul(PACKET_BYTES);
+        let rows = self.bytes().saturating_sub(packets);
+        let how = "raise `[limits] memory`, or run with --allow-large";
+        let what = if packets >= rows {
+            format!(
+                "{} packets in queues and links (the longest queue, {}, holds {}) need about {}; lower that queue's limit or the offered load, or {how}",
+                self.packets, self.longest.1, self.longest.0, human_bytes(packets)
+            )
+        } else {
+            format!(
+                "{} TCP trace and {} RTT-log rows (most in flow {}: {}) need about {}; turn trace / rtt_log off for some flows, shorten the run, or {how}",
+                self.trace_rows, self.rtt_rows, self.top_flow.1, self.top_flow.0, human_bytes(rows)
+            )
+        };
+        ScenarioError::new(
+            "limits.memory",
+            format!(
+                "the run outgrew its memory budget at {at_s:.3} s simulated: {what} (limits.memory = {} leaves {} for what a run grows while it runs)",
+                human_bytes(limit),
+                human_bytes(budget)
+            ),
+        )
+    }
+}
+
 fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e12 {
@@ -250,6 +383,49 @@ mod tests {
             assert_eq!(e.path, "limits.memory");
             assert!(e.message.contains("too small"), "{}", e.message);
         }
+    }
+
+    #[test]
+    fn the_run_budget_is_what_the_estimate_leaves() {
+        let parts = [flows_part("flows[0].count", 1000)];
+        let l = LimitsSpec::default();
+        assert_eq!(
+            run_budget(&parts, &l),
+            Some(DEFAULT_MEMORY - BASE_BYTES - 1000 * FLOW_BYTES)
+        );
+        let lifted = LimitsSpec {
+            allow_large: true,
+            ..LimitsSpec::default()
+        };
+        assert_eq!(run_budget(&parts, &lifted), None);
+        let u = Usage {
+            packets: 10,
+            longest: (9, "r1->r2".into()),
+            trace_rows: 2,
+            rtt_rows: 3,
+            top_flow: (3, "f".into()),
+        };
+        assert_eq!(
+            u.bytes(),
+            10 * PACKET_BYTES + 2 * TRACE_ROW_BYTES + 3 * RTT_ROW_BYTES
+        );
+        let e = u.error(1000, 2000, 1.5);
+        assert_eq!(e.path, "limits.memory");
+        assert!(e.message.contains("r1->r2, holds 9"), "{e}");
+    }
+
+    #[test]
+    fn disk_and_names_are_counted() {
+        let l = LimitsSpec::default();
+        assert!(check_disk("pcap.max_packets", "2 pcap files", DEFAULT_DISK, &l).is_ok());
+        let e = check_disk("pcap.max_packets", "2 pcap files", DEFAULT_DISK + 1, &l).unwrap_err();
+        assert!(e.message.contains("limits.disk"), "{e}");
+        let p = names_part("flows[0].name", "names".into(), 1_000_000);
+        assert_eq!(p.memory, 1_000_000 * NAME_COPIES);
+        assert_eq!(
+            pcap_part(2, 10, 96).memory,
+            2 * 10 * 96 * PCAP_MEMORY_COPIES
+        );
     }
 
     #[test]

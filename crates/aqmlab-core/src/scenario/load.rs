@@ -22,6 +22,15 @@ use std::path::{Component, Path, PathBuf};
 pub const MAX_NAME: usize = 200;
 /// Largest graph file read (bytes).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Largest scenario text accepted (bytes): the scenario file, or the text the API is given.
+pub const MAX_SCENARIO_BYTES: usize = 64 * 1024 * 1024;
+/// Most steps in an override's key path (`a.b[2].c` has four). The TOML parser refuses
+/// dotted keys and values nested deeper than 80 levels; scenarios need fewer than ten.
+pub const MAX_PATH_STEPS: usize = 64;
+/// Longest override key path (characters).
+pub const MAX_PATH_CHARS: usize = 1024;
+/// Longest override value (characters): a value of `--set path=value`.
+pub const MAX_VALUE_CHARS: usize = 1024 * 1024;
 
 const RATE_KEYS: [&str; 3] = ["rate", "bandwidth", "capacity"];
 const DELAY_KEYS: [&str; 2] = ["delay", "latency"];
@@ -111,6 +120,15 @@ pub fn load<S: AsRef<str>>(
     overrides: &[S],
     opts: &LoadOptions,
 ) -> Result<Loaded, ScenarioError> {
+    if text.len() > MAX_SCENARIO_BYTES {
+        return Err(ScenarioError::new(
+            "",
+            format!(
+                "the scenario is {} bytes, larger than the {MAX_SCENARIO_BYTES} bytes a scenario may have",
+                text.len()
+            ),
+        ));
+    }
     let mut doc = parse_document(text)?;
     let mut sets = Vec::with_capacity(overrides.len());
     for o in overrides {
@@ -190,16 +208,48 @@ fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<String, Sce
     let Some((path, raw)) = assignment.split_once('=') else {
         return Err(ScenarioError::new(
             "",
-            format!("--set {assignment:?}: expected path=value, e.g. simulation.seed=3"),
+            format!(
+                "--set {}: expected path=value, e.g. simulation.seed=3",
+                excerpt(assignment)
+            ),
         ));
     };
     let path = path.trim();
-    let Some(steps) = steps(path) else {
+    let shown = excerpt(path);
+    let n_chars = path.chars().count();
+    let parsed = steps(path);
+    if let Some(steps) = &parsed {
+        if steps.len() > MAX_PATH_STEPS {
+            return Err(ScenarioError::new(
+                "",
+                format!(
+                    "--set {shown}: the key path has {} levels; at most {MAX_PATH_STEPS}",
+                    steps.len()
+                ),
+            ));
+        }
+    }
+    if n_chars > MAX_PATH_CHARS {
+        return Err(ScenarioError::new(
+            "",
+            format!("--set {shown}: the key path is {n_chars} characters long; at most {MAX_PATH_CHARS}"),
+        ));
+    }
+    let Some(steps) = parsed else {
         return Err(ScenarioError::new(
             path,
             "not a key path; write e.g. topology.bottleneck.rate or flows[0].rate",
         ));
     };
+    let raw_chars = raw.chars().count();
+    if raw_chars > MAX_VALUE_CHARS {
+        return Err(ScenarioError::new(
+            path,
+            format!(
+                "the value given by --set is {raw_chars} characters long; an override value has at most {MAX_VALUE_CHARS}"
+            ),
+        ));
+    }
     let value = override_value(raw.trim());
     let mut root = toml::Value::Table(std::mem::take(doc));
     let result = set_in(&mut root, &steps, value, path);
@@ -755,6 +805,29 @@ mod tests {
             e.message.contains("type array (index a list with brackets"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn overrides_are_bounded_in_depth_and_length() {
+        // A key path 25,000 levels deep used to recurse until the stack overflowed.
+        let deep = vec!["a"; 25_000].join(".");
+        let e = load_with(&[format!("{deep}=1").as_str()]).unwrap_err();
+        assert!(e.message.contains("25000 levels; at most 64"), "{e}");
+        assert!(e.message.len() < 200, "the path is not echoed whole");
+        let ok = vec!["a"; MAX_PATH_STEPS].join(".");
+        assert!(load_with(&[format!("{ok}=1").as_str()]).is_ok());
+        let long = format!("{}=1", "k".repeat(MAX_PATH_CHARS + 1));
+        let e = load_with(&[long.as_str()]).unwrap_err();
+        assert!(e.message.contains("characters long; at most 1024"), "{e}");
+        let big = format!("name={}", "x".repeat(MAX_VALUE_CHARS + 1));
+        let e = load_with(&[big.as_str()]).unwrap_err();
+        assert_eq!(e.path, "name");
+        assert!(e.message.contains("1048577 characters long"), "{e}");
+        let fits = format!("name={}", "x".repeat(1000));
+        assert!(load_with(&[fits.as_str()]).is_ok());
+        let text = format!("{}{}", BASE, " ".repeat(MAX_SCENARIO_BYTES));
+        let e = load(&text, &[] as &[&str], &LoadOptions::default()).unwrap_err();
+        assert!(e.message.contains("larger than"), "{e}");
     }
 
     #[test]

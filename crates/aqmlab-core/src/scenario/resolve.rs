@@ -130,6 +130,8 @@ pub struct Resolved {
     pub warnings: Vec<Warning>,
     /// The flows' resource estimates (checked again with the topology's exact size).
     pub(crate) flow_parts: Vec<limits::Part>,
+    /// The names' resource estimates (flows' names times their copies, nodes' names).
+    pub(crate) name_parts: Vec<limits::Part>,
     /// `topology.resolved_qdiscs` as read back from a resolved scenario: a record, checked
     /// against what the build makes, never applied.
     pub(crate) recorded_qdiscs: Option<toml::Value>,
@@ -458,8 +460,10 @@ fn resolve_doc(doc: &toml::Table, opts: &BuildOptions) -> Result<Resolved, Scena
         .iter()
         .map(|p| p.memory / limits::FLOW_BYTES)
         .sum();
+    let name_parts = name_parts(&spec);
     let mut parts = flow_parts.clone();
     parts.extend(declared_topology_size(&kind, &spec.topology, n_flows));
+    parts.extend(name_parts.iter().cloned());
     limits::check(&parts, &lim)?;
 
     let t = &spec.topology;
@@ -546,8 +550,58 @@ fn resolve_doc(doc: &toml::Table, opts: &BuildOptions) -> Result<Resolved, Scena
         flows,
         warnings,
         flow_parts,
+        name_parts,
         recorded_qdiscs,
     })
+}
+
+/// The memory the names take: each flow entry's name (the longest a `{i}` expansion makes it)
+/// times its copies, each graph node's name, and the scenario's name and description; one part
+/// per entry with names over a kilobyte in all (smaller ones are covered by the per-flow and
+/// per-node allowances).
+fn name_parts(spec: &super::spec::ScenarioSpec) -> Vec<limits::Part> {
+    let mut out = Vec::new();
+    for (i, f) in spec.flows.iter().enumerate() {
+        let Some(name) = f.get("name").and_then(toml::Value::as_str) else {
+            continue;
+        };
+        let count = f
+            .get("count")
+            .and_then(toml::Value::as_integer)
+            .unwrap_or(1)
+            .max(0) as u64;
+        let bytes = (name.len() as u64 + 20).saturating_mul(count.max(1));
+        if bytes > 1024 {
+            out.push(limits::names_part(
+                &format!("flows[{i}].name"),
+                format!("{count} flow names of {} bytes", name.len()),
+                bytes,
+            ));
+        }
+    }
+    if let Some(toml::Value::Array(nodes)) = spec.topology.get("nodes") {
+        let bytes: u64 = nodes
+            .iter()
+            .filter_map(toml::Value::as_str)
+            .map(|n| n.len() as u64)
+            .sum();
+        if bytes > 1024 {
+            out.push(limits::names_part(
+                "topology.nodes",
+                format!("{} node names ({bytes} bytes)", nodes.len()),
+                bytes,
+            ));
+        }
+    }
+    let own = (spec.name.len() + spec.description.len()) as u64;
+    if own > 1024 {
+        out.push(limits::names_part(
+            "description",
+            format!("the scenario's name and description ({own} bytes)"),
+            own,
+        ));
+    }
+    out
 }
 
 /// The transit-stub generator's parameters.

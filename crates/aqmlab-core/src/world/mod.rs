@@ -142,6 +142,11 @@ pub struct World {
     /// The monitored ports (those in the queue time series), listed when the run starts, so
     /// a sample touches no other port.
     monitored: Vec<PortId>,
+    /// What the run may allocate while it runs (packets in flight, TCP trace and RTT-log rows)
+    /// and `limits.memory`, checked every `BUDGET_EVERY` events; None when the limits are lifted.
+    pub budget: Option<(u64, u64)>,
+    /// Some TCP flow keeps a trace or an RTT log (their rows count against the budget).
+    pub traces_rows: bool,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
@@ -175,6 +180,8 @@ impl World {
             tcp_out: Outbox::default(),
             capture: None,
             monitored: Vec::new(),
+            budget: None,
+            traces_rows: false,
             #[cfg(test)]
             test_marker: None,
             #[cfg(test)]
@@ -227,7 +234,11 @@ impl World {
         self.schedule_initial();
         let end = self.config.duration;
         let every = every.max(1);
-        let mut countdown = every;
+        // One countdown for both the observer and the memory budget: the budget is checked
+        // every BUDGET_EVERY events (or as often as the observer is called, if more often).
+        let step = every.min(BUDGET_EVERY);
+        let mut countdown = step;
+        let mut since_observed = 0u64;
         while let Some(t) = self.events.peek_time() {
             if t > end {
                 break;
@@ -236,9 +247,14 @@ impl World {
             self.dispatch(now, ev);
             countdown -= 1;
             if countdown == 0 {
-                countdown = every;
-                if !observe(now, end) {
-                    return Err(crate::RunError::Interrupted);
+                countdown = step;
+                self.check_budget(now)?;
+                since_observed += step;
+                if since_observed >= every {
+                    since_observed = 0;
+                    if !observe(now, end) {
+                        return Err(crate::RunError::Interrupted);
+                    }
                 }
             }
         }
@@ -248,6 +264,57 @@ impl World {
                 .map_err(|e| crate::RunError::Internal(format!("queue {}: {e}", port.name)))?;
         }
         Ok(())
+    }
+
+    /// Fails the run if what it has grown (packets in flight, TCP trace and RTT-log rows)
+    /// exceeds its budget (`scenario::limits::run_budget`).
+    fn check_budget(&self, now: SimTime) -> Result<(), crate::RunError> {
+        let Some((budget, limit)) = self.budget else {
+            return Ok(());
+        };
+        let packets = self.pool.capacity() as u64;
+        if packets.saturating_mul(crate::scenario::limits::PACKET_BYTES) <= budget
+            && !self.traces_rows
+        {
+            return Ok(());
+        }
+        let usage = self.usage();
+        if usage.bytes() <= budget {
+            return Ok(());
+        }
+        Err(crate::RunError::Scenario(usage.error(
+            budget,
+            limit,
+            crate::time::to_secs(now),
+        )))
+    }
+
+    /// What the run holds now, for the budget check.
+    pub fn usage(&self) -> crate::scenario::limits::Usage {
+        let mut u = crate::scenario::limits::Usage {
+            packets: self.pool.capacity() as u64,
+            ..Default::default()
+        };
+        for port in &self.ports {
+            let n = port.queue.len_packets() as u64;
+            if n > u.longest.0 || u.longest.1.is_empty() {
+                u.longest = (n, port.name.clone());
+            }
+        }
+        if self.traces_rows {
+            for f in &self.flows {
+                if let App::Tcp(t) = &f.app {
+                    let tr = t.sender.trace_rows().map_or(0, |v| v.len()) as u64;
+                    let rt = t.sender.rtt_log().len() as u64;
+                    u.trace_rows += tr;
+                    u.rtt_rows += rt;
+                    if tr + rt > u.top_flow.0 {
+                        u.top_flow = (tr + rt, f.name.clone());
+                    }
+                }
+            }
+        }
+        u
     }
 
     fn schedule_initial(&mut self) {
@@ -688,6 +755,10 @@ impl World {
         }
     }
 }
+
+/// Events between two checks of the run's memory budget (`World::budget`): a few hundred
+/// microseconds of work, in which the run grows by at most a few thousand packets.
+pub const BUDGET_EVERY: u64 = 4096;
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@ import aqmlab
 from test_tcp import dumbbell, tcp
 
 # 20 Mb/s bottleneck, one-way 1 + 18 + 1 ms: base RTT 40 ms; BDP = 20e6 × 0.04 / (1040 × 8).
-BDP = 20e6 * 0.04 / (1040 * 8)  # 96.2 packets
+BDP = 20e6 * 0.04 / (1040 * 8)  # 96.2 packets of 1000 B payload (the tests pin mss = "1000B"; the linux profile's own is 1448 B)
 
 
 def path(flows, limit, qdisc=None, seed=1, duration="60s", warmup="10s"):
@@ -32,7 +32,7 @@ def test_alone_it_fills_the_link_with_a_queue_under_one_bdp():
     # 5.3.3: in ProbeBW the pacing gain is 1.0 (CRUISE, REFILL), 0.9 (DOWN) and 1.25 only for
     # UP's round or so every 2-3 s (5.3.3.8); cwnd is capped at 2 BDP (5.6.4.2) and DOWN drains
     # what UP queued: the link stays busy while the standing queue stays well under one BDP.
-    res = aqmlab.run(path([tcp(cc="bbr3", profile="linux")], limit=2 * 96))
+    res = aqmlab.run(path([tcp(cc="bbr3", profile="linux", mss="1000B")], limit=2 * 96))
     f = res.flows.iloc[0]
     u = res.links.set_index("link").loc["r1->r2"]["utilization_frac"]
     q = res.queues.set_index("queue").loc["r1->r2"]
@@ -47,7 +47,8 @@ def share(cc, limit, seeds):
     """The BBR flow's share of the two flows' goodput, over `seeds`."""
     out = []
     for s in seeds:
-        res = aqmlab.run(path([tcp(cc=cc, profile="linux"), tcp(cc="cubic", profile="linux")], limit=limit, seed=s,
+        res = aqmlab.run(path([tcp(cc=cc, profile="linux", mss="1000B"), tcp(cc="cubic", profile="linux", mss="1000B")],
+                              limit=limit, seed=s,
                               duration="120s", warmup="30s"))
         g = res.flows.set_index("flow")["goodput_bps"].to_numpy()
         out.append(g[0] / g.sum())

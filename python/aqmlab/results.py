@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from typing import TYPE_CHECKING
 
@@ -188,6 +189,30 @@ def check_target(target: str | os.PathLike, *, overwrite: bool = False) -> None:
     if not overwrite:
         raise FileExistsError(f"{target} holds an earlier result; pass --force (save(..., overwrite=True)) to replace it")
 
+@contextlib.contextmanager
+def atomic_result_dir(directory: str | os.PathLike, *, overwrite: bool = False) -> Iterator[Path]:
+    """A temporary directory beside `directory` to write a result into, renamed into its place
+    when the block ends without error (the target's rules: `check_target`) and removed when it
+    raises, so an interrupted save never leaves a complete-looking result. Modes follow the umask."""
+    target = Path(directory)
+    check_target(target, overwrite=overwrite)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    os.chmod(tmp, 0o777 & ~umask())
+    try:
+        yield tmp
+        old = None
+        if target.exists():
+            old = target.parent / f".{target.name}.old-{os.getpid()}"
+            target.rename(old)
+        tmp.rename(target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 
 @dataclass
 class Results:
@@ -232,12 +257,7 @@ class Results:
         (`--force`), and a directory holding anything else never is (see `check_target`).
         Modes follow the umask.
         """
-        target = Path(directory)
-        check_target(target, overwrite=overwrite)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-        os.chmod(tmp, 0o777 & ~umask())
-        try:
+        with atomic_result_dir(directory, overwrite=overwrite) as tmp:
             if tables:
                 self._write_tables(tmp)
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
@@ -249,17 +269,7 @@ class Results:
                 path.write_bytes(data)
             # summary.json last: its presence marks a complete result.
             (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
-            old = None
-            if target.exists():
-                old = target.parent / f".{target.name}.old-{os.getpid()}"
-                target.rename(old)
-            tmp.rename(target)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
+        return Path(directory)
 
     def _write_tables(self, directory: Path) -> None:
         """One Parquet file per table in `directory` (an empty file for an absent table)."""

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from aqmlab import __version__, _core
-from aqmlab.results import SUMMARY, Results, Tables, check_target, umask
+from aqmlab.results import SUMMARY, Results, Tables, atomic_result_dir
 from aqmlab.scenario import ScenarioSource, _source, _warn
 from aqmlab.scenario import run as run_packets
 
@@ -99,12 +97,7 @@ class FluidResults:
         Atomic, with the same rules for the target as `Results.save`."""
         import pyarrow.parquet as pq
 
-        target = Path(directory)
-        check_target(target, overwrite=overwrite)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-        os.chmod(tmp, 0o777 & ~umask())
-        try:
+        with atomic_result_dir(directory, overwrite=overwrite) as tmp:
             for name in TABLES:
                 pq.write_table(self.tables.arrow(name), tmp / f"{name}.parquet")
             (tmp / "scenario.resolved.toml").write_text(self.resolved_scenario)
@@ -115,17 +108,7 @@ class FluidResults:
 
                 plot.save(plot.overlay(self), tmp / FIGURE)
             (tmp / SUMMARY).write_text(json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
-            old = None
-            if target.exists():
-                old = target.parent / f".{target.name}.old-{os.getpid()}"
-                target.rename(old)
-            tmp.rename(target)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
+        return Path(directory)
 
 
 def _packet_queue_std(res: Results, queue: str, sim: dict[str, Any]) -> float:

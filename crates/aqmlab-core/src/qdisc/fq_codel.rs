@@ -240,6 +240,31 @@ mod tests {
     }
 
     #[test]
+    fn an_arrival_dropped_with_the_fattest_flow_is_not_counted_accepted_by_its_class() {
+        // limit 2: flow 4 holds 600 B, flow 3 holds 100 B; flow 3's 1000-B arrival makes it the
+        // fattest (1100 B) and head drops run until half its bytes are gone: the 100-B packet,
+        // then the arrival itself. Class "sparse" saw 3 arrivals, accepted 2, dropped 2 (one
+        // from inside, the arrival), and holds what the queue holds (2 - 1 = 1 packet).
+        let mut h = Harness::new();
+        let mut q = fq(&h, |p| {
+            p.limit = 2;
+            p.drop_batch_size = 64;
+        });
+        assert_eq!(h.offer_flow(&mut q, 4, 600), Verdict::Enqueued);
+        assert_eq!(h.offer_flow(&mut q, 3, 100), Verdict::Enqueued);
+        assert_eq!(
+            h.offer_flow(&mut q, 3, 1000),
+            Verdict::Dropped(Reason::Overflow)
+        );
+        assert_eq!(q.len_packets(), 1);
+        let c = q.classes.counters(0); // class 0: sparse (new list)
+        assert_eq!(c.arrivals, 3);
+        assert_eq!(c.enqueued, 2);
+        assert_eq!(c.drops[Reason::Overflow.index()], 2);
+        assert_eq!(c.enqueued - 1, q.len_packets() as u64);
+    }
+
+    #[test]
     fn linux_rule_deactivates_an_empty_new_flow_when_no_old_flow_waits() {
         let mut h = Harness::new();
         let mut q = fq(&h, |p| p.empty_new_flow = EmptyNewFlow::Linux);

@@ -459,7 +459,6 @@ impl<A: FlowAqm> FlowQueues<A> {
             Ok(true) => t.stats.marks[b] += 1,
             Ok(false) => {}
         }
-        classes.enqueued(class);
         t.push(b, pkt, size);
         t.activate(b, self.set.quantum);
         if self.set.overflow == Overflow::Fattest
@@ -468,8 +467,10 @@ impl<A: FlowAqm> FlowQueues<A> {
                 classes.dropped(class_of(l), Reason::Overflow)
             })
         {
+            // The arrival itself went with the fattest flow's head: refused, as the queue says.
             return Verdict::Dropped(Reason::Overflow);
         }
+        classes.enqueued(class);
         Verdict::Enqueued
     }
 

@@ -34,6 +34,10 @@
 //! - Per-loss steps (5.2.4, 5.5.10.2): the scoreboard hands each segment it marks lost on an
 //!   ACK, with its transmission record, to `on_packet_lost` before that ACK's sample; segments
 //!   marked lost by a timeout are not (as the sender's loss count leaves them out).
+//! - Rounds (5.5.1) and loss rounds (5.5.10.3) end only on a reliable rate sample: one that
+//!   GenerateRateSample (4.1.2.3) does not reject for an interval under the min RTT, the mark
+//!   of TCP's ambiguous ACK of a just-retransmitted segment (4.1.3.5; Linux gates both on
+//!   `interval_us > 0`).
 //! - Startup's loss exit (5.3.1.3): "discontiguous lost ranges" are counted as ACKs that marked
 //!   new losses during the round (Linux `loss_events_in_round`), checked at the end of a round
 //!   spent in fast recovery against BBRStartupFullLossCnt = 6 and the 2% loss rate.

@@ -34,6 +34,10 @@
 //! - Per-loss steps (5.2.4, 5.5.10.2): the scoreboard hands each segment it marks lost on an
 //!   ACK, with its transmission record, to `on_packet_lost` before that ACK's sample; segments
 //!   marked lost by a timeout are not (as the sender's loss count leaves them out).
+//! - Rounds (5.5.1) and loss rounds (5.5.10.3) end only on a reliable rate sample: one that
+//!   GenerateRateSample (4.1.2.3) does not reject for an interval under the min RTT, the mark
+//!   of TCP's ambiguous ACK of a just-retransmitted segment (4.1.3.5; Linux gates both on
+//!   `interval_us > 0`).
 //! - Startup's loss exit (5.3.1.3): "discontiguous lost ranges" are counted as ACKs that marked
 //!   new losses during the round (Linux `loss_events_in_round`), checked at the end of a round
 //!   spent in fast recovery against BBRStartupFullLossCnt = 6 and the 2% loss rate.
@@ -422,18 +426,24 @@ impl Bbr3 {
             self.cwnd_limited_now = true;
             self.cwnd_limited = true;
         }
+        // Only a reliable rate sample ends a round (4.1.2.3, 4.1.3.5, 5.5.1): GenerateRateSample
+        // rejects an interval under the min RTT, which on TCP is the ACK of an original whose
+        // segment was just retransmitted; such a sample carries no packet P that was sent and
+        // then acknowledged a round trip later (Linux `bbr_update_round_start` and
+        // `bbr_update_latest_delivery_signals` require `interval_us > 0` likewise).
+        let reliable = rs.acked_sacked > 0 && rs.delivered.is_some();
         // UpdateLatestDeliverySignals() (5.5.10.3).
         self.loss_round_start = false;
         self.bw_latest = self.bw_latest.max(rate);
         self.inflight_latest = self.inflight_latest.max(delivered);
-        if rs.acked_sacked > 0 && rs.prior_delivered >= self.loss_round_delivered {
+        if reliable && rs.prior_delivered >= self.loss_round_delivered {
             self.loss_round_delivered = self.delivered;
             self.loss_round_start = true;
         }
         // UpdateCongestionSignals(): UpdateMaxBw() with UpdateRound() (5.5.5, 5.5.1).
         self.round_start = false;
         if rs.acked_sacked > 0 {
-            if rs.prior_delivered >= self.next_round_delivered {
+            if reliable && rs.prior_delivered >= self.next_round_delivered {
                 self.start_round();
                 self.round_count += 1;
                 self.rounds_since_probe_up += 1;

@@ -335,3 +335,33 @@ fn reno_coexistence_bound_probes_after_min_bdp_cwnd_rounds() {
     assert_eq!(t.b.state, State::Refill);
     assert_eq!(start + rounds, 24, "start {start}, rounds {rounds}");
 }
+
+#[test]
+fn an_unreliable_sample_ends_no_round_and_no_loss_round() {
+    // 4.1.2.3 / 4.1.3.5 / 5.5.1: a sample GenerateRateSample rejects (interval under the min
+    // RTT: the ACK of an original whose segment was just retransmitted) carries no packet
+    // that was sent and ACKed a round trip later, so it neither counts a round nor ends the
+    // loss round. Hand-worked from cruising(): a loss in CRUISE marks the round; the
+    // rejected ACK (its P.delivered = 60 ≥ next_round_delivered = 60) changes neither
+    // round_count nor bw_shortterm (still ∞); the next reliable ACK ends both rounds: one
+    // more round and bw_shortterm = max(bw_latest 240, 0.7 × 240) = 240, as in
+    // a_loss_round_outside_probing_cuts_the_short_term_model_by_beta.
+    let mut t = T::cruising();
+    let rounds = t.b.round_count;
+    let w = t.w;
+    t.b.on_packet_lost(&w, &lost(650, 24, 1));
+    let mut rs = t.sample(651, 0, 20, 1);
+    rs.delivered = None;
+    rs.interval = 0;
+    rs.rtt = None;
+    t.b.on_rate_sample(&mut t.w, &rs);
+    assert_eq!(t.b.round_count, rounds);
+    assert_eq!(t.b.bw_shortterm, f64::INFINITY);
+    t.ack(700, 150, 20);
+    assert_eq!(t.b.round_count, rounds + 1);
+    assert!(
+        (t.b.bw_shortterm - 240.0).abs() < 1e-9,
+        "{}",
+        t.b.bw_shortterm
+    );
+}

@@ -35,9 +35,9 @@
 //!   ⌈cwnd_gain·BtlBw·RTprop⌉ + 3, + 2 in PROBE_BW phase 0 (Linux, ns-3), + the ACK-aggregation
 //!   allowance (Linux 4.20+, ns-3: the excess of delivered data over BtlBw·elapsed in an
 //!   ACK epoch, windowed max over 5–10 rounds, capped at cwnd and at 100 ms of BtlBw).
-//!   Linux's rounding of cwnd up to an even number and its earliest-departure-time
-//!   correction of in-flight are not modelled; without an RTprop the target is the flow's
-//!   initial window.
+//!   Linux's rounding of cwnd up to an even number (only with `tso_quantum`, below) and its
+//!   earliest-departure-time correction of in-flight are not modelled; without an RTprop the
+//!   target is the flow's initial window.
 //! - Options `tso_quantum` and `min_rtt_strict` (both on in the `linux` profile, off by
 //!   default; issue 29): with `tso_quantum` the send quantum is Linux 6.1's
 //!   `bbr_tso_segs_goal`, max(⌊pacing rate × 2^-10 s / MSS⌋, 2 segments, or 1 below

@@ -16,6 +16,8 @@ Linux's data starts, as `run.py --peer linux --cached`).
   transmission time back to the receiver's access delay (the smallest RTT stays the case's);
   --slow-reverse serializes the ACK path at the rate again (an htb on it), as the plain
   rendering's full-duplex bottleneck does.
+--rtt-spread MS: the flows' base RTTs spread evenly over [RTT - MS/2, RTT + MS/2] on the aqmlab
+  side (a test of synchronization between identical flows).
 --fq-pie-collision: cubic5-fq_pie with flows 2 and 3 in one flow queue (classify = "priority",
   priorities 1, 2, 2, 3, 4) against five queues, beside Linux runs 1-5.
 Standard library only; the aqmlab side runs in a child interpreter that imports aqmlab.
@@ -61,6 +63,15 @@ def render(case, seed, starts, a) -> tuple[str, dict]:
     tx = lp.IP_PKT * 8 / rate
     rtt1 = case.flow_list()[0][1] / 1e3
     spec = {"ping_return_s": rtt1 - (rtt1 - tx) / 2, "window_s": case.duration - case.warmup}
+    if getattr(a, "rtt_spread", 0):
+        # flow i's base RTT moved by (i / (n - 1) - 1/2) x spread: a desynchronizing experiment
+        lines = text.splitlines()
+        j = next(k for k, l in enumerate(lines) if l.startswith("right_access = "))
+        ds = re.findall(r'delay = "([0-9.]+)us"', lines[j])
+        n = len(ds)
+        it = iter(range(n))
+        lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + ((next(it) / max(n - 1, 1)) - 0.5) * a.rtt_spread * 1e3 / 2:.3f}us"', lines[j])
+        text = "\n".join(lines) + "\n"
     if a.shaper == "htb":
         lines = text.splitlines()
         burst = a.burst if a.burst else rate / 8 * 1e-3 + lp.IP_PKT
@@ -117,6 +128,8 @@ def main():
     ap.add_argument("--burst", type=float, default=None, help="--shaper htb: bucket depth in bytes")
     ap.add_argument("--keep-rtt", action="store_true")
     ap.add_argument("--slow-reverse", action="store_true")
+    ap.add_argument("--rtt-spread", type=float, default=0.0,
+                    help="ms: spread the flows' base RTTs evenly over ± half of this (aqmlab side only)")
     ap.add_argument("--fq-pie-collision", action="store_true")
     ap.add_argument("--all", action="store_true", help="every core case so changed: the agreement table")
     a = ap.parse_args()

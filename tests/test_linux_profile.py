@@ -70,3 +70,31 @@ def test_five_cubic_flows_share_a_deep_buffer_fairly_with_hystart(profile):
     assert j[1] >= 0.9, j
     off = sorted(_five_cubic(profile, s, hystart=False) for s in (1, 2, 3))
     assert off[1] < 0.9, off
+
+
+def _summary(profile: str, cc) -> dict:
+    doc = {
+        "simulation": {"duration": "4s", "seed": 1},
+        "topology": {"kind": "dumbbell", "pairs": 1, "access": {"rate": "1Gbps", "delay": "1ms"},
+                     "bottleneck": {"rate": "20Mbps", "delay": "9ms",
+                                    "qdisc": {"kind": "red", "min_th": 19.5, "max_th": 20, "w_q": 1.0, "ecn": "ns3",
+                                              "hard_drop": False, "limit": 1000}}},
+        "flows": [{"kind": "tcp", "from": "s1", "to": "d1", "profile": profile, "cc": cc}],
+    }
+    f = next(iter(aqmlab.run(doc).summary["flows"].values()))
+    return {k: f[k] for k in ("goodput_bytes", "retransmissions", "ecn_reductions", "marked_pkts")}
+
+
+@pytest.mark.parametrize("kind,options", [("dctcp", ("cwr",)), ("bbr", ("tso_quantum", "min_rtt_strict"))])
+def test_linux_profile_turns_on_linuxs_dctcp_and_bbr_rules(kind, options):
+    """docs/tcp.md, Profiles (issue 29, session 3): the linux profile models Linux 6.1's DCTCP
+    reduction through CWR (tcp_cwnd_reduction) and BBR's TSO quantum and strict RTprop refresh
+    (tcp_bbr.c); the other profiles keep them off. The mechanisms are checked by hand-worked
+    traces in the Rust tests; here: the profile's run is the run with the options on, and differs
+    from the one with them off (a DCTCP flow through a step at 20 packets, or BBR, for 4 s)."""
+    on = {"kind": kind, **{o: True for o in options}}
+    off = {"kind": kind, **{o: False for o in options}}
+    linux = _summary("linux", kind)
+    assert linux == _summary("linux", on)
+    assert linux != _summary("linux", off)
+    assert _summary("ns2", kind) == _summary("ns2", off)

@@ -155,6 +155,12 @@ pub trait CongestionControl {
     /// Per-ACK ECN feedback (only with precise ECN feedback, `ecn = "l4s"` or `"dctcp"`),
     /// called before the sender's once-per-window ECE reaction.
     fn on_ecn_feedback(&mut self, _f: &EcnFeedback) {}
+    /// True if the sender applies the ECE reduction of [`CongestionControl::on_ecn`] through
+    /// Linux's CWR state (cwnd brought down to the new ssthresh over a round trip by
+    /// `tcp_cwnd_reduction`, no growth meanwhile) instead of at once.
+    fn ecn_reduces_through_cwr(&self) -> bool {
+        false
+    }
     /// True for a rate-based control that sets cwnd itself on every ACK, recovery included
     /// (Linux `cong_control`, as BBR): the sender then takes delivery-rate samples, calls
     /// [`CongestionControl::on_rate_sample`], leaves cwnd alone in recovery and paces at
@@ -349,6 +355,9 @@ macro_rules! congestion_controls {
             }
             fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.on_ecn_feedback(f)),* }
+            }
+            fn ecn_reduces_through_cwr(&self) -> bool {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.ecn_reduces_through_cwr()),* }
             }
             #[inline]
             fn owns_window(&self) -> bool {

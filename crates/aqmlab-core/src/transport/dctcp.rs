@@ -15,11 +15,26 @@
 //! bytes; α starts at 1 (RFC 8257 section 3.3 and Linux's `dctcp_alpha_on_init` default), so
 //! the first reductions are halvings as the RFC advises; growth, loss reaction and timeouts are
 //! NewReno's (RFC 8257 section 3.4: DCTCP reacts to loss as standard TCP).
+//!
+//! Option `cwr` (on in the `linux` profile, off by default; issue 29): the reduction goes
+//! through Linux's CWR state as `tcp_enter_cwr` and `tcp_cwnd_reduction` (Linux 6.1
+//! `tcp_input.c`) do it: ssthresh = cwnd·(1 − α/2) at once, but cwnd comes down to it over
+//! the round trip, PRR-style, with no growth until the ACK beyond SND.NXT at the ECE (the
+//! sender's `CwrState`, `sender/ecn.rs`).
 
-use super::cc::{
-    AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Needs, NoOptions, Recovery, Window,
-};
+use super::cc::{AckInfo, CcEnv, Configure, CongestionControl, LossInfo, Needs, Recovery, Window};
+use super::profile::ProfileDefaults;
 use super::reno::{aimd_increase, halve, restart};
+use serde::{Deserialize, Serialize};
+
+/// DCTCP's options, `cc = { kind = "dctcp", ... }` (`cwr` off by default, on in the `linux`
+/// profile).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DctcpParams {
+    /// Reduce through Linux's CWR state over a round trip instead of at once.
+    pub cwr: bool,
+}
 
 /// DCTCP's EWMA gain g (RFC 8257 section 4.2 suggests 1/16).
 pub const DEFAULT_G: f64 = 1.0 / 16.0;
@@ -52,6 +67,7 @@ pub struct Dctcp {
     marked: u64,
     window_end: u64,
     bytes_acked: f64,
+    cwr: bool,
 }
 
 impl Dctcp {
@@ -64,6 +80,7 @@ impl Dctcp {
             marked: 0,
             window_end: 0,
             bytes_acked: 0.0,
+            cwr: false,
         }
     }
 
@@ -96,9 +113,17 @@ impl Default for Dctcp {
 }
 
 impl Configure for Dctcp {
-    type Params = NoOptions;
-    fn configure(_: &NoOptions, _: &CcEnv) -> Result<Self, String> {
-        Ok(Self::default())
+    type Params = DctcpParams;
+    fn profile_options(p: &mut DctcpParams, d: &ProfileDefaults, written: &dyn Fn(&str) -> bool) {
+        if !written("cwr") {
+            p.cwr = d.dctcp_cwr;
+        }
+    }
+    fn configure(p: &DctcpParams, _: &CcEnv) -> Result<Self, String> {
+        Ok(Dctcp {
+            cwr: p.cwr,
+            ..Self::default()
+        })
     }
 }
 
@@ -134,6 +159,9 @@ impl CongestionControl for Dctcp {
     }
     fn on_ecn_feedback(&mut self, f: &EcnFeedback) {
         self.feedback(f);
+    }
+    fn ecn_reduces_through_cwr(&self) -> bool {
+        self.cwr
     }
 }
 

@@ -68,6 +68,11 @@ pub struct ProfileDefaults {
     pub cubic_variant: CubicVariant,
     /// Grow cwnd only while cwnd-limited (`window.cwnd_limited_growth`).
     pub cwnd_limited_growth: bool,
+    /// BBR v1's Linux send quantum and strict RTprop refresh (`cc.tso_quantum`,
+    /// `cc.min_rtt_strict`).
+    pub bbr_linux: bool,
+    /// DCTCP reduces through CWR over a round trip (`cc.cwr`).
+    pub dctcp_cwr: bool,
 }
 
 impl ProfileDefaults {
@@ -107,6 +112,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         cubic_hystart: HyStartKind::Off,
         cubic_variant: CubicVariant::Rfc9438,
         cwnd_limited_growth: false,
+        bbr_linux: false,
+        dctcp_cwr: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -132,6 +139,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             cubic_hystart: HyStartKind::Linux,
             cubic_variant: CubicVariant::Linux,
             cwnd_limited_growth: true,
+            bbr_linux: true,
+            dctcp_cwr: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -157,6 +166,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             // runs RFC 9438's update agrees better (bench/peer/README.md, issue 29 phase 2).
             cubic_variant: CubicVariant::Rfc9438,
             cwnd_limited_growth: false,
+            bbr_linux: false,
+            dctcp_cwr: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

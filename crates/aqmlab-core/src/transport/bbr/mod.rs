@@ -35,21 +35,30 @@
 //!   ⌈cwnd_gain·BtlBw·RTprop⌉ + 3, + 2 in PROBE_BW phase 0 (Linux, ns-3), + the ACK-aggregation
 //!   allowance (Linux 4.20+, ns-3: the excess of delivered data over BtlBw·elapsed in an
 //!   ACK epoch, windowed max over 5–10 rounds, capped at cwnd and at 100 ms of BtlBw).
-//!   Linux's rounding of cwnd up to an even number and its earliest-departure-time
-//!   correction of in-flight are not modelled; without an RTprop the target is the flow's
-//!   initial window.
+//!   Linux's rounding of cwnd up to an even number (only with `tso_quantum`, below) and its
+//!   earliest-departure-time correction of in-flight are not modelled; without an RTprop the
+//!   target is the flow's initial window.
+//! - Options `tso_quantum` and `min_rtt_strict` (both on in the `linux` profile, off by
+//!   default; issue 29): with `tso_quantum` the send quantum is Linux 6.1's
+//!   `bbr_tso_segs_goal`, max(⌊pacing rate × 2^-10 s / MSS⌋, 2 segments, or 1 below
+//!   1.2 Mb/s), which the kernel computes whatever the device's GSO setting, and the target is
+//!   rounded up to an even number (`bbr_quantization_budget`); with `min_rtt_strict` only a
+//!   sample below RTprop refreshes it (`bbr_update_min_rtt`: `rtt_us < min_rtt_us`), so a flow
+//!   enters PROBE_RTT every 10 s unless it sees a strictly lower RTT.
 //! - Long-term bandwidth sampling (Linux's policer detection, `lt_bw`) and the restart-from-
 //!   idle pacing of app-limited flows are not modelled (ns-3 has neither).
 //! - The PROBE_BW starting phase is drawn from the flow's own random stream, so runs are
 //!   deterministic per seed.
 
 use super::cc::{
-    CcEnv, Configure, CongestionControl, LossInfo, Needs, NoOptions, PacingNeed, Recovery, Window,
+    CcEnv, Configure, CongestionControl, LossInfo, Needs, PacingNeed, Recovery, Window,
 };
+use super::profile::ProfileDefaults;
 use super::rate::{CaState, RateSample};
 use super::winfilter::WindowedMax;
 use crate::rng::Rng;
 use crate::time::{to_secs, SimTime};
+use serde::{Deserialize, Serialize};
 
 /// STARTUP gain 2/ln 2: the smallest that doubles the delivery rate every round.
 pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
@@ -75,8 +84,21 @@ pub const FULL_BW_ROUNDS: u32 = 3;
 const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
 /// ACK-aggregation allowance cap (seconds of BtlBw).
 const EXTRA_ACKED_MAX_SECS: f64 = 0.1;
-/// Send quantum (segments): one, there is no TSO.
+/// Send quantum (segments) without `tso_quantum`: one, there is no TSO.
 const QUANTUM: f64 = 1.0;
+/// Linux `bbr_min_tso_rate`: below 1.2 Mb/s the TSO goal is one segment, else two.
+const MIN_TSO_RATE_BPS: f64 = 1_200_000.0;
+
+/// BBR v1's options, `cc = { kind = "bbr", ... }` (both off by default; on in the `linux`
+/// profile).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BbrParams {
+    /// Linux's send quantum (`bbr_tso_segs_goal`) and even-number rounding of the target.
+    pub tso_quantum: bool,
+    /// RTprop refreshed only by a strictly lower sample (Linux), not by an equal one.
+    pub min_rtt_strict: bool,
+}
 
 /// BBR's state machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,6 +153,8 @@ pub struct Bbr {
     ack_epoch_stamp: SimTime,
     ack_epoch_acked: f64,
     initial_cwnd: f64,
+    params: BbrParams,
+    mss: f64,
     rng: Rng,
     /// PROBE_RTT entries so far (tests and diagnostics).
     pub probe_rtt_count: u64,
@@ -169,6 +193,8 @@ impl Bbr {
             ack_epoch_stamp: 0,
             ack_epoch_acked: 0.0,
             initial_cwnd: initial_cwnd.max(1) as f64,
+            params: BbrParams::default(),
+            mss: 1000.0,
             rng: Rng::stream(0, "bbr"),
             probe_rtt_count: 0,
         }
@@ -215,7 +241,23 @@ impl Bbr {
         } else {
             0.0
         };
+        if self.params.tso_quantum {
+            // bbr_quantization_budget: + 3 TSO goals, rounded up to even, + 2 in phase 0.
+            let c = cwnd + 3.0 * self.tso_segs_goal();
+            return 2.0 * (c / 2.0).ceil() + extra;
+        }
         cwnd + 3.0 * QUANTUM + extra
+    }
+
+    /// Linux 6.1 `bbr_tso_segs_goal`: the segments of one pacing quantum (2^-10 s at the pacing
+    /// rate, `sk_pacing_shift` 10), at least `bbr_min_tso_segs` (1 below 1.2 Mb/s, else 2).
+    pub fn tso_segs_goal(&self) -> f64 {
+        let min = if self.pacing_rate * self.mss * 8.0 < MIN_TSO_RATE_BPS {
+            1.0
+        } else {
+            2.0
+        };
+        (self.pacing_rate / 1024.0).floor().clamp(min, 127.0)
     }
 
     fn save_cwnd(&mut self, cwnd: f64) {
@@ -354,7 +396,12 @@ impl Bbr {
         let now = rs.now;
         let expired = now > self.min_rtt_stamp.saturating_add(MIN_RTT_WINDOW);
         if let Some(r) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| r <= m) || expired {
+            let lower = if self.params.min_rtt_strict {
+                self.min_rtt.is_none_or(|m| r < m)
+            } else {
+                self.min_rtt.is_none_or(|m| r <= m)
+            };
+            if lower || expired {
                 self.min_rtt = Some(r);
                 self.min_rtt_stamp = now;
             }
@@ -459,9 +506,20 @@ impl Bbr {
 }
 
 impl Configure for Bbr {
-    type Params = NoOptions;
-    fn configure(_: &NoOptions, env: &CcEnv) -> Result<Self, String> {
-        Ok(Bbr::new(env.initial_window))
+    type Params = BbrParams;
+    fn profile_options(p: &mut BbrParams, d: &ProfileDefaults, written: &dyn Fn(&str) -> bool) {
+        if !written("tso_quantum") {
+            p.tso_quantum = d.bbr_linux;
+        }
+        if !written("min_rtt_strict") {
+            p.min_rtt_strict = d.bbr_linux;
+        }
+    }
+    fn configure(p: &BbrParams, env: &CcEnv) -> Result<Self, String> {
+        let mut b = Bbr::new(env.initial_window);
+        b.params = *p;
+        b.mss = env.mss.max(1) as f64;
+        Ok(b)
     }
 }
 

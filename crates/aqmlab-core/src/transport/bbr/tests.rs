@@ -294,3 +294,81 @@ fn recovery_conserves_packets_for_a_round_then_restores() {
     b.on_rate_sample(&mut w, &rs);
     assert_eq!(w.cwnd, 204.0);
 }
+
+/// `tso_quantum` (the `linux` profile): Linux 6.1 `bbr_tso_segs_goal` and
+/// `bbr_quantization_budget` worked by hand. 1448-B segments: at 1634 segments/s (18.9 Mb/s)
+/// one 2^-10-s quantum is 1.6 segments, so the goal is the 2-segment floor; at 8633 segments/s
+/// (100 Mb/s) 8; below 1.2 Mb/s 1. The in-flight target at BtlBw 1651 segments/s and RTprop
+/// 40 ms: ⌈66.04⌉ = 67 + 3 × 2 = 73, rounded up to even: 74 (+ 2 in PROBE_BW phase 0);
+/// without the option 67 + 3 = 70.
+#[test]
+fn linux_quantum_is_three_tso_goals_rounded_to_even() {
+    let mut b = Bbr::configure(
+        &BbrParams {
+            tso_quantum: true,
+            min_rtt_strict: false,
+        },
+        &CcEnv {
+            initial_window: 10,
+            mss: 1448,
+            paced: true,
+        },
+    )
+    .unwrap();
+    b.pacing_rate = 1634.0;
+    assert_eq!(b.tso_segs_goal(), 2.0);
+    b.pacing_rate = 100e6 / 8.0 / 1448.0;
+    assert_eq!(b.tso_segs_goal(), 8.0);
+    b.pacing_rate = 1e6 / 8.0 / 1448.0;
+    assert_eq!(b.tso_segs_goal(), 1.0);
+    b.pacing_rate = 1634.0;
+    b.min_rtt = Some(40 * MS);
+    b.mode = Mode::ProbeBw;
+    b.cycle_idx = 2;
+    assert_eq!(b.inflight(1651.0, 1.0), 74.0);
+    b.cycle_idx = 0;
+    assert_eq!(b.inflight(1651.0, 1.0), 76.0);
+    b.cycle_idx = 2;
+    b.params.tso_quantum = false;
+    assert_eq!(b.inflight(1651.0, 1.0), 70.0);
+}
+
+/// `min_rtt_strict` (the `linux` profile): Linux's `bbr_update_min_rtt` refreshes RTprop only
+/// on a sample strictly below it, so a flow that sees the base RTT again still enters
+/// PROBE_RTT 10 s after RTprop was set; with the draft's ≤ the equal sample at 9 s restarts
+/// the 10-s clock and there is no PROBE_RTT at 10.001 s.
+#[test]
+fn strict_min_rtt_refresh_enters_probe_rtt_on_a_steady_path() {
+    for strict in [false, true] {
+        let mut b = Bbr::new(10);
+        b.params.min_rtt_strict = strict;
+        b.initialised = true;
+        b.has_seen_rtt = true;
+        b.min_rtt = Some(100 * MS);
+        b.min_rtt_stamp = 0;
+        b.bw.reset(1, 1000.0);
+        b.full_bw_reached = true;
+        b.mode = Mode::ProbeBw;
+        b.cycle_idx = 3;
+        b.update_gains();
+        let mut w = Window {
+            cwnd: 203.0,
+            ssthresh: 1e12,
+        };
+        let mut rs = sample(9_000, 100, 100, 4000, 4000);
+        rs.rtt = Some(100 * MS); // equal to RTprop
+        rs.in_flight = 200;
+        b.on_rate_sample(&mut w, &rs);
+        assert_eq!(b.min_rtt_stamp, if strict { 0 } else { 9_000 * MS });
+        let mut rs = sample(10_001, 100, 100, 5000, 5000);
+        rs.rtt = Some(101 * MS);
+        rs.in_flight = 200;
+        b.on_rate_sample(&mut w, &rs);
+        let want = if strict {
+            Mode::ProbeRtt
+        } else {
+            Mode::ProbeBw
+        };
+        assert_eq!(b.mode, want, "strict = {strict}");
+    }
+}

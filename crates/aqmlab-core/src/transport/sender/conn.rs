@@ -230,6 +230,9 @@ impl Conn {
         if self.cfg.cwnd_limited_growth && !self.cc.owns_window() && !self.is_cwnd_limited() {
             return;
         }
+        if self.ecn.cwr.is_some() {
+            return; // Linux tcp_cong_control: no growth in a CWR reduction
+        }
         let info = AckInfo {
             now,
             acked,

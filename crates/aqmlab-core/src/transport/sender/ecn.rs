@@ -11,7 +11,25 @@
 use super::super::cc::{CongestionControl, LossInfo};
 use super::super::dctcp::EcnFeedback;
 use super::super::flags;
+use super::super::prr::Prr;
 use super::conn::{Conn, Io, Phase};
+
+/// Linux's CWR state after an ECE reduction (`tcp_enter_cwr`, `tcp_cwnd_reduction`,
+/// `tcp_end_cwnd_reduction`, Linux 6.1 `tcp_input.c`), for a control whose
+/// [`CongestionControl::ecn_reduces_through_cwr`]: ssthresh is set at the ECE, cwnd keeps its
+/// value and each ACK sets cwnd = pipe + sndcnt by PRR's rule with RecoverFS = the cwnd at the
+/// ECE (`prior_cwnd`); no growth meanwhile; the first ACK beyond SND.NXT at the ECE
+/// (`high_seq`) sets cwnd = ssthresh. A fast recovery or a timeout meanwhile ends it (Linux
+/// carries the reduction into Recovery without a second ssthresh cut: not modelled).
+#[derive(Clone, Copy, Debug)]
+pub struct CwrState {
+    /// SND.NXT at the ECE (Linux `high_seq`).
+    pub high_seq: u64,
+    /// SND.MAX at the ECE: segments sent since then are PRR's `prr_out`.
+    pub sent_from: u64,
+    /// PRR accounting with RecoverFS = the cwnd at the ECE.
+    pub prr: Prr,
+}
 
 /// The ECN state of a sender (RFC 3168 section 6.1.2).
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,6 +45,8 @@ pub struct EcnState {
     /// Segments the ACK being processed newly delivered, cumulatively or by SACK (set by
     /// the SACK recovery; None: the cumulative advance).
     pub delivered: Option<u64>,
+    /// Linux's CWR reduction in progress (controls that reduce through CWR).
+    pub cwr: Option<CwrState>,
 }
 
 /// AccECN's count of newly CE-marked packets from an ACK's `ace` field, the sender's counter
@@ -97,13 +117,56 @@ impl Conn {
             flight: self.snd_max - self.snd_una,
             repeated_timeout: false,
         };
+        let prior_cwnd = self.w.cwnd;
         self.cc.on_ecn(&mut self.w, &l);
+        if self.cc.ecn_reduces_through_cwr() {
+            // tcp_init_cwnd_reduction: ssthresh now, cwnd follows over the round trip.
+            self.w.cwnd = prior_cwnd;
+            self.ecn.cwr = Some(CwrState {
+                high_seq: self.snd_max,
+                sent_from: self.snd_max,
+                prr: Prr::new(prior_cwnd),
+            });
+        }
         io.stats.total.ecn_reductions += 1;
         #[cfg(test)]
         self.ecn_reduction_times.push(io.now);
         self.ecn.recover = Some(self.snd_max);
         self.ecn.send_cwr = !self.cfg.accecn;
         true
+    }
+}
+
+impl Conn {
+    /// Linux `tcp_fastretrans_alert`'s CWR exit, before the ECE reaction of this ACK: once
+    /// SND.UNA is beyond `high_seq`, cwnd = ssthresh (`tcp_end_cwnd_reduction`).
+    pub fn cwr_exit(&mut self) {
+        if let Some(s) = self.ecn.cwr {
+            if self.snd_una > s.high_seq {
+                self.w.cwnd = self.w.ssthresh;
+                self.ecn.cwr = None;
+            }
+        }
+    }
+
+    /// Linux `tcp_cwnd_reduction` for this ACK while in CWR: `delivered` segments newly
+    /// acknowledged or SACKed, `pipe` segments in flight; cwnd = pipe + sndcnt (at least one
+    /// segment before the reduction has sent any).
+    pub fn cwr_step(&mut self, delivered: u64, pipe: u64) {
+        let snd_max = self.snd_max;
+        let ssthresh = self.w.ssthresh;
+        let Some(s) = self.ecn.cwr.as_mut() else {
+            return;
+        };
+        if delivered == 0 {
+            return;
+        }
+        s.prr.out = (snd_max - s.sent_from) as f64;
+        let mut sndcnt = s.prr.on_ack(delivered as f64, pipe as f64, ssthresh);
+        if s.prr.out == 0.0 {
+            sndcnt = sndcnt.max(1.0);
+        }
+        self.w.cwnd = (pipe as f64 + sndcnt).max(1.0);
     }
 }
 

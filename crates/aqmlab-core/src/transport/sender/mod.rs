@@ -190,8 +190,21 @@ impl TcpSender {
         if !self.loss.on_ack(&mut self.c, &a, io) {
             return; // the transfer is complete
         }
+        if self.c.ecn.cwr.is_some() {
+            if self.loss.in_recovery() {
+                self.c.ecn.cwr = None;
+            } else {
+                self.c.cwr_exit();
+            }
+        }
         if self.c.ecn_ack(ack, fl, self.loss.in_recovery(), io) {
             self.record(now, "ecn_reduction", "", self.c.snd_una);
+        }
+        if self.c.ecn.cwr.is_some() {
+            let c = &self.c;
+            let delivered = c.ecn.delivered.unwrap_or(c.snd_una - c.ecn.una_at_ack);
+            let pipe = self.loss.pipe(&self.c);
+            self.c.cwr_step(delivered, pipe);
         }
         self.send(io);
         self.loss.after_send(&mut self.c, io);
@@ -241,6 +254,7 @@ impl TcpSender {
         c.rtt.back_off();
         c.mark_congestion_window();
         c.timed_out_seq = Some(c.snd_una);
+        c.ecn.cwr = None;
         self.loss.on_timeout(&mut self.c);
         self.record(io.now, "timeout", "", self.c.snd_una);
         self.c.arm_rto(io);

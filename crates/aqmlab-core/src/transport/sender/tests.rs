@@ -602,3 +602,54 @@ fn tahoe_restarts_from_one_segment_on_triple_dupack() {
     assert_eq!(d.stats.total.fast_retransmits, 1);
     assert_eq!(d.stats.total.retransmits, 1);
 }
+
+/// DCTCP with `cwr = true` (the `linux` profile) reduces through Linux's CWR state, worked by
+/// hand from `tcp_cwnd_reduction` (Linux 6.1 `tcp_input.c`) = RFC 6937's proportional part:
+/// 20 segments out in congestion avoidance, α = 1, an ECE on the first ACK. ssthresh =
+/// cwnd·(1 − α/2) at once; then every ACK delivering one segment sets cwnd = pipe + sndcnt
+/// with sndcnt = ⌈delivered·ssthresh/prior_cwnd⌉ − sent: one new segment per two ACKs while
+/// pipe > ssthresh, then the slow-start reduction bound (sndcnt = ssthresh − pipe): ten in the
+/// round trip, and cwnd = ssthresh at the first ACK beyond the 20 segments out at the ECE.
+/// Without the option the window is cut at once and the sender is silent for nine ACKs.
+#[test]
+fn dctcp_cwr_spreads_the_reduction_over_the_round_trip_as_linux() {
+    let text = "initial_window = 20\ninitial_ssthresh = 20\necn = \"dctcp\"";
+    let mut d = Drive::new(&format!("{text}\ncc = {{ kind = \"dctcp\", cwr = true }}"));
+    assert_eq!(d.sent().len(), 20);
+    d.now += MS;
+    d.s.on_ack(1, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
+    // CA growth of this ACK first (+1/20), then the ECE: ssthresh = 20.05 / 2.
+    let ssthresh = 20.05 / 2.0;
+    assert!((d.s.c.w.ssthresh - ssthresh).abs() < 1e-9);
+    // delivered 1: sndcnt = ⌈1 · 10.025 / 20.05⌉ − 0 = 1; cwnd = pipe 19 + 1.
+    assert_eq!(d.sent(), vec![20]);
+    assert_eq!(d.s.c.w.cwnd, 20.0);
+    let mut sends = vec![1usize];
+    for a in 2..=20 {
+        let s = d.ack(a);
+        sends.push(s.len());
+        // No growth in CWR: cwnd stays pipe + sndcnt, ssthresh unchanged.
+        assert!((d.s.c.w.ssthresh - ssthresh).abs() < 1e-9);
+    }
+    // ⌈k/2⌉ segments sent after k ≤ 18 ACKs (1, 0, 1, 0, ...). ACK 19: pipe 20 + 9 − 19 = 10
+    // ≤ ssthresh, sndcnt = 0.025, cwnd 10.025 (10 whole segments, all out): none. ACK 20:
+    // pipe 9, sndcnt = min(1.025, 20 − 9 + 1): one. Ten in all.
+    let mut want: Vec<usize> = (1..=18).map(|k| k % 2).collect();
+    want.extend([0, 1]);
+    assert_eq!(sends, want);
+    assert_eq!(sends.iter().sum::<usize>(), 10);
+    assert_eq!(d.stats.total.ecn_reductions, 1);
+    // ACK 21 passes high_seq (20): cwnd = ssthresh; flight 30 − 21 = 9 < 10.025: one more.
+    assert_eq!(d.ack(21), vec![30]);
+    assert!((d.s.c.w.cwnd - ssthresh).abs() < 1e-9);
+
+    // The default (cwr off): cut at once, nothing sent until the flight falls below 10.025.
+    let mut d = Drive::new(&format!("{text}\ncc = \"dctcp\""));
+    d.sent();
+    d.now += MS;
+    d.s.on_ack(1, flags::ECE, 0, None, d.now, &mut d.out, &mut d.stats);
+    assert!((d.s.c.w.cwnd - ssthresh).abs() < 1e-9);
+    assert!(d.sent().is_empty());
+    let quiet = (2..=10).map(|a| d.ack(a).len()).sum::<usize>();
+    assert_eq!(quiet, 0);
+}

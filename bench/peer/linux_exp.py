@@ -1,0 +1,161 @@
+"""Experiments behind the causes of the Linux peer's misses (bench/peer/README.md, "The misses and
+what is known of each"): the aqmlab side of one case changed in one respect, against the recorded
+Linux runs in measured/ (means over Linux runs 1-3 and aqmlab seeds 1-5, flows starting at
+Linux's data starts, as `run.py --peer linux --cached`).
+
+    python bench/peer/linux_exp.py CASE [--key 'cc = { kind = "dctcp", cwr = false }'] ...
+    python bench/peer/linux_exp.py CASE --shaper htb [--burst BYTES] [--keep-rtt] [--slow-reverse]
+    python bench/peer/linux_exp.py --fq-pie-collision
+    python bench/peer/linux_exp.py --all [options above]      # every core case: the agreement table
+
+--key: a `key = value` line put into every TCP flow (replacing the profile's choice).
+--shaper htb: the bottleneck rendered as the guest's shaper: a 10-Gb/s link with an `htb` at
+  the rate (burst rate x 1 ms + one packet, or --burst) and the case's discipline as its class's
+  child, so no packet is serialized at the rate on the link itself; utilization and queueing
+  delay in frames at the case's rate, as the guest counts them. --keep-rtt adds the segment's
+  transmission time back to the receiver's access delay (the smallest RTT stays the case's);
+  --slow-reverse serializes the ACK path at the rate again (an htb on it), as the plain
+  rendering's full-duplex bottleneck does.
+--rtt-spread MS: the flows' base RTTs spread evenly over [RTT - MS/2, RTT + MS/2] on the aqmlab
+  side (a test of synchronization between identical flows).
+--fq-pie-collision: cubic5-fq_pie with flows 2 and 3 in one flow queue (classify = "priority",
+  priorities 1, 2, 2, 3, 4) against five queues, beside Linux runs 1-5.
+Standard library only; the aqmlab side runs in a child interpreter that imports aqmlab.
+"""
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import linuxpeer as lp  # noqa: E402
+
+METRICS = ("utilization_pct", "queue_delay_ms", "drop_fraction", "mark_fraction", "goodput_total_mbps",
+           "jain_index", "bbr_share", "ping_rtt_ms", "mean_srtt_ms", "tcp_retransmissions")
+
+
+def linux_runs(case, runs=(1, 2, 3)):
+    out = []
+    for r in runs:
+        x = lp.run_linux(case, r, cached=True)
+        if x:
+            out.append({**x, "run": r})
+    return out
+
+
+def child(text: str, spec: dict) -> dict:
+    p = subprocess.run([sys.executable, "-c", lp.AQMLAB_CHILD], input=json.dumps({**spec, "scenario": text}),
+                       capture_output=True, text=True)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode or not lines:
+        raise SystemExit(f"aqmlab failed: {p.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def render(case, seed, starts, a) -> tuple[str, dict]:
+    """The case's scenario for `seed`, changed as the options say, and the child's spec."""
+    text = lp.aqmlab_scenario(case, seed, starts)
+    rate = case.rate_mbps * 1e6 * lp.IP_PKT / lp.FRAME
+    tx = lp.IP_PKT * 8 / rate
+    rtt1 = case.flow_list()[0][1] / 1e3
+    spec = {"ping_return_s": rtt1 - (rtt1 - tx) / 2, "window_s": case.duration - case.warmup}
+    if getattr(a, "rtt_spread", 0):
+        # flow i's base RTT moved by (i / (n - 1) - 1/2) x spread: a desynchronizing experiment
+        lines = text.splitlines()
+        j = next(k for k, l in enumerate(lines) if l.startswith("right_access = "))
+        ds = re.findall(r'delay = "([0-9.]+)us"', lines[j])
+        n = len(ds)
+        it = iter(range(n))
+        lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + ((next(it) / max(n - 1, 1)) - 0.5) * a.rtt_spread * 1e3 / 2:.3f}us"', lines[j])
+        text = "\n".join(lines) + "\n"
+    if a.shaper == "htb":
+        lines = text.splitlines()
+        burst = a.burst if a.burst else rate / 8 * 1e-3 + lp.IP_PKT
+        rev = '{ kind = "pfifo", limit = 100000 }'
+        if a.slow_reverse:
+            rev = (f'{{ kind = "htb", rate = "{rate:.6f}bps", burst = "1500B", classes = [{{ rate = "{rate:.6f}bps", '
+                   f'burst = "1500B", cburst = "1500B", qdisc = {{ kind = "pfifo", limit = 100000 }} }}] }}')
+        i = next(k for k, l in enumerate(lines) if l.startswith("bottleneck = "))
+        lines[i] = (f'bottleneck = {{ rate = "10Gbps", delay = "0s", qdisc = {{ kind = "htb", rate = "{rate:.6f}bps", '
+                    f'burst = "{burst:.0f}B", classes = [{{ rate = "{rate:.6f}bps", burst = "{burst:.0f}B", '
+                    f'cburst = "{burst:.0f}B", qdisc = {lp.aqmlab_qdisc(case.qdisc)} }}] }}, reverse_qdisc = {rev} }}')
+        if a.keep_rtt:
+            j = next(k for k, l in enumerate(lines) if l.startswith("right_access = "))
+            lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + tx / 2 * 1e6:.3f}us"',
+                              lines[j])
+        text = "\n".join(lines) + "\n"
+        spec["shaper_bps"] = case.rate_mbps * 1e6  # frames at the guest's rate
+    return text, spec
+
+
+def show(name, linux, res):
+    print(name)
+    for k in METRICS:
+        a = [r[k] for r in res if r.get(k) is not None]
+        l = [r[k] for r in linux if r.get(k) is not None]
+        if a and l:
+            print(f"  {k:20s} linux {statistics.mean(l):<10.5g} aqmlab {statistics.mean(a):<10.5g} "
+                  f"seeds {[round(x, 4) for x in a]}")
+
+
+def fq_pie_collision():
+    case = next(c for c in lp._cases() if c.name == "cubic5-fq_pie-20M-20ms")
+    linux = linux_runs(case, (1, 2, 3, 4, 5))
+    a = argparse.Namespace(shaper="link")
+    for prios in ([1, 2, 3, 4, 5], [1, 2, 2, 3, 4]):
+        res = []
+        for seed in (1, 2, 3, 4, 5):
+            text, spec = render(case, seed, lp.aqmlab_starts(case, seed, linux), a)
+            text = text.replace('kind = "fq_pie"', 'kind = "fq_pie", classify = "priority"', 1)
+            for i, p in enumerate(prios, start=1):
+                text = text.replace(f'name = "cubic{i}"\n', f'name = "cubic{i}"\npriority = {p}\n', 1)
+            res.append(child(text, spec))
+        print(f"priorities {prios}: Jain {[round(r['jain_index'], 4) for r in res]}, "
+              f"goodputs seed 1 {[round(x, 2) for x in res[0]['goodput_per_flow_mbps']]}")
+    print(f"Linux runs 1-5: Jain {[round(r['jain_index'], 4) for r in linux]}; run 3 goodputs "
+          f"{[round(x, 2) for x in linux[2]['goodput_per_flow_mbps']]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("case", nargs="?")
+    ap.add_argument("--key", action="append", default=[], help="a `key = value` line for every TCP flow")
+    ap.add_argument("--shaper", choices=("link", "htb"), default="link")
+    ap.add_argument("--burst", type=float, default=None, help="--shaper htb: bucket depth in bytes")
+    ap.add_argument("--keep-rtt", action="store_true")
+    ap.add_argument("--slow-reverse", action="store_true")
+    ap.add_argument("--rtt-spread", type=float, default=0.0,
+                    help="ms: spread the flows' base RTTs evenly over ± half of this (aqmlab side only)")
+    ap.add_argument("--fq-pie-collision", action="store_true")
+    ap.add_argument("--all", action="store_true", help="every core case so changed: the agreement table")
+    a = ap.parse_args()
+    if a.fq_pie_collision:
+        return fq_pie_collision()
+    if a.all:
+        rows = []
+        for case in (c for c in lp._cases() if c.group == "core"):
+            case = replace(case, aqmlab_flow_keys=tuple(a.key))
+            linux = linux_runs(case)
+            print(f"  aqmlab: {case.name}", file=sys.stderr, flush=True)
+            rows.append((case, linux, [child(*render(case, s, lp.aqmlab_starts(case, s, linux), a))
+                                       for s in (1, 2, 3, 4, 5)]))
+        print(lp.compare(rows)[0])
+        print(lp.markdown(rows))
+        return None
+    if not a.case:
+        ap.error("name a case (python bench/peer/run.py --peer linux --list shows them)")
+    case = next((c for c in lp._cases() if c.name == a.case), None)
+    if case is None:
+        ap.error(f"unknown case {a.case!r}")
+    case = replace(case, aqmlab_flow_keys=tuple(a.key))
+    linux = linux_runs(case)
+    res = [child(*render(case, s, lp.aqmlab_starts(case, s, linux), a)) for s in (1, 2, 3, 4, 5)]
+    show(f"{a.case} {' '.join(sys.argv[2:])}", linux, res)
+
+
+if __name__ == "__main__":
+    main()

@@ -48,16 +48,44 @@ def main() -> int:
     ap.add_argument("--cake", action="append", default=[], help="'key = value' of the forward CAKE table")
     ap.add_argument("--reverse", action="append", default=[], help="'key = value' of the ACK path's table")
     ap.add_argument("--sub", action="append", default=[], help="OLD=>NEW: a text edit of the scenario")
+    ap.add_argument("--from", dest="start", type=float, default=None,
+                    help="statistics from this time (s) on both sides instead of the case's warmup; the "
+                         "Linux side from measured/ files of that window (made by --decode-raw)")
+    ap.add_argument("--decode-raw", action="store_true",
+                    help="decode the guest runs kept in results/linux_raw/ over the --from window and "
+                         "record them in measured/ (linux_<case>_run<r>_<duration>s_w<from>.json)")
+    ap.add_argument("--starts", default=None,
+                    help="comma-separated flow start times (s) for every seed, instead of the Linux run's")
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path, help="write the aqmlab results here")
-    ap.add_argument("--show", action="store_true", help="print seed 1's scenario and stop")
+    ap.add_argument("--show", action="store_true", help="print the first seed's scenario and stop")
     args = ap.parse_args()
 
     by_name = {c.name: c for c in lp.CASES}
     if args.case not in by_name:
         ap.error(f"unknown case {args.case!r}; cake cases: {', '.join(n for n in by_name if n.startswith('cake'))}")
     case = replace(by_name[args.case], aqmlab_flow_keys=tuple(args.flow))
+    if args.start is not None:
+        case = replace(case, warmup=args.start)
+    if args.decode_raw:
+        import tarfile
+
+        base = by_name[args.case]
+        for run in (1, 2, 3):
+            raw = lp.RESULTS / "linux_raw" / lp.cache_name(base, run).replace(".json", ".tar.gz")
+            with tarfile.open(raw) as tf:
+                files = {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}
+            res = lp.decode(case, files, run)
+            recorded = json.loads((lp.MEASURED / lp.cache_name(base, run)).read_text())
+            for k in ("kernel", "image", "starts_s", "data_starts_s", "run_wall_s"):
+                if k in recorded:
+                    res[k] = recorded[k]
+            res["note"] = f"the recorded guest run {lp.cache_name(base, run)} decoded from {case.warmup:g} s"
+            out = lp.MEASURED / lp.cache_name(case, run)
+            out.write_text(json.dumps(res, indent=1) + "\n")
+            print(f"recorded {out.relative_to(HERE)}")
+        return 0
 
     def table_with(q, edits):
         if q is None or q.kind != "cake":
@@ -84,13 +112,21 @@ def main() -> int:
         return text
 
     lp.aqmlab_scenario = patched
-    if args.show:
-        print(lp.aqmlab_scenario(case, 1, None))
-        return 0
     lin = [r for r in (lp.run_linux(case, run, cached=True) for run in (1, 2, 3)) if r is not None]
+    if args.show:
+        s = int(args.seeds.split(",")[0])
+        print(lp.aqmlab_scenario(case, s, [float(x) for x in args.starts.split(",")] if args.starts
+                                 else lp.aqmlab_starts(case, s, lin)), end="")
+        return 0
     seeds = [int(s) for s in args.seeds.split(",")]
+
+    def starts_of(seed):
+        if args.starts:
+            return [float(x) for x in args.starts.split(",")]
+        return lp.aqmlab_starts(case, seed, lin)
+
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        aq = list(pool.map(lambda s: lp.run_aqmlab(case, s, sys.executable, lp.aqmlab_starts(case, s, lin)), seeds))
+        aq = list(pool.map(lambda s: lp.run_aqmlab(case, s, sys.executable, starts_of(s)), seeds))
     bad = [r["unsupported"] for r in aq if "unsupported" in r]
     if bad:
         raise SystemExit(bad[0])

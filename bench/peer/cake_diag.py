@@ -6,6 +6,12 @@ re-run with one thing changed, against the recorded Linux runs (bench/peer/measu
     python bench/peer/cake_diag.py cake-be-cubic5-20M-40ms --flow 'cc = { kind = "cubic", variant = "rfc9438" }'
     python bench/peer/cake_diag.py cake-noackfilter-cubic2-20M-40ms --flow 'rto = { min = "1s" }'
     python bench/peer/cake_diag.py cake-ackfilter-cubic2-20M-40ms --reverse 'ack_filter = "off"'
+    python bench/peer/cake_diag.py cake-be-reno5-20M-40ms --starts 0.5,0.5,0.5,0.5,0.5
+    python bench/peer/cake_diag.py cake-noackfilter-cubic2-20M-40ms --from 30 --decode-raw   # once
+    python bench/peer/cake_diag.py cake-noackfilter-cubic2-20M-40ms --from 30
+
+Experiments in aqmlab's TCP code are patches in cake_patches/ (git apply, maturin develop
+--release, run, git checkout the files); docs/aqm/cake.md lists each with its numbers.
 
 `--flow 'key = value'` replaces (or adds) a key of every TCP flow; `--cake` / `--reverse`
 `key = value` replace a key of the forward / ACK-path CAKE table; `--sub OLD=>NEW` edits the

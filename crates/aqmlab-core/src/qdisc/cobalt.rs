@@ -22,8 +22,9 @@
 //! * `fq_cobalt` overflow drops from the head of the fattest flow (ns-3, Linux CAKE) and, with
 //!   `blue_on_overflow` (default, CAKE's `cake_drop` calls `cobalt_queue_full`), raises that
 //!   flow's BLUE probability; ns-3's `FqCobaltDrop` does not (`blue_on_overflow = false`).
-//! * Linux CAKE's extra "over target" conditions on `mtu_time` (a sojourn of at least a few
-//!   MTU transmission times) are not modelled (ns-3 omits them too); no CE threshold / L4S
+//! * Linux CAKE's extra "over target" conditions on `mtu_time` (a sojourn above 4 MTU
+//!   transmission times, and in ingress mode 2 per bulk flow) apply only under `cake`
+//!   (`CobaltConfig::cake`); `fq_cobalt` leaves them out, as ns-3 does. No CE threshold / L4S
 //!   mode (ns-3 `CeThreshold`, `UseL4s`).
 //! * Reasons: CoDel drops and marks are `delay`, BLUE drops `early`.
 

@@ -671,7 +671,8 @@ mod tests {
         assert!(a == b);
         assert_eq!(b.rows(), 54);
         match &b.columns[1].1 {
-            Column::Str(l) => assert_eq!(l.categories, ["red", "pfifo"]),
+            // r2 names no qdisc (back-filled ""), r3 brings "fq"
+            Column::Str(l) => assert_eq!(l.categories, ["red", "pfifo", "", "fq"]),
             _ => panic!(),
         }
     }

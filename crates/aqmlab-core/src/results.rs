@@ -409,7 +409,7 @@ impl Table {
         } else {
             self.columns.iter().position(|(n, _)| n == name)
         };
-        let idx = match found {
+        match found {
             Some(i) => i,
             None => {
                 let mut col = match v {
@@ -423,8 +423,7 @@ impl Table {
                 self.columns.push((name.to_string(), col));
                 self.columns.len() - 1
             }
-        };
-        idx
+        }
     }
 }
 

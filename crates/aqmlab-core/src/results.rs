@@ -51,7 +51,7 @@ pub enum Column {
 }
 
 /// An interned column of labels.
-#[derive(Clone, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub struct Labels {
     /// Per-row index into `categories`.
     pub codes: Vec<u32>,
@@ -59,8 +59,17 @@ pub struct Labels {
     pub categories: Vec<String>,
     /// A label's hash → the newest code with that hash; `chain[code]` is the previous code
     /// with the same hash (`NO_CODE` at the end). Each label is stored once, in `categories`.
+    /// Only the first `chain.len()` categories are indexed: labels appended as known to be
+    /// new ([`Labels::push_new`]) are indexed when a lookup next needs them.
     index: HashMap<u64, u32, BuildHasherDefault<PassHasher>>,
     chain: Vec<u32>,
+}
+
+/// Equal rows and categories (the index is derived from them).
+impl PartialEq for Labels {
+    fn eq(&self, other: &Self) -> bool {
+        self.codes == other.codes && self.categories == other.categories
+    }
 }
 
 const NO_CODE: u32 = u32::MAX;
@@ -119,31 +128,69 @@ impl std::fmt::Debug for Labels {
 impl Labels {
     /// Appends a label.
     pub fn push(&mut self, s: &str) {
-        // Time series repeat their labels in a cycle (one row per flow per sample): try the
-        // label after the last one before the map.
-        let n = self.categories.len();
-        let next = self
-            .codes
-            .last()
-            .map_or(0, |&c| (c as usize + 1) % n.max(1));
-        if n > 0 && self.categories[next] == s {
-            self.codes.push(next as u32);
-            return;
+        if !self.push_known(s) {
+            self.push_new(s.to_string());
         }
+    }
+
+    /// Appends a label the caller owns (stored without a copy when it is new).
+    pub fn push_owned(&mut self, s: String) {
+        if !self.push_known(&s) {
+            self.push_new(s);
+        }
+    }
+
+    /// Appends `s` if it is a category already (true), else appends nothing (false).
+    fn push_known(&mut self, s: &str) -> bool {
+        // Time series repeat their labels in a cycle (one row per flow per sample): try the
+        // label after the last one, then the last one itself (a column of few values), before
+        // the map. A label has one code, so where it is found changes nothing.
+        let n = self.categories.len();
+        if let Some(&last) = self.codes.last() {
+            let next = (last as usize + 1) % n;
+            if self.categories[next] == s {
+                self.codes.push(next as u32);
+                return true;
+            }
+            if self.categories[last as usize] == s {
+                self.codes.push(last);
+                return true;
+            }
+        }
+        if n == 0 {
+            return false;
+        }
+        self.index_new();
         let h = label_hash(s);
         let head = self.index.get(&h).copied().unwrap_or(NO_CODE);
         let mut c = head;
         while c != NO_CODE {
             if self.categories[c as usize] == s {
                 self.codes.push(c);
-                return;
+                return true;
             }
             c = self.chain[c as usize];
         }
-        let code = n as u32;
-        self.categories.push(s.to_string());
-        self.chain.push(head);
-        self.index.insert(h, code);
+        false
+    }
+
+    /// Indexes the categories appended by `push_new` since the last lookup.
+    fn index_new(&mut self) {
+        for c in self.chain.len()..self.categories.len() {
+            let h = label_hash(&self.categories[c]);
+            let head = self.index.get(&h).copied().unwrap_or(NO_CODE);
+            self.chain.push(head);
+            self.index.insert(h, c as u32);
+        }
+    }
+
+    /// Appends a label that is not among the categories (the caller knows it is new: a
+    /// table's unique names; [`Labels::push`] and [`Labels::push_owned`] look first). It is
+    /// indexed lazily, by the next lookup that gets past the fast paths, so a column of
+    /// distinct names never builds its index.
+    pub fn push_new(&mut self, s: String) {
+        let code = self.categories.len() as u32;
+        self.categories.push(s);
         self.codes.push(code);
     }
     /// The label of row `i`.
@@ -193,11 +240,33 @@ impl Column {
 }
 
 /// A table: named columns of equal length, in order.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default)]
 pub struct Table {
     /// (name, column) pairs.
     pub columns: Vec<(String, Column)>,
     rows: usize,
+    /// `known[j]`: address and length of a `&'static str` found equal to column `j`'s name
+    /// (a static string never changes, so the same address needs no second comparison);
+    /// (0, 0) for none. Filled by [`Table::push_owned`].
+    known: Vec<(usize, usize)>,
+}
+
+/// As the derived form over (columns, rows), which the table once was: the `digest` example
+/// hashes this text.
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("columns", &self.columns)
+            .field("rows", &self.rows)
+            .finish()
+    }
+}
+
+/// Equal columns and row count (`known` is a cache).
+impl PartialEq for Table {
+    fn eq(&self, other: &Self) -> bool {
+        self.columns == other.columns && self.rows == other.rows
+    }
 }
 
 impl Table {
@@ -226,6 +295,37 @@ impl Table {
                 .collect(),
         )
     }
+    /// Rows `rows` as JSON objects (each what [`Table::row_json`] gives), keyed by the label
+    /// in column 0. Every object has the same keys: one object of them is made once and
+    /// each row's is a copy of it with the values filled in key order (no per-row sort or
+    /// build of the key map).
+    pub fn rows_json_by_label(
+        &self,
+        rows: impl Iterator<Item = usize>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let template: serde_json::Map<String, serde_json::Value> = self
+            .columns
+            .iter()
+            .map(|(n, _)| (n.clone(), serde_json::Value::Null))
+            .collect();
+        // The column behind each key, in the map's (sorted) key order.
+        let by_name: BTreeMap<&str, usize> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(c, (n, _))| (n.as_str(), c))
+            .collect();
+        let order: Vec<usize> = template.keys().map(|k| by_name[k.as_str()]).collect();
+        let mut map = serde_json::Map::new();
+        for i in rows {
+            let mut row = template.clone();
+            for (v, &c) in row.values_mut().zip(&order) {
+                *v = self.columns[c].1.json(i);
+            }
+            map.insert(self.label(0, i).to_string(), serde_json::Value::Object(row));
+        }
+        map
+    }
     /// The label in row `i` of column `col` ("" if that column holds no labels).
     pub fn label(&self, col: usize, i: usize) -> &str {
         match &self.columns[col].1 {
@@ -236,28 +336,7 @@ impl Table {
     /// Appends a row; columns missing from it get NaN / 0 / ""; new columns are back-filled.
     pub fn push(&mut self, row: &[(&str, Value)]) {
         for (j, (name, v)) in row.iter().enumerate() {
-            // Rows usually list the columns in table order: try the same position first.
-            let same_place = matches!(self.columns.get(j), Some((n, _)) if n == name);
-            let found = if same_place {
-                Some(j)
-            } else {
-                self.columns.iter().position(|(n, _)| n == name)
-            };
-            let idx = match found {
-                Some(i) => i,
-                None => {
-                    let mut col = match v {
-                        Value::F64(_) => Column::F64(Vec::new()),
-                        Value::U64(_) => Column::U64(Vec::new()),
-                        Value::Str(_) => Column::Str(Labels::default()),
-                    };
-                    for _ in 0..self.rows {
-                        col.push_default();
-                    }
-                    self.columns.push((name.to_string(), col));
-                    self.columns.len() - 1
-                }
-            };
+            let idx = self.column_for(j, name, v);
             match (&mut self.columns[idx].1, v) {
                 (Column::F64(c), Value::F64(x)) => c.push(*x),
                 (Column::F64(c), Value::U64(x)) => c.push(*x as f64),
@@ -266,10 +345,83 @@ impl Table {
                 (col, _) => col.push_default(),
             }
         }
+        self.end_row();
+    }
+
+    /// [`Table::push`] of a row given away: its labels are moved into the table, not copied.
+    /// With `first_is_new`, the row's first value is a label its column does not hold yet (a
+    /// table keyed by unique names: queues, links, flows), appended without a lookup; the
+    /// table is the one `push` makes as long as that is true.
+    pub fn push_owned(&mut self, row: Row, first_is_new: bool) {
+        // A row naming every column once, each at its own place, fills the row itself.
+        let mut in_place = row.len() == self.columns.len();
+        for (j, (name, v)) in row.into_iter().enumerate() {
+            let key = (name.as_ptr() as usize, name.len());
+            let idx = if self.known.get(j) == Some(&key) {
+                j
+            } else {
+                let idx = self.column_for(j, name, &v);
+                if idx == j {
+                    if self.known.len() <= j {
+                        self.known.resize(j + 1, (0, 0));
+                    }
+                    self.known[j] = key;
+                }
+                idx
+            };
+            in_place &= idx == j;
+            match (&mut self.columns[idx].1, v) {
+                (Column::F64(c), Value::F64(x)) => c.push(x),
+                (Column::F64(c), Value::U64(x)) => c.push(x as f64),
+                (Column::U64(c), Value::U64(x)) => c.push(x),
+                (Column::Str(c), Value::Str(s))
+                    if j == 0 && first_is_new && c.len() == self.rows =>
+                {
+                    c.push_new(s)
+                }
+                (Column::Str(c), Value::Str(s)) => c.push_owned(s),
+                (col, _) => col.push_default(),
+            }
+        }
+        if in_place {
+            self.rows += 1;
+        } else {
+            self.end_row();
+        }
+    }
+
+    /// Closes a row: columns it did not name get their default.
+    fn end_row(&mut self) {
         self.rows += 1;
         for (_, c) in &mut self.columns {
             if c.len() < self.rows {
                 c.push_default();
+            }
+        }
+    }
+
+    /// The column of a row's `j`th value `name` (made and back-filled if new).
+    fn column_for(&mut self, j: usize, name: &str, v: &Value) -> usize {
+        // Rows usually list the columns in table order: try the same position first.
+        let same_place = matches!(self.columns.get(j), Some((n, _)) if n == name);
+        let found = if same_place {
+            Some(j)
+        } else {
+            self.columns.iter().position(|(n, _)| n == name)
+        };
+        match found {
+            Some(i) => i,
+            None => {
+                let mut col = match v {
+                    Value::F64(_) => Column::F64(Vec::new()),
+                    Value::U64(_) => Column::U64(Vec::new()),
+                    Value::Str(_) => Column::Str(Labels::default()),
+                };
+                for _ in 0..self.rows {
+                    col.push_default();
+                }
+                self.columns.push((name.to_string(), col));
+                self.columns.len() - 1
             }
         }
     }
@@ -353,6 +505,7 @@ mod tests {
         let mut l = Labels::default();
         l.push("b");
         l.push("a");
+        l.index_new(); // "a" was appended unindexed (a miss needs no index entry yet)
         let h = label_hash("b");
         let a_code = 1;
         // Put "a" in "b"'s chain: the key of "b" now leads to "a", then to "b".
@@ -405,6 +558,120 @@ mod tests {
         }
         match &t.columns[0].1 {
             Column::Str(l) => assert_eq!((l.len(), l.categories.len(), l.get(4)), (1000, 3, "f1")),
+            _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn rows_keyed_by_label_are_the_pushed_rows_whatever_the_column_order() {
+        // Columns deliberately out of alphabetical order; the objects must be what
+        // `row_to_json` makes of each pushed row (the reference), keyed by the first column.
+        let rows: Vec<Row> = (0..3)
+            .map(|i| {
+                vec![
+                    ("name", Value::Str(format!("q{i}"))),
+                    ("zeta", Value::U64(i)),
+                    (
+                        "alpha",
+                        Value::F64(if i == 1 { f64::NAN } else { i as f64 / 4.0 }),
+                    ),
+                    ("mid", Value::Str("x".into())),
+                ]
+            })
+            .collect();
+        let mut t = Table::new();
+        for r in &rows {
+            t.push(r);
+        }
+        let m = t.rows_json_by_label([2, 0].into_iter());
+        assert_eq!(m.len(), 2);
+        assert_eq!(m["q2"], row_to_json(&rows[2]));
+        assert_eq!(m["q0"], row_to_json(&rows[0]));
+        assert!(!m.contains_key("q1"));
+        assert_eq!(
+            t.rows_json_by_label(0..3)["q1"]["alpha"],
+            serde_json::Value::Null
+        );
+    }
+
+    #[test]
+    fn labels_appended_as_new_are_found_by_later_lookups() {
+        // The reference is the plain `push` path (every label looked up): the lazily indexed
+        // column must intern exactly as it does.
+        let mut lazy = Labels::default();
+        let mut plain = Labels::default();
+        for i in 0..100 {
+            lazy.push_new(format!("x{i}"));
+            plain.push(&format!("x{i}"));
+        }
+        for s in ["x50", "x99", "y", "x0", "y", "x7"] {
+            lazy.push(s);
+            plain.push(s);
+        }
+        lazy.push_owned("x3".to_string());
+        plain.push("x3");
+        assert_eq!(lazy.get(100), "x50");
+        assert_eq!(lazy.codes[100..], [50, 99, 100, 0, 100, 7, 3]);
+        assert_eq!(format!("{lazy:?}"), format!("{plain:?}"));
+        assert!(lazy == plain);
+    }
+
+    #[test]
+    fn a_row_given_away_makes_the_table_a_borrowed_row_makes() {
+        let rows: Vec<Row> = (0..50)
+            .map(|i| {
+                vec![
+                    ("name", Value::Str(format!("q{i}"))),
+                    (
+                        "qdisc",
+                        Value::Str(if i % 3 == 0 { "red" } else { "pfifo" }.into()),
+                    ),
+                    ("n", Value::U64(i)),
+                    ("x", Value::F64(i as f64 * 0.5)),
+                ]
+            })
+            .collect();
+        let (mut a, mut b) = (Table::new(), Table::new());
+        for r in &rows {
+            a.push(r);
+            b.push_owned(r.clone(), true);
+        }
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        // Rows off the fast path (columns moved, missing, new) still make the
+        // table the plain path makes.
+        let odd: Vec<Row> = vec![
+            vec![
+                ("name", Value::Str("r1".into())),
+                ("n", Value::U64(7)),
+                ("qdisc", Value::Str("red".into())),
+                ("x", Value::F64(1.0)),
+            ],
+            vec![("name", Value::Str("r2".into())), ("x", Value::F64(2.0))],
+            vec![
+                ("name", Value::Str("r3".into())),
+                ("qdisc", Value::Str("fq".into())),
+                ("n", Value::U64(1)),
+                ("x", Value::F64(3.0)),
+                ("y", Value::U64(9)),
+            ],
+            vec![
+                ("name", Value::Str("r4".into())),
+                ("qdisc", Value::Str("red".into())),
+                ("n", Value::U64(2)),
+                ("x", Value::F64(4.0)),
+                ("y", Value::U64(1)),
+            ],
+        ];
+        for r in &odd {
+            a.push(r);
+            b.push_owned(r.clone(), true);
+        }
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(a == b);
+        assert_eq!(b.rows(), 54);
+        match &b.columns[1].1 {
+            // r2 names no qdisc (back-filled ""), r3 brings "fq"
+            Column::Str(l) => assert_eq!(l.categories, ["red", "pfifo", "", "fq"]),
             _ => panic!(),
         }
     }

@@ -335,19 +335,23 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     let mut resolved_qdiscs = QdiscGroups::default();
     let mut port_names = std::collections::HashSet::with_capacity(plan.ports.len());
     for pp in &plan.ports {
-        let name = format!(
+        let mut name = format!(
             "{}->{}",
             plan.names[pp.from as usize], plan.names[pp.to as usize]
         );
         // parallel links between the same nodes: the second is "a->b#2", and so on
-        let mut k = 1;
-        let mut unique = name.clone();
-        while port_names.contains(&unique) {
-            k += 1;
-            unique = format!("{name}#{k}");
+        if port_names.contains(&name) {
+            let base = std::mem::take(&mut name);
+            let mut k = 1;
+            loop {
+                k += 1;
+                name = format!("{base}#{k}");
+                if !port_names.contains(&name) {
+                    break;
+                }
+            }
         }
-        port_names.insert(unique.clone());
-        let name = unique;
+        port_names.insert(name.clone());
         let link = LinkInfo {
             rate_bps: pp.rate_bps,
             delay: pp.delay,
@@ -364,16 +368,12 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         let rate_model = pp.rate_model.clone().map(|m| {
             Box::new(crate::ratemodel::RateSchedule::new(
                 m,
-                Rng::stream(config.seed, &format!("rate:{name}")),
+                Rng::stream2(config.seed, "rate:", &name),
             ))
         });
         ports.push(Port {
-            queue: Queue::new(
-                disc,
-                Rng::stream(config.seed, &format!("qdisc:{name}")),
-                window,
-            ),
-            loss_rng: Rng::stream(config.seed, &format!("loss:{name}")),
+            queue: Queue::new(disc, Rng::stream2(config.seed, "qdisc:", &name), window),
+            loss_rng: Rng::stream2(config.seed, "loss:", &name),
             name,
             from: pp.from,
             to: pp.to,
@@ -410,7 +410,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     let mut flows = Vec::new();
     let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
-    let mut flow_names = BTreeMap::new();
+    let mut flow_names = std::collections::HashMap::new();
     for entry in &r.flows {
         let path = &entry.path;
         let (copies, res, shape) =
@@ -418,7 +418,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         shapes.extend(std::iter::repeat_n(shape, copies.len()));
         flows.reserve(copies.len());
         for f in copies {
-            if let Some(prev) = flow_names.insert(f.name.clone(), path.clone()) {
+            if let Some(prev) = flow_names.insert(f.name.clone(), path) {
                 return Err(ScenarioError::new(
                     join(path, "name"),
                     format!("flow name {:?} is already used by {prev}", f.name),
@@ -502,10 +502,17 @@ fn build_flow(
     let path = entry.path.as_str();
     let stop = c.stop.map(|s| s.0).unwrap_or(config.duration);
     let mut copies = Vec::with_capacity(c.count as usize);
+    let labels = flow_labels(&entry.kind);
+    // A node by name; the error's field path is made only when the name is unknown.
+    let node = |name: &str, field: &str| match plan.index.get(name) {
+        Some(&id) => Ok(id),
+        None => plan.node(name, &join(path, field)),
+    };
     for k in 1..=c.count {
-        let subst = |s: &str| s.replace("{i}", &k.to_string());
-        let src = plan.node(&subst(&c.from), &join(path, "from"))?;
-        let dst = plan.node(&subst(&c.to), &join(path, "to"))?;
+        let k_text = k.to_string();
+        let subst = |s: &str| s.replace("{i}", &k_text);
+        let src = node(&subst(&c.from), "from")?;
+        let dst = node(&subst(&c.to), "to")?;
         if src == dst {
             return Err(ScenarioError::new(
                 join(path, "to"),
@@ -531,7 +538,7 @@ fn build_flow(
             Some(n) => format!("{n}_{k}"),
             None => format!("f{}", first_index + copies.len() + 1),
         };
-        let mut rng = Rng::stream(config.seed, &format!("flow:{name}"));
+        let mut rng = Rng::stream2(config.seed, "flow:", &name);
         let jitter = if c.start_jitter.0 > 0 {
             (rng.uniform() * c.start_jitter.0 as f64) as SimTime
         } else {
@@ -545,7 +552,7 @@ fn build_flow(
                 // so no other component's draws change.
                 crate::transport::cc::CongestionControl::seed(
                     flow.sender.cc_mut(),
-                    Rng::stream(config.seed, &format!("cc:{name}")),
+                    Rng::stream2(config.seed, "cc:", &name),
                 );
                 flow.sender.seed_app(config.seed, &name);
                 App::Tcp(Box::new(flow))
@@ -563,7 +570,7 @@ fn build_flow(
                 FlowKind::Udp(_, ecn) => ecn.codepoint(),
                 FlowKind::Tcp(..) => crate::packet::Ecn::NotEct,
             },
-            labels: flow_labels(&entry.kind),
+            labels: labels.clone(),
             app,
             stats: FlowStats::new(config.warmup),
             rng,

@@ -321,8 +321,8 @@ impl World {
             if port.monitor {
                 rows.ports.push(i);
             }
-            queues.push(&qrow);
-            links.push(&lrow);
+            queues.push_owned(qrow, true);
+            links.push_owned(lrow, true);
             if i == 0 {
                 // Columns exist now: room for every row at once (no doubling, no copies).
                 queues.reserve(n_ports - 1);
@@ -339,7 +339,7 @@ impl World {
             goodput_total += f.stats.window().goodput_bytes as f64 * 8.0 / self.window_secs();
             delay_sum += f.stats.delay.mean() * f.stats.delay.count() as f64;
             delay_n += f.stats.delay.count();
-            flows.push(&row);
+            flows.push_owned(row, true);
             if i == 0 {
                 flows.reserve(in_flight.len() - 1);
             }
@@ -454,14 +454,10 @@ pub(super) fn add_row_sections(results: &mut Results, rows: &SummaryRows) {
         ("flows", None),
     ] {
         let table = &results.tables[section];
-        let mut map = serde_json::Map::new();
-        let mut add = |i: usize| {
-            map.insert(table.label(0, i).to_string(), table.row_json(i));
+        let map = match which {
+            Some(list) => table.rows_json_by_label(list.iter().copied()),
+            None => table.rows_json_by_label(0..table.rows()),
         };
-        match which {
-            Some(list) => list.iter().for_each(|&i| add(i)),
-            None => (0..table.rows()).for_each(add),
-        }
         if let Some(summary) = results.summary.as_object_mut() {
             summary.insert(section.into(), serde_json::Value::Object(map));
         }

@@ -21,6 +21,7 @@ and hands them over.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -78,6 +79,13 @@ def studied_queue(summary: dict[str, Any], wanted: str | None) -> str:
     return max(summary["queues"], key=lambda q: (links.get(q, {}).get("tx_bytes", 0), q)) if summary["queues"] else ""
 
 
+@functools.lru_cache(maxsize=64)
+def _quantities(name: str, values: tuple[str, ...]):
+    from aqmlab.campaign.units import quantity_columns
+
+    return quantity_columns(name, values)
+
+
 def axis_values(axis, i: int) -> dict[str, Any]:
     """The dataset columns of value `i` of `axis`: its typed column first (`axis.column`), then,
     for a duration, rate or size, the exact integer nanoseconds (`<name>_ns`, durations only)
@@ -86,7 +94,8 @@ def axis_values(axis, i: int) -> dict[str, Any]:
 
     row = {axis.column: axis.typed[i]}
     if not axis.is_table:
-        q = quantity_columns(axis.name, axis.values)
+        q = _quantities(axis.name, tuple(axis.values)) if all(isinstance(v, str) for v in axis.values) else quantity_columns(
+            axis.name, axis.values)
         if q is not None:
             for col, vals in q.items():
                 row[col] = vals[i]

@@ -193,6 +193,7 @@ class Reader:
         self._entries: dict[str, list[Entry]] | None = None
         self._batch_files: dict[tuple[str, str], Any] = {}
         self._batch_runs: dict[str, Any] = {}
+        self._best: dict[tuple[str, bool], Entry | None] = {}
 
     # -- index
     def _load(self) -> dict[str, list[Entry]]:
@@ -236,17 +237,25 @@ class Reader:
         self._entries = None
         self._batch_files.clear()
         self._batch_runs.clear()
+        self._best.clear()
 
     def best(self, key: str, *, want_dir: bool = False) -> Entry | None:
         """The entry a reader should use for `key`: a fresh one if any (a run directory if
-        `want_dir`), else the latest."""
+        `want_dir`), else the latest. (Remembered until `refresh`: the code running now, which
+        decides freshness, does not change while the process runs.)"""
+        k = (key, want_dir)
+        if k in self._best:
+            return self._best[k]
         found = self._load().get(key, [])
         if want_dir:
             found = [e for e in found if e.batch is None]
         if not found:
-            return None
-        here = fingerprint()
-        return max(found, key=lambda e: (e.fresh(here), e.batch is None, e.order))
+            best = None
+        else:
+            here = fingerprint()
+            best = max(found, key=lambda e: (e.fresh(here), e.batch is None, e.order))
+        self._best[k] = best
+        return best
 
     def status(self, key: str, *, want_dir: bool = False) -> str:
         """done (stored by the code running now), stale (by other code), failed, or missing."""
@@ -636,7 +645,8 @@ class Store(Reader):
         if not self._pending:
             self._oldest = time.monotonic()
         self._pending.append((key, params, raw))
-        self._pending_bytes += sum(len(c[1]) for t in raw["tables"].values() for c in t.values()) + len(raw["summary"])
+        # about its size (a table's first column's bytes times its columns: the batch bound is rough)
+        self._pending_bytes += sum(len(next(iter(t.values()))[1]) * len(t) for t in raw["tables"].values() if t) + len(raw["summary"])
 
     def pending(self) -> int:
         """Runs kept in memory for the next batch."""
@@ -808,10 +818,15 @@ def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapp
                     if kind == "cat":
                         cats: dict[str, int] = {}
                         parts = []
+                        seen: dict[tuple, Any] = {}    # (labels, codes) -> the codes in the file's dictionary
                         for _, cols in members:
                             _, data, local = cols[col][:3]
-                            lut = np.fromiter((cats.setdefault(c, len(cats)) for c in local), dtype=np.int32, count=len(local))
-                            parts.append(lut[np.frombuffer(data, dtype="<i4")] if len(local) else np.frombuffer(data, dtype="<i4"))
+                            k = (tuple(local), data)
+                            part = seen.get(k)
+                            if part is None:
+                                lut = np.fromiter((cats.setdefault(c, len(cats)) for c in local), dtype=np.int32, count=len(local))
+                                part = seen[k] = lut[np.frombuffer(data, dtype="<i4")] if len(local) else np.frombuffer(data, dtype="<i4")
+                            parts.append(part)
                         codes_col = np.concatenate(parts) if parts else np.zeros(0, np.int32)
                         arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes_col, pa.int32()), pa.array(list(cats), pa.string())))
                     else:

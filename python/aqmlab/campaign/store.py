@@ -36,6 +36,7 @@ import socket
 import sys
 import time
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -663,8 +664,13 @@ class Store(Reader):
             return 0
         n = len(self._pending)
         size = write_batch(self, self._pending)
+        try:
+            recorded = set(os.listdir(self.out / FAILED))
+        except OSError:
+            recorded = set()
         for key, _, _ in self._pending:
-            (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
+            if f"{key}.json" in recorded:
+                (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
         self._pending.clear()
         self._pending_bytes = 0
         self.stored_bytes += size
@@ -772,7 +778,7 @@ def _human(b: float) -> str:
 # ---- batches ------------------------------------------------------------------------------------
 
 def _columns_layout(cols: Mapping[str, tuple]) -> tuple:
-    return tuple((name, c[0]) for name, c in cols.items())
+    return tuple(zip(cols, map(itemgetter(0), cols.values())))
 
 
 def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> int:
@@ -830,7 +836,7 @@ def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapp
                         codes_col = np.concatenate(parts) if parts else np.zeros(0, np.int32)
                         arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes_col, pa.int32()), pa.array(list(cats), pa.string())))
                     else:
-                        data = b"".join(cols[col][1] for _, cols in members)
+                        data = b"".join([cols[col][1] for _, cols in members])
                         typ = pa.float64() if kind == "f64" else pa.int64()
                         arrays.append(pa.Array.from_buffers(typ, len(data) // 8, [None, pa.py_buffer(data)]))
                 start = 0

@@ -231,7 +231,7 @@ def _gather(src: "Reader", done: list, ids_tab, name: str, keep):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from aqmlab.campaign.store import BATCHES, RUNS
+    from aqmlab.campaign.store import RUNS
 
     groups: dict[tuple, list[tuple[int, int, int | None]]] = {}   # source -> [(run index, start, stop)]
     pieces: list[tuple[tuple, int, int | None]] = []

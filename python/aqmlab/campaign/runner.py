@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import signal
 import threading
@@ -29,7 +30,8 @@ from aqmlab.campaign.errors import CampaignError, StoreError
 from aqmlab.campaign.spec import Campaign, Run
 from aqmlab.campaign.store import (DONE, FAILED_STATUS, MISSING, STALE, Store, core_hash, fingerprint, mismatch,  # noqa: F401
                                    reader)
-from aqmlab.campaign.worker import Task, simulate  # noqa: F401
+from aqmlab.campaign.task import Task
+from aqmlab.campaign.worker import simulate  # noqa: F401
 from aqmlab.results import run_key
 
 __all__ = ["DONE", "FAILED_STATUS", "MISSING", "STALE", "Outcome", "Task", "core_hash", "execute", "fingerprint", "plan",
@@ -198,7 +200,8 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
             outcome.failures.append((task.key, error))
             status = FAILED_STATUS
         else:
-            raw = dict(payload["raw"], seed=payload["seed"])
+            raw = payload["raw"]
+            raw = dict(raw, seed=payload["seed"] if "seed" in payload else json.loads(raw["summary"])["simulation"]["seed"])
             store.add(task.key, task.params, raw, per_run=per_run)
             outcome.sim_cpu_s += payload.get("cpu_s", 0.0)
             status = DONE

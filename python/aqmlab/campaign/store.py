@@ -28,12 +28,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
-import hashlib
 import json
 import os
 import shutil
 import socket
-import sys
 import time
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -41,6 +39,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from aqmlab.campaign.errors import StoreError
+from aqmlab.campaign.fingerprint import (PYTHON_MODULES, _version, core_hash, describe, fingerprint, mismatch,  # noqa: F401
+                                         python_hash)
 
 MARKER = "aqmlab-store.json"
 LOCK = ".lock"
@@ -60,67 +60,7 @@ DONE, STALE, FAILED_STATUS, MISSING = "done", "stale", "failed", "missing"
 KNOWN = {MARKER, LOCK, TMP, BATCHES, RUNS, FAILED, "dataset", "campaign.toml", "report.html", "sweep.parquet", "sweep.csv",
          "tables", "figures", "report.md", "sets", "metrics.parquet"}
 
-#: The Python modules (paths inside the package) that turn a scenario into a stored run: the
-#: worker's loop and its imports, and the code that shapes what is stored. Their hash is part of
-#: the fingerprint (tests/test_store.py checks that a worker loads no other aqmlab module).
-PYTHON_MODULES = ("__init__.py", "_toml.py", "results.py", "scenario.py", "schema.py", "campaign/__init__.py", "campaign/errors.py",
-                  "campaign/store.py", "campaign/worker.py")
-
 HOST = socket.gethostname()
-
-
-# ---- fingerprint --------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=1)
-def core_hash() -> str:
-    """SHA-256 (first 16 hex digits) of the compiled core's shared library, computed once."""
-    from aqmlab import _core
-
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
-
-@functools.lru_cache(maxsize=1)
-def python_hash() -> str:
-    """SHA-256 (first 16 hex digits) of the `PYTHON_MODULES` as installed, computed once."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for rel in PYTHON_MODULES:
-        h.update(rel.encode() + b"\0")
-        try:
-            h.update((root / rel).read_bytes())
-        except OSError:
-            h.update(b"(missing)")
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
-def fingerprint() -> dict[str, str]:
-    """The code that produces results now: aqmlab version, compiled-core hash, Python hash."""
-    from aqmlab import _core
-
-    return {"aqmlab_version": _version(_core.__version__), "core_hash": core_hash(), "python_hash": python_hash()}
-
-
-def _version(default: str) -> str:
-    mod = sys.modules.get("aqmlab")
-    return getattr(mod, "__version__", default) if mod is not None else default
-
-
-def describe(fp: Mapping[str, Any]) -> str:
-    """`aqmlab 0.1.0 (core 9146ab…, Python 51c2…)` for messages."""
-    return f"aqmlab {fp.get('aqmlab_version')} (core {fp.get('core_hash')}, Python {fp.get('python_hash')})"
-
-
-def mismatch(theirs: Mapping[str, Any]) -> str | None:
-    """Why a worker's fingerprint differs from this process's, or None if it matches."""
-    here = fingerprint()
-    if all(theirs.get(k) == v for k, v in here.items()):
-        return None
-    return f"the worker runs {describe(theirs)}, this process {describe(here)}; install the same build everywhere"
 
 
 # ---- small atomic helpers -----------------------------------------------------------------------

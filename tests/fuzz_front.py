@@ -160,7 +160,7 @@ def value(rng: random.Random, own=None):
     if r < 0.47:
         # megabyte values are rare: each costs the front's TOML parser ~0.1 s of CPU
         return "x" * rng.choice([1000] * 6 + [100_000] * 3 + [2_000_000])
-    return rng.choice(EXTREME)
+    return copy.deepcopy(rng.choice(EXTREME))   # a copy: API cases change the values they are given
 
 
 def deep(rng: random.Random, n: int):
@@ -256,7 +256,6 @@ def campaign_case(rng: random.Random, scen: list[Path], camps: list[Path]) -> st
         lines.append(rng.choice(['address = "tcp://127.0.0.1:1"', 'kind = "slurm"', 'kind = "slurm"\njobs = 0', 'kind = "nope"',
                                  'kind = "slurm"\nmemory = 5', 'address = 5']))
     if inline:
-
         try:
             lines.append(inline_base(base))
         except Exception:  # noqa: BLE001

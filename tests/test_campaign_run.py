@@ -317,3 +317,13 @@ def test_duplicate_scenarios_are_an_error(tmp_path):
     p.write_text(CAMPAIGN.format(seeds=1, more="").replace('values = ["5ms", "30ms"]', 'values = ["5ms", "5000us"]'))
     with pytest.raises(CampaignError, match="same scenario"):
         runner.plan(load_campaign(p))
+
+
+def test_seed_of_reads_the_top_level_seed_or_parses():
+    """`runner.seed_of` reads the seed of the summary's own `simulation` section; a nested
+    object of the same name holding a seed, or other spacing, falls back to parsing the whole
+    JSON (hand-written summaries; the expected seeds are the ones written in them)."""
+    assert runner.seed_of('{"flows":{},"simulation":{"duration_s":1.0,"seed":42,"warmup_s":0.0}}') == 42
+    assert runner.seed_of('{"flows":{"simulation":{"seed":5}},"simulation":{"events":3,"seed":7}}') == 7
+    assert runner.seed_of('{"simulation": {"seed": 9}}') == 9
+    assert runner.seed_of('{"simulation":{"seed":18446744073709551615}}') == 2**64 - 1

@@ -291,6 +291,13 @@ def _rows(src: "Reader", source: tuple, name: str) -> int:
     return pq.ParquetFile(src.out / RUNS / source[1] / f"{name}.parquet").metadata.num_rows
 
 
+def _meta(src: "Reader", key: str) -> dict[str, Any]:
+    """What the identifying columns need of a stored run (its fingerprint): from the batch's
+    index for a run kept in a batch (no per-run JSON to parse), else `Reader.meta`."""
+    e = src.best(key)
+    return {"key": key, **e.fingerprint} if e is not None and e.batch is not None else src.meta(key)
+
+
 def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -> dict[str, Path]:
     """Writes the dataset from the runs stored in `out` (a directory, or its opened store) that
     the current code produced (stale, failed and missing runs are left out); returns the paths
@@ -306,7 +313,7 @@ def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -
 
     src = out if isinstance(out, Reader) else reader(out)
     out = src.out
-    done = [(r, src.meta(r.key)) for r in runs if src.status(r.key) == DONE]
+    done = [(r, _meta(src, r.key)) for r in runs if src.status(r.key) == DONE]
     rows = [run_row(campaign, r, src.summary(r.key), meta) for r, meta in done]
     flow_keep = lambda c: _keep(campaign.flow_metrics, c)   # noqa: E731
     all_keep = lambda c: True   # noqa: E731

@@ -395,8 +395,8 @@ def check_directory(out: str | os.PathLike, kind: str, *, force: bool = False) -
         names = sorted(p.name for p in out.iterdir())
     except OSError as e:
         raise StoreError(f"cannot read {out}: {e.strerror or e}", 2) from None
-    if not names:
-        return
+    if not names or set(names) <= {LOCK, TMP}:
+        return      # empty, or another aqmlab process is opening it (lock taken, marker not yet written)
     foreign = [n for n in names if n not in KNOWN]
     legacy = (out / RUNS).is_dir() or (out / "sets").is_dir() or (out / "report.md").exists()
     if foreign or not legacy:

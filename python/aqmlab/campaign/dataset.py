@@ -144,14 +144,26 @@ def run_row(campaign: Campaign, run: Run, summary: dict[str, Any], meta: dict[st
     row["queue"] = q
     row["queue_qdisc"] = summary["queues"][q]["qdisc"] if q else ""
     row.update(conditions(summary, q))
-    metrics: dict[str, Any] = {m: summary["aggregate"].get(_A.flows if m == "n_flows" else m) for m in AGGREGATE_METRICS}
-    for m in QUEUE_METRICS:
-        metrics[f"queue_{m}"] = summary["queues"].get(q, {}).get(m)
-    for m in LINK_METRICS:
-        metrics[f"link_{m}"] = summary.get("links", {}).get(q, {}).get(m)
-    metrics["events"] = summary["simulation"]["events"]
-    row.update({k: v for k, v in metrics.items() if _keep(campaign.metrics, k)})
+    agg, queue, link = summary["aggregate"], summary["queues"].get(q, {}), summary.get("links", {}).get(q, {})
+    for name, section, key in _kept_metrics(None if campaign.metrics is None else tuple(campaign.metrics)):
+        if section == "aggregate":
+            row[name] = agg.get(key)
+        elif section == "queue":
+            row[name] = queue.get(key)
+        elif section == "link":
+            row[name] = link.get(key)
+        else:
+            row[name] = summary["simulation"]["events"]
     return row
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_metrics(patterns: tuple[str, ...] | None) -> tuple[tuple[str, str, str], ...]:
+    """The run metrics `patterns` keeps, in `RUN_METRICS` order: (column, summary section, key)."""
+    where = [(m, "aggregate", _A.flows if m == "n_flows" else m) for m in AGGREGATE_METRICS]
+    where += [(f"queue_{m}", "queue", m) for m in QUEUE_METRICS] + [(f"link_{m}", "link", m) for m in LINK_METRICS]
+    where.append(("events", "simulation", "events"))
+    return tuple(w for w in where if _keep(patterns, w[0]))
 
 
 def _arrow_type(v: Any):

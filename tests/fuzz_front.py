@@ -367,6 +367,7 @@ def child(seed: int, first: int, last: int, progress: Path) -> None:
     warnings.simplefilter("ignore")
     scen, camps = corpus()
     counts: dict[str, int] = {}
+    constants = copy.deepcopy(EXTREME)
     fd = os.open(progress, os.O_WRONLY | os.O_CREAT, 0o644)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(first, last):
@@ -386,6 +387,10 @@ def child(seed: int, first: int, last: int, progress: Path) -> None:
             if cpu > HANG_S or took > 10 * HANG_S:
                 print(json.dumps({"case": i, "error": f"took {took:.1f} s ({cpu:.1f} s CPU)"}), flush=True)
                 counts["failed"] = counts.get("failed", 0) + 1
+            if EXTREME != constants:    # the harness's own values changed: later cases would not replay alone
+                print(json.dumps({"case": i, "error": "harness: case changed the shared EXTREME values"}), flush=True)
+                counts["failed"] = counts.get("failed", 0) + 1
+                EXTREME[:] = copy.deepcopy(constants)
     print(json.dumps({"summary": counts}), flush=True)
 
 

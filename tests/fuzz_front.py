@@ -21,7 +21,9 @@ default test run.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
+import os
 import math
 import random
 import subprocess
@@ -50,6 +52,70 @@ def corpus() -> tuple[list[Path], list[Path]]:
                   if p.stat().st_size < 200_000 and "campaigns" not in p.parts)
     camps = sorted((ROOT / "scenarios" / "campaigns").glob("*.toml"))
     return scen, camps
+
+
+_PARSED: dict[Path, dict] = {}
+
+
+def parsed(path: Path) -> dict:
+    """The parsed scenario file (parsed once per process; callers that change it copy it)."""
+    if path not in _PARSED:
+        from aqmlab._toml import tomllib
+
+        try:
+            _PARSED[path] = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError:
+            _PARSED[path] = {}
+    return _PARSED[path]
+
+
+_TEXTS: dict[Path, str] = {}
+
+
+def text_of(path: Path) -> str:
+    if path not in _TEXTS:
+        _TEXTS[path] = path.read_text()
+    return _TEXTS[path]
+
+
+_LEAVES: dict[Path, list] = {}
+_INLINE: dict[Path, str] = {}
+
+
+def leaves_of(path: Path) -> list:
+    """`leaves` of the parsed file (computed once per process)."""
+    if path not in _LEAVES:
+        _LEAVES[path] = leaves(parsed(path))
+    return _LEAVES[path]
+
+
+def inline_base(path: Path) -> str:
+    """The parsed file as a `[base]` table (written once per process)."""
+    if path not in _INLINE:
+        import tomli_w
+
+        _INLINE[path] = tomli_w.dumps({"base": parsed(path)})
+    return _INLINE[path]
+
+
+def toml_values(vals: list) -> str:
+    """`vals` as a TOML array, as tomli_w writes it; long plain strings (the megabyte values)
+    are put in afterwards, since tomli_w formats strings a character at a time."""
+    import tomli_w
+
+    big: dict[str, str] = {}
+
+    def sub(v):
+        if isinstance(v, str) and len(v) > 1000 and v.isascii() and v.isalnum():
+            tok = f"BIGVALUE{len(big)}"
+            big[tok] = v
+            return tok
+        return v
+
+    text = tomli_w.dumps({"v": [sub(v) for v in vals]}).split("=", 1)[1].strip()
+    for tok, v in big.items():
+        text = text.replace(f'"{tok}"', f'"{v}"', 1)
+    return text
 
 
 def leaves(v, path=()):
@@ -92,8 +158,9 @@ def value(rng: random.Random, own=None):
     if r < 0.45:
         return rng.choice(HOSTILE)
     if r < 0.47:
-        return "x" * rng.choice([1000, 1000, 100_000, 2_000_000])
-    return rng.choice(EXTREME)
+        # megabyte values are rare: each costs the front's TOML parser ~0.1 s of CPU
+        return "x" * rng.choice([1000] * 6 + [100_000] * 3 + [2_000_000])
+    return copy.deepcopy(rng.choice(EXTREME))   # a copy: API cases change the values they are given
 
 
 def deep(rng: random.Random, n: int):
@@ -123,16 +190,12 @@ def mutate_text(rng: random.Random, text: str) -> str:
 
 def campaign_case(rng: random.Random, scen: list[Path], camps: list[Path]) -> str:
     """A campaign file's text."""
-    from aqmlab._toml import tomllib
 
     if camps and rng.random() < 0.15:
-        return mutate_text(rng, rng.choice(camps).read_text())
+        return mutate_text(rng, text_of(rng.choice(camps)))
     base = rng.choice(scen)
-    try:
-        doc = tomllib.loads(base.read_text())
-    except tomllib.TOMLDecodeError:
-        doc = {}
-    paths = leaves(doc) or [("simulation", "duration")]
+    doc = parsed(base)
+    paths = leaves_of(base) or [("simulation", "duration")]
     head: dict = {"name": rng.choice(["c", "c-1", "bad name", "", "x" * 300]) if rng.random() < 0.1 else "c"}
     inline = rng.random() < 0.3
     lines = ["[campaign]", f"name = {toml_str(head['name'])}"]
@@ -164,9 +227,7 @@ def campaign_case(rng: random.Random, scen: list[Path], camps: list[Path]) -> st
         n = rng.choice([1, 2, 3, 5]) if rng.random() < 0.97 else rng.choice([20, 100, 1000])
         vals = [value(rng, own) for _ in range(min(n, 50))] + ([own] * (n - 50) if n > 50 else [])
         try:
-            import tomli_w
-
-            vtext = tomli_w.dumps({"v": vals}).split("=", 1)[1].strip() if vals else "[]"
+            vtext = toml_values(vals) if vals else "[]"
         except Exception:  # noqa: BLE001 - a value TOML cannot hold: the case uses it as text
             vtext = "[" + ", ".join(repr(v) for v in vals) + "]"
         spec = f"path = {toml_str(path)}, values = {vtext}"
@@ -195,10 +256,8 @@ def campaign_case(rng: random.Random, scen: list[Path], camps: list[Path]) -> st
         lines.append(rng.choice(['address = "tcp://127.0.0.1:1"', 'kind = "slurm"', 'kind = "slurm"\njobs = 0', 'kind = "nope"',
                                  'kind = "slurm"\nmemory = 5', 'address = 5']))
     if inline:
-        import tomli_w
-
         try:
-            lines.append(tomli_w.dumps({"base": doc}))
+            lines.append(inline_base(base))
         except Exception:  # noqa: BLE001
             lines.append("[base]")
     text = "\n".join(lines) + "\n"
@@ -219,13 +278,9 @@ def run_campaign_case(text: str, where: Path) -> str:
 
 
 def set_case(rng: random.Random, scen: list[Path]) -> tuple[str, list[str]]:
-    from aqmlab._toml import tomllib
 
     base = rng.choice(scen)
-    try:
-        paths = leaves(tomllib.loads(base.read_text()))
-    except tomllib.TOMLDecodeError:
-        paths = []
+    paths = leaves_of(base)
     sets = []
     for _ in range(rng.randrange(1, 4)):
         r = rng.random()
@@ -256,14 +311,10 @@ def run_set_case(case) -> str:
 
 
 def api_case(rng: random.Random, scen: list[Path]):
-    from aqmlab._toml import tomllib
 
     base = rng.choice(scen)
-    try:
-        doc = tomllib.loads(base.read_text())
-    except tomllib.TOMLDecodeError:
-        doc = {}
-    paths = leaves(doc)
+    doc = copy.deepcopy(parsed(base))
+    paths = leaves_of(base)
     for _ in range(rng.randrange(1, 4)):
         if not paths:
             break
@@ -316,9 +367,11 @@ def child(seed: int, first: int, last: int, progress: Path) -> None:
     warnings.simplefilter("ignore")
     scen, camps = corpus()
     counts: dict[str, int] = {}
+    constants = copy.deepcopy(EXTREME)
+    fd = os.open(progress, os.O_WRONLY | os.O_CREAT, 0o644)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(first, last):
-            progress.write_text(str(i))
+            os.pwrite(fd, f"{i:<20d}".encode(), 0)
             t0, c0 = time.perf_counter(), time.process_time()
             try:
                 kind, outcome = one(seed, i, scen, camps, Path(tmp))
@@ -334,6 +387,10 @@ def child(seed: int, first: int, last: int, progress: Path) -> None:
             if cpu > HANG_S or took > 10 * HANG_S:
                 print(json.dumps({"case": i, "error": f"took {took:.1f} s ({cpu:.1f} s CPU)"}), flush=True)
                 counts["failed"] = counts.get("failed", 0) + 1
+            if EXTREME != constants:    # the harness's own values changed: later cases would not replay alone
+                print(json.dumps({"case": i, "error": "harness: case changed the shared EXTREME values"}), flush=True)
+                counts["failed"] = counts.get("failed", 0) + 1
+                EXTREME[:] = copy.deepcopy(constants)
     print(json.dumps({"summary": counts}), flush=True)
 
 
@@ -370,7 +427,7 @@ def main() -> None:
                     failures.append(rec)
                     (FAILURES / f"seed{args.seed}-case{rec['case']}.json").write_text(json.dumps(rec, indent=2))
             if p.returncode != 0:        # the child died: the case it was on crashed it
-                at = int(progress.read_text()) if progress.exists() else i
+                at = int(progress.read_text().strip() or i) if progress.exists() else i
                 rec = {"case": at, "error": f"the process died (status {p.returncode}): {p.stderr[-500:]}"}
                 failures.append(rec)
                 (FAILURES / f"seed{args.seed}-case{at}.json").write_text(json.dumps(rec, indent=2))

@@ -150,6 +150,25 @@ def test_a_second_process_on_the_same_directory_is_refused_naming_the_holder(tmp
     assert again.returncode == 0 and "8 reused" in again.stdout, again.stderr
 
 
+def test_a_directory_another_process_is_still_opening_is_refused_naming_the_holder(tmp_path):
+    """The window in which the first process holds the lock but has not yet written the marker
+    (found by the test above on a loaded machine): OUT holds only `.lock` and `.tmp/`. A second
+    opener must treat it as aqmlab's and name the holder, not call it someone else's directory."""
+    import fcntl
+
+    out = tmp_path / "out"
+    (out / store.TMP).mkdir(parents=True)
+    fd = os.open(out / store.LOCK, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, json.dumps({"pid": 4242, "host": "elsewhere", "since": "now"}).encode())
+        with pytest.raises(store.StoreError) as e:
+            store.Store.open(out, "campaign")
+        assert "in use by process 4242 on elsewhere" in str(e.value) and e.value.code == 2
+    finally:
+        os.close(fd)
+
+
 def test_temporary_files_of_a_live_process_are_left_alone(tmp_path):
     """Start-up clean-up removes only what dead processes left behind (a temporary directory
     is named after its process)."""

@@ -170,6 +170,29 @@ def test_resume_stale_and_failed(tmp_path):
     assert set(runs["aqmlab_version"]) == {aqmlab.__version__} and len(runs) == 8
 
 
+def test_a_worker_loads_only_fingerprinted_modules():
+    """A local worker, started as the pool starts it, that has run a scenario has imported no
+    aqmlab module outside `fingerprint.PYTHON_MODULES` (the modules whose hash tells stored
+    runs of other code apart: one outside it could change results unnoticed), and none of the
+    heavy libraries a short run's worker start-up must not pay for (docs/performance.md)."""
+    from aqmlab.campaign import pool
+    from aqmlab.campaign.fingerprint import PYTHON_MODULES
+
+    cmd = pool._command()
+    probe = ("from aqmlab.campaign.worker import run_one; import sys; "
+             "r = run_one('k', open(sys.argv[1]).read(), None, ['simulation.duration=0.1s', 'simulation.warmup=0s'], None); "
+             "assert 'raw' in r, r; print(' '.join(sorted(sys.modules)))")
+    p = subprocess.run([*cmd[:-1], cmd[-1].replace(pool._MAIN, probe), str(Path(__file__).resolve().parents[1] / "scenarios/examples/mm1k.toml")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    mods = set(p.stdout.split())
+    ours = {m for m in mods if m == "aqmlab" or m.startswith("aqmlab.")}
+    allowed = {"aqmlab." + rel[:-3].replace("/", ".").removesuffix(".__init__") for rel in PYTHON_MODULES} | {"aqmlab", "aqmlab._core"}
+    assert ours <= allowed, ours - allowed
+    heavy = {"pandas", "pyarrow", "numpy", "multiprocessing", "dataclasses"}
+    assert not mods & heavy, mods & heavy
+
+
 def test_a_worker_running_edited_code_is_refused(tmp_path, monkeypatch):
     """Workers importing an edited copy of the package (same version, same compiled core) are
     refused: the Python hash of the fingerprint differs."""
@@ -294,3 +317,13 @@ def test_duplicate_scenarios_are_an_error(tmp_path):
     p.write_text(CAMPAIGN.format(seeds=1, more="").replace('values = ["5ms", "30ms"]', 'values = ["5ms", "5000us"]'))
     with pytest.raises(CampaignError, match="same scenario"):
         runner.plan(load_campaign(p))
+
+
+def test_seed_of_reads_the_top_level_seed_or_parses():
+    """`runner.seed_of` reads the seed of the summary's own `simulation` section; a nested
+    object of the same name holding a seed, or other spacing, falls back to parsing the whole
+    JSON (hand-written summaries; the expected seeds are the ones written in them)."""
+    assert runner.seed_of('{"flows":{},"simulation":{"duration_s":1.0,"seed":42,"warmup_s":0.0}}') == 42
+    assert runner.seed_of('{"flows":{"simulation":{"seed":5}},"simulation":{"events":3,"seed":7}}') == 7
+    assert runner.seed_of('{"simulation": {"seed": 9}}') == 9
+    assert runner.seed_of('{"simulation":{"seed":18446744073709551615}}') == 2**64 - 1

@@ -38,10 +38,30 @@ if _started_as_cli() and _signal.getsignal(_signal.SIGINT) is _signal.default_in
     _signal.signal(_signal.SIGINT, _leave_on_interrupt)
 
 from aqmlab._core import ScenarioError, __version__  # noqa: E402
-from aqmlab.results import Results  # noqa: E402
-from aqmlab.scenario import (  # noqa: E402
-    ScenarioDeprecationWarning, congestion_controls, load_scenario, qdiscs, resolve, run, sources, validate)
-from aqmlab import fluid  # noqa: E402 - the fluid model; callable: aqmlab.fluid(...) (docs/fluid.md)
+
+# The rest of the API is imported on first use (PEP 562): a campaign's worker process imports
+# only the compiled core through this package, which keeps its start-up short.
+_LAZY = {"Results": "aqmlab.results", **{n: "aqmlab.scenario" for n in (
+    "ScenarioDeprecationWarning", "congestion_controls", "load_scenario", "qdiscs", "resolve", "run", "sources", "validate")}}
+
+
+def __getattr__(name: str):
+    """`aqmlab.run`, `aqmlab.Results`, ..., and `aqmlab.fluid` (the fluid model; callable:
+    aqmlab.fluid(...), docs/fluid.md), imported when first asked for."""
+    import importlib
+
+    if name == "fluid":
+        return importlib.import_module("aqmlab.fluid")
+    if name not in _LAZY:
+        raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = ["Results", "fluid", "ScenarioDeprecationWarning", "ScenarioError", "__version__", "congestion_controls", "load_scenario", "qdiscs", "resolve", "run",
            "sources", "validate"]

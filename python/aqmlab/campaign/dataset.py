@@ -21,6 +21,7 @@ and hands them over.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -78,6 +79,13 @@ def studied_queue(summary: dict[str, Any], wanted: str | None) -> str:
     return max(summary["queues"], key=lambda q: (links.get(q, {}).get("tx_bytes", 0), q)) if summary["queues"] else ""
 
 
+@functools.lru_cache(maxsize=64)
+def _quantities(name: str, values: tuple[str, ...]):
+    from aqmlab.campaign.units import quantity_columns
+
+    return quantity_columns(name, values)
+
+
 def axis_values(axis, i: int) -> dict[str, Any]:
     """The dataset columns of value `i` of `axis`: its typed column first (`axis.column`), then,
     for a duration, rate or size, the exact integer nanoseconds (`<name>_ns`, durations only)
@@ -86,7 +94,8 @@ def axis_values(axis, i: int) -> dict[str, Any]:
 
     row = {axis.column: axis.typed[i]}
     if not axis.is_table:
-        q = quantity_columns(axis.name, axis.values)
+        q = _quantities(axis.name, tuple(axis.values)) if all(isinstance(v, str) for v in axis.values) else quantity_columns(
+            axis.name, axis.values)
         if q is not None:
             for col, vals in q.items():
                 row[col] = vals[i]
@@ -135,14 +144,26 @@ def run_row(campaign: Campaign, run: Run, summary: dict[str, Any], meta: dict[st
     row["queue"] = q
     row["queue_qdisc"] = summary["queues"][q]["qdisc"] if q else ""
     row.update(conditions(summary, q))
-    metrics: dict[str, Any] = {m: summary["aggregate"].get(_A.flows if m == "n_flows" else m) for m in AGGREGATE_METRICS}
-    for m in QUEUE_METRICS:
-        metrics[f"queue_{m}"] = summary["queues"].get(q, {}).get(m)
-    for m in LINK_METRICS:
-        metrics[f"link_{m}"] = summary.get("links", {}).get(q, {}).get(m)
-    metrics["events"] = summary["simulation"]["events"]
-    row.update({k: v for k, v in metrics.items() if _keep(campaign.metrics, k)})
+    agg, queue, link = summary["aggregate"], summary["queues"].get(q, {}), summary.get("links", {}).get(q, {})
+    for name, section, key in _kept_metrics(None if campaign.metrics is None else tuple(campaign.metrics)):
+        if section == "aggregate":
+            row[name] = agg.get(key)
+        elif section == "queue":
+            row[name] = queue.get(key)
+        elif section == "link":
+            row[name] = link.get(key)
+        else:
+            row[name] = summary["simulation"]["events"]
     return row
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_metrics(patterns: tuple[str, ...] | None) -> tuple[tuple[str, str, str], ...]:
+    """The run metrics `patterns` keeps, in `RUN_METRICS` order: (column, summary section, key)."""
+    where = [(m, "aggregate", _A.flows if m == "n_flows" else m) for m in AGGREGATE_METRICS]
+    where += [(f"queue_{m}", "queue", m) for m in QUEUE_METRICS] + [(f"link_{m}", "link", m) for m in LINK_METRICS]
+    where.append(("events", "simulation", "events"))
+    return tuple(w for w in where if _keep(patterns, w[0]))
 
 
 def _arrow_type(v: Any):
@@ -192,11 +213,109 @@ def _concat(tables):
     return pa.concat_tables(tables, promote_options="default")
 
 
+def _ids_table(id_rows: list[dict[str, Any]]):
+    """The runs' identifying columns as one Arrow table (one row per run), typed as
+    `table_rows` types them; None if a column's type differs between runs (the caller then
+    builds the tables run by run, which reports such a mix as it always has)."""
+    import pyarrow as pa
+
+    if not id_rows:
+        return None
+    names = list(id_rows[0])
+    if any(list(r) != names for r in id_rows):
+        return None
+    cols = []
+    for n in names:
+        vals = [r[n] for r in id_rows]
+        types = {_arrow_type(v) for v in vals}
+        if len(types) != 1:
+            return None
+        cols.append(pa.array(vals, type=types.pop()))
+    return pa.table(cols, names=names)
+
+
+def _gather(src: "Reader", done: list, ids_tab, name: str, keep):
+    """Table `name` of the runs `done` ([(run, meta)] in campaign order), as `table_rows` and
+    `_concat` make it run by run, made per stored file instead: each batch file's rows get their
+    runs' identifying columns in one `take`, its label columns one cast, and the runs' rows are
+    put in campaign order by one `take` over the files' rows."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from aqmlab.campaign.store import RUNS
+
+    groups: dict[tuple, list[tuple[int, int, int | None]]] = {}   # source -> [(run index, start, stop)]
+    pieces: list[tuple[tuple, int, int | None]] = []
+    for j, (r, _) in enumerate(done):
+        if not src.has_table(r.key, name):
+            continue
+        e = src.best(r.key)
+        if e.batch is None:
+            source, start, stop = ("dir", r.key), 0, None
+        else:
+            f, start, stop = e.tables[name]
+            source = ("empty",) if f < 0 else ("batch", e.batch, f)
+            if f < 0:
+                start = stop = 0
+        groups.setdefault(source, []).append((j, start, stop))
+        pieces.append((source, start, stop))
+    if not pieces:
+        return pa.table({})
+    ids_names = ids_tab.column_names
+    converted, offsets, total = [], {}, 0
+    for source, members in groups.items():   # in order of first use: the union's column order
+        if source[0] == "batch":
+            t = src._file(source[1], name, source[2]).drop_columns(["run"])
+        elif source[0] == "dir":
+            t = pq.read_table(src.out / RUNS / source[1] / f"{name}.parquet")
+        else:
+            t = pa.Table.from_arrays([], names=[])
+        idx = np.zeros(t.num_rows, dtype=np.int64)
+        for j, start, stop in members:
+            idx[start:t.num_rows if stop is None else stop] = j
+        names, cols = list(ids_names), list(ids_tab.take(pa.array(idx)).columns)
+        taken = set(names)
+        for f, col in zip(t.schema, t.columns):
+            column = "queue_qdisc" if f.name == "qdisc" else f.name
+            if column in taken:
+                column = f"flow_{column}"
+            if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
+                col = col.cast(pa.large_string())
+            elif not keep(column):
+                continue
+            names.append(column)
+            cols.append(col)
+        converted.append(pa.table(cols, names=names))
+        offsets[source] = total
+        total += t.num_rows
+    whole = pa.concat_tables(converted, promote_options="default")
+    order = [np.arange(offsets[s] + start, offsets[s] + (stop if stop is not None else _rows(src, s, name)), dtype=np.int64)
+             for s, start, stop in pieces]
+    return whole.take(pa.array(np.concatenate(order))).combine_chunks()
+
+
+def _rows(src: "Reader", source: tuple, name: str) -> int:
+    import pyarrow.parquet as pq
+
+    from aqmlab.campaign.store import RUNS
+
+    return pq.ParquetFile(src.out / RUNS / source[1] / f"{name}.parquet").metadata.num_rows
+
+
+def _meta(src: "Reader", key: str) -> dict[str, Any]:
+    """What the identifying columns need of a stored run (its fingerprint): from the batch's
+    index for a run kept in a batch (no per-run JSON to parse), else `Reader.meta`."""
+    e = src.best(key)
+    return {"key": key, **e.fingerprint} if e is not None and e.batch is not None else src.meta(key)
+
+
 def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -> dict[str, Path]:
     """Writes the dataset from the runs stored in `out` (a directory, or its opened store) that
     the current code produced (stale, failed and missing runs are left out); returns the paths
     written. Each run's summary and tables come from the store (`campaign.store`), however it
-    keeps them."""
+    keeps them; the tables are assembled per stored file (`_gather`), the same rows and columns
+    as run by run (`table_rows`)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -206,25 +325,24 @@ def build(campaign: Campaign, out: "str | Path | Reader", runs: Sequence[Run]) -
 
     src = out if isinstance(out, Reader) else reader(out)
     out = src.out
-    rows, flows, queues, classes = [], [], [], []
-    for r in runs:
-        if src.status(r.key) != DONE:
-            continue
-        meta = src.meta(r.key)
+    done = [(r, _meta(src, r.key)) for r in runs if src.status(r.key) == DONE]
+    rows = [run_row(campaign, r, src.summary(r.key), meta) for r, meta in done]
+    flow_keep = lambda c: _keep(campaign.flow_metrics, c)   # noqa: E731
+    all_keep = lambda c: True   # noqa: E731
+    ids_tab = _ids_table([ids(campaign, r, meta) for r, meta in done])
+    if ids_tab is not None:
+        flows, queues, classes = (_gather(src, done, ids_tab, n, k) for n, k in (("flows", flow_keep), ("queues", all_keep),
+                                                                                  ("queue_classes", all_keep)))
+    else:   # identifying columns of mixed types: run by run, as always
+        def each(name, keep):
+            return _concat([table_rows(campaign, r, meta, src.table(r.key, name, exact=False), keep) if src.has_table(r.key, name)
+                            else None for r, meta in done])
 
-        def rows_of(name, keep, r=r, meta=meta):
-            if not src.has_table(r.key, name):
-                return None
-            return table_rows(campaign, r, meta, src.table(r.key, name, exact=False), keep)
-
-        rows.append(run_row(campaign, r, src.summary(r.key), meta))
-        flows.append(rows_of("flows", lambda c: _keep(campaign.flow_metrics, c)))
-        queues.append(rows_of("queues", lambda c: True))
-        classes.append(rows_of("queue_classes", lambda c: True))
+        flows, queues, classes = each("flows", flow_keep), each("queues", all_keep), each("queue_classes", all_keep)
     target = out / DATASET
     target.mkdir(parents=True, exist_ok=True)
     tables = {"runs": pa.Table.from_pandas(pd.DataFrame(rows), preserve_index=False).replace_schema_metadata(None),
-              "flows": _concat(flows), "queues": _concat(queues), "queue_classes": _concat(classes)}
+              "flows": flows, "queues": queues, "queue_classes": classes}
     paths = {}
     for name, table in tables.items():
         p = target / f"{name}.parquet"

@@ -3,8 +3,9 @@ dies (an abort, a signal, the memory limit) fails only its own run — its failu
 signal and the worker's last words on stderr — and a fresh worker takes its place; the pool
 stops at once when asked (Ctrl-C), killing the runs in progress.
 
-Each worker is a fresh interpreter (`python -c "...worker.main()"`) talking over a pair of
-pipes, with up to `DEPTH` tasks sent ahead (it runs them in order, so the first one not
+Each worker is a fresh interpreter (`python -S -c "...worker.main()"` given this process's
+`sys.path`, see `_command`) talking over a pair of pipes (`marshal`ed builtin values in
+`multiprocessing.connection`'s framing: `worker.send`/`recv`), with up to `DEPTH` tasks sent ahead (it runs them in order, so the first one not
 answered is the one it was running when it died): it never re-imports the caller's main script (as multiprocessing's
 spawn and forkserver do, which breaks scripts without a `__main__` guard) and never inherits
 the caller's threads (as fork does). It dies with the process that started it
@@ -12,6 +13,7 @@ the caller's threads (as fork does). It dies with the process that started it
 
 from __future__ import annotations
 
+import marshal
 import os
 import signal
 import subprocess
@@ -23,9 +25,22 @@ from collections import deque
 from itertools import chain
 from typing import Callable, Iterator
 
-from aqmlab.campaign.worker import Task
+from aqmlab.campaign.task import Task
 
 _MAIN = "from aqmlab.campaign.worker import main; main()"
+
+
+def _command() -> list[str]:
+    """A worker's interpreter: `python -S` (no site-packages start-up hooks: `.pth` files can
+    cost tens of milliseconds of CPU per interpreter) with this process's `sys.path` after its
+    own (PYTHONPATH and the standard library, as any interpreter starts), when aqmlab is found
+    in one of this process's directories; otherwise an ordinary `python -c`."""
+    import aqmlab
+
+    home = os.path.dirname(os.path.dirname(os.path.abspath(aqmlab.__file__)))
+    if any(p and os.path.abspath(p) == home for p in sys.path):
+        return [sys.executable, "-S", "-c", f"import sys; sys.path += [p for p in {list(sys.path)!r} if p not in sys.path]; {_MAIN}"]
+    return [sys.executable, "-c", _MAIN]
 #: Tasks sent to a worker ahead of its answers (so it never waits for this process).
 DEPTH = 2
 
@@ -54,7 +69,7 @@ class _Worker:
         res_r, res_w = os.pipe()
         self.log = log_dir / f"worker-{n}.log"
         with open(self.log, "wb") as err:
-            self.proc = subprocess.Popen([sys.executable, "-c", _MAIN, str(task_r), str(res_w), str(os.getpid()), str(memory_limit or 0)],
+            self.proc = subprocess.Popen([*_command(), str(task_r), str(res_w), str(os.getpid()), str(memory_limit or 0)],
                                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, pass_fds=(task_r, res_w),
                                          close_fds=True)
         os.close(task_r)
@@ -118,7 +133,7 @@ def run_local(tasks: Iterator[Task], workers: int, done: Callable[[Task, dict], 
                         w = min(pool, key=lambda x: len(x.tasks))
                     w.tasks.append(task)
                     try:
-                        w.send.send(task)
+                        w.send.send_bytes(marshal.dumps(task.wire()))
                     except OSError:
                         pass        # a dead worker: found below, when its pipe reads EOF
             busy = [w for w in pool if w.tasks]
@@ -129,7 +144,7 @@ def run_local(tasks: Iterator[Task], workers: int, done: Callable[[Task, dict], 
                 if w.recv not in ready:
                     continue
                 try:
-                    payload = w.recv.recv()
+                    payload = marshal.loads(w.recv.recv_bytes())
                 except (EOFError, OSError):
                     payload = None
                 if payload is not None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
+import re
 import signal
 import threading
 import time
@@ -29,7 +31,8 @@ from aqmlab.campaign.errors import CampaignError, StoreError
 from aqmlab.campaign.spec import Campaign, Run
 from aqmlab.campaign.store import (DONE, FAILED_STATUS, MISSING, STALE, Store, core_hash, fingerprint, mismatch,  # noqa: F401
                                    reader)
-from aqmlab.campaign.worker import Task, simulate  # noqa: F401
+from aqmlab.campaign.task import Task
+from aqmlab.campaign.worker import simulate  # noqa: F401
 from aqmlab.results import run_key
 
 __all__ = ["DONE", "FAILED_STATUS", "MISSING", "STALE", "Outcome", "Task", "core_hash", "execute", "fingerprint", "plan",
@@ -198,7 +201,8 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
             outcome.failures.append((task.key, error))
             status = FAILED_STATUS
         else:
-            raw = dict(payload["raw"], seed=payload["seed"])
+            raw = payload["raw"]
+            raw = dict(raw, seed=payload["seed"] if "seed" in payload else seed_of(raw["summary"]))
             store.add(task.key, task.params, raw, per_run=per_run)
             outcome.sim_cpu_s += payload.get("cpu_s", 0.0)
             status = DONE
@@ -236,6 +240,20 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
     store.gc()
     outcome.wall_s = time.perf_counter() - t0
     return outcome
+
+
+_SIMULATION = re.compile(r'"simulation":\{([^{}]*)\}')
+_SEED = re.compile(r'"seed":(\d+)[,}]')
+
+
+def seed_of(summary: str) -> int:
+    """The seed a run used, from its summary's JSON text: the one flat `simulation` object
+    holding a seed (its top-level section), read without parsing the whole summary; parsed
+    whole if the text is not as expected."""
+    found = [m for m in (_SEED.search(g.group(1) + "}") for g in _SIMULATION.finditer(summary)) if m]
+    if len(found) == 1:
+        return int(found[0].group(1))
+    return json.loads(summary)["simulation"]["seed"]
 
 
 def _resolved(task: Task) -> str:

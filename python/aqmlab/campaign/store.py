@@ -28,18 +28,19 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
-import hashlib
 import json
 import os
 import shutil
 import socket
-import sys
 import time
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from aqmlab.campaign.errors import StoreError
+from aqmlab.campaign.fingerprint import (PYTHON_MODULES, _version, core_hash, describe, fingerprint, mismatch,  # noqa: F401
+                                         python_hash)
 
 MARKER = "aqmlab-store.json"
 LOCK = ".lock"
@@ -59,67 +60,7 @@ DONE, STALE, FAILED_STATUS, MISSING = "done", "stale", "failed", "missing"
 KNOWN = {MARKER, LOCK, TMP, BATCHES, RUNS, FAILED, "dataset", "campaign.toml", "report.html", "sweep.parquet", "sweep.csv",
          "tables", "figures", "report.md", "sets", "metrics.parquet"}
 
-#: The Python modules (paths inside the package) that turn a scenario into a stored run: the
-#: worker's loop and its imports, and the code that shapes what is stored. Their hash is part of
-#: the fingerprint (tests/test_store.py checks that a worker loads no other aqmlab module).
-PYTHON_MODULES = ("__init__.py", "_toml.py", "results.py", "scenario.py", "schema.py", "campaign/__init__.py", "campaign/errors.py",
-                  "campaign/store.py", "campaign/worker.py")
-
 HOST = socket.gethostname()
-
-
-# ---- fingerprint --------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=1)
-def core_hash() -> str:
-    """SHA-256 (first 16 hex digits) of the compiled core's shared library, computed once."""
-    from aqmlab import _core
-
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
-
-@functools.lru_cache(maxsize=1)
-def python_hash() -> str:
-    """SHA-256 (first 16 hex digits) of the `PYTHON_MODULES` as installed, computed once."""
-    root = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for rel in PYTHON_MODULES:
-        h.update(rel.encode() + b"\0")
-        try:
-            h.update((root / rel).read_bytes())
-        except OSError:
-            h.update(b"(missing)")
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
-def fingerprint() -> dict[str, str]:
-    """The code that produces results now: aqmlab version, compiled-core hash, Python hash."""
-    from aqmlab import _core
-
-    return {"aqmlab_version": _version(_core.__version__), "core_hash": core_hash(), "python_hash": python_hash()}
-
-
-def _version(default: str) -> str:
-    mod = sys.modules.get("aqmlab")
-    return getattr(mod, "__version__", default) if mod is not None else default
-
-
-def describe(fp: Mapping[str, Any]) -> str:
-    """`aqmlab 0.1.0 (core 9146ab…, Python 51c2…)` for messages."""
-    return f"aqmlab {fp.get('aqmlab_version')} (core {fp.get('core_hash')}, Python {fp.get('python_hash')})"
-
-
-def mismatch(theirs: Mapping[str, Any]) -> str | None:
-    """Why a worker's fingerprint differs from this process's, or None if it matches."""
-    here = fingerprint()
-    if all(theirs.get(k) == v for k, v in here.items()):
-        return None
-    return f"the worker runs {describe(theirs)}, this process {describe(here)}; install the same build everywhere"
 
 
 # ---- small atomic helpers -----------------------------------------------------------------------
@@ -193,6 +134,7 @@ class Reader:
         self._entries: dict[str, list[Entry]] | None = None
         self._batch_files: dict[tuple[str, str], Any] = {}
         self._batch_runs: dict[str, Any] = {}
+        self._best: dict[tuple[str, bool], Entry | None] = {}
 
     # -- index
     def _load(self) -> dict[str, list[Entry]]:
@@ -236,17 +178,25 @@ class Reader:
         self._entries = None
         self._batch_files.clear()
         self._batch_runs.clear()
+        self._best.clear()
 
     def best(self, key: str, *, want_dir: bool = False) -> Entry | None:
         """The entry a reader should use for `key`: a fresh one if any (a run directory if
-        `want_dir`), else the latest."""
+        `want_dir`), else the latest. (Remembered until `refresh`: the code running now, which
+        decides freshness, does not change while the process runs.)"""
+        k = (key, want_dir)
+        if k in self._best:
+            return self._best[k]
         found = self._load().get(key, [])
         if want_dir:
             found = [e for e in found if e.batch is None]
         if not found:
-            return None
-        here = fingerprint()
-        return max(found, key=lambda e: (e.fresh(here), e.batch is None, e.order))
+            best = None
+        else:
+            here = fingerprint()
+            best = max(found, key=lambda e: (e.fresh(here), e.batch is None, e.order))
+        self._best[k] = best
+        return best
 
     def status(self, key: str, *, want_dir: bool = False) -> str:
         """done (stored by the code running now), stale (by other code), failed, or missing."""
@@ -445,8 +395,8 @@ def check_directory(out: str | os.PathLike, kind: str, *, force: bool = False) -
         names = sorted(p.name for p in out.iterdir())
     except OSError as e:
         raise StoreError(f"cannot read {out}: {e.strerror or e}", 2) from None
-    if not names:
-        return
+    if not names or set(names) <= {LOCK, TMP}:
+        return      # empty, or another aqmlab process is opening it (lock taken, marker not yet written)
     foreign = [n for n in names if n not in KNOWN]
     legacy = (out / RUNS).is_dir() or (out / "sets").is_dir() or (out / "report.md").exists()
     if foreign or not legacy:
@@ -636,7 +586,8 @@ class Store(Reader):
         if not self._pending:
             self._oldest = time.monotonic()
         self._pending.append((key, params, raw))
-        self._pending_bytes += sum(len(c[1]) for t in raw["tables"].values() for c in t.values()) + len(raw["summary"])
+        # about its size (a table's first column's bytes times its columns: the batch bound is rough)
+        self._pending_bytes += sum(len(next(iter(t.values()))[1]) * len(t) for t in raw["tables"].values() if t) + len(raw["summary"])
 
     def pending(self) -> int:
         """Runs kept in memory for the next batch."""
@@ -653,8 +604,13 @@ class Store(Reader):
             return 0
         n = len(self._pending)
         size = write_batch(self, self._pending)
+        try:
+            recorded = set(os.listdir(self.out / FAILED))
+        except OSError:
+            recorded = set()
         for key, _, _ in self._pending:
-            (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
+            if f"{key}.json" in recorded:
+                (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
         self._pending.clear()
         self._pending_bytes = 0
         self.stored_bytes += size
@@ -762,7 +718,7 @@ def _human(b: float) -> str:
 # ---- batches ------------------------------------------------------------------------------------
 
 def _columns_layout(cols: Mapping[str, tuple]) -> tuple:
-    return tuple((name, c[0]) for name, c in cols.items())
+    return tuple(zip(cols, map(itemgetter(0), cols.values())))
 
 
 def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapping[str, Any]]]) -> int:
@@ -808,14 +764,19 @@ def write_batch(store: Store, items: Sequence[tuple[str, Mapping[str, Any], Mapp
                     if kind == "cat":
                         cats: dict[str, int] = {}
                         parts = []
+                        seen: dict[tuple, Any] = {}    # (labels, codes) -> the codes in the file's dictionary
                         for _, cols in members:
                             _, data, local = cols[col][:3]
-                            lut = np.fromiter((cats.setdefault(c, len(cats)) for c in local), dtype=np.int32, count=len(local))
-                            parts.append(lut[np.frombuffer(data, dtype="<i4")] if len(local) else np.frombuffer(data, dtype="<i4"))
+                            k = (tuple(local), data)
+                            part = seen.get(k)
+                            if part is None:
+                                lut = np.fromiter((cats.setdefault(c, len(cats)) for c in local), dtype=np.int32, count=len(local))
+                                part = seen[k] = lut[np.frombuffer(data, dtype="<i4")] if len(local) else np.frombuffer(data, dtype="<i4")
+                            parts.append(part)
                         codes_col = np.concatenate(parts) if parts else np.zeros(0, np.int32)
                         arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes_col, pa.int32()), pa.array(list(cats), pa.string())))
                     else:
-                        data = b"".join(cols[col][1] for _, cols in members)
+                        data = b"".join([cols[col][1] for _, cols in members])
                         typ = pa.float64() if kind == "f64" else pa.int64()
                         arrays.append(pa.Array.from_buffers(typ, len(data) // 8, [None, pa.py_buffer(data)]))
                 start = 0

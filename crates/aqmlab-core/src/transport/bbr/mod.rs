@@ -551,7 +551,6 @@ impl Configure for Bbr {
         if !written("min_rtt_strict") {
             p.min_rtt_strict = d.bbr_linux;
         }
-
     }
     fn configure(p: &BbrParams, env: &CcEnv) -> Result<Self, String> {
         let mut b = Bbr::new(env.initial_window);

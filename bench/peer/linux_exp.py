@@ -4,6 +4,7 @@ Linux runs in measured/ (means over Linux runs 1-3 and aqmlab seeds 1-5, flows s
 Linux's data starts, as `run.py --peer linux --cached`).
 
     python bench/peer/linux_exp.py CASE [--key 'cc = { kind = "dctcp", cwr = false }'] ...
+    python bench/peer/linux_exp.py CASE --ack-jitter MBPS
     python bench/peer/linux_exp.py CASE --shaper htb [--burst BYTES] [--keep-rtt] [--slow-reverse]
     python bench/peer/linux_exp.py --fq-pie-collision
     python bench/peer/linux_exp.py --all [options above]      # every core case: the agreement table
@@ -18,6 +19,9 @@ Linux's data starts, as `run.py --peer linux --cached`).
   rendering's full-duplex bottleneck does.
 --rtt-spread MS: the flows' base RTTs spread evenly over [RTT - MS/2, RTT + MS/2] on the aqmlab
   side (a test of synchronization between identical flows).
+--ack-jitter MBPS: Poisson 1500-B UDP packets at MBPS from the receiver's side on the aqmlab side
+  (ACKs queued behind one leave back to back: a test of sensitivity to uneven ACK spacing; the
+  UDP flow counts in goodput and Jain, so compare the forward queue and utilization only).
 --fq-pie-collision: cubic5-fq_pie with flows 2 and 3 in one flow queue (classify = "priority",
   priorities 1, 2, 2, 3, 4) against five queues, beside Linux runs 1-5.
 Standard library only; the aqmlab side runs in a child interpreter that imports aqmlab.
@@ -72,6 +76,12 @@ def render(case, seed, starts, a) -> tuple[str, dict]:
         it = iter(range(n))
         lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + ((next(it) / max(n - 1, 1)) - 0.5) * a.rtt_spread * 1e3 / 2:.3f}us"', lines[j])
         text = "\n".join(lines) + "\n"
+    if getattr(a, "ack_jitter", 0):
+        # ACK compression: full-size UDP packets from the receiver's side at `ack_jitter` Mb/s
+        # (Poisson arrivals) share the ACK path's serialization, so ACKs queued behind one leave
+        # back to back (a test of BBR's delivery-rate samples against uneven ACK timing)
+        text += (f'\n[[flows]]\nkind = "poisson"\nname = "ackjitter"\nfrom = "d1"\nto = "s1"\n'
+                 f'rate = "{a.ack_jitter * 1e6:.0f}bps"\nsize = "1500B"\n')
     if a.shaper == "htb":
         lines = text.splitlines()
         burst = a.burst if a.burst else rate / 8 * 1e-3 + lp.IP_PKT
@@ -130,6 +140,8 @@ def main():
     ap.add_argument("--slow-reverse", action="store_true")
     ap.add_argument("--rtt-spread", type=float, default=0.0,
                     help="ms: spread the flows' base RTTs evenly over ± half of this (aqmlab side only)")
+    ap.add_argument("--ack-jitter", type=float, default=0.0,
+                    help="Mb/s of 1500-B UDP packets on the ACK path (aqmlab side only)")
     ap.add_argument("--fq-pie-collision", action="store_true")
     ap.add_argument("--all", action="store_true", help="every core case so changed: the agreement table")
     a = ap.parse_args()

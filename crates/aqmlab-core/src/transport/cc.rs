@@ -181,6 +181,10 @@ pub trait CongestionControl {
     fn pacing_rate(&mut self, _now: SimTime, _w: &Window, _srtt: Option<SimTime>) -> Option<f64> {
         None
     }
+    /// Segments the pacer sends back to back as one unit (Linux's TSO/GSO skb); 1 by default.
+    fn send_quantum(&self) -> u32 {
+        1
+    }
     /// Gives the control the flow's own random stream (for randomised decisions).
     fn seed(&mut self, _rng: Rng) {}
     /// The control's named state, if it has one (BBR's mode), for the `tcp_trace` table.
@@ -371,6 +375,9 @@ macro_rules! congestion_controls {
             }
             fn pacing_rate(&mut self, now: SimTime, w: &Window, srtt: Option<SimTime>) -> Option<f64> {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.pacing_rate(now, w, srtt)),* }
+            }
+            fn send_quantum(&self) -> u32 {
+                match self { $($(#[$cfg])* Cc::$variant(c) => c.send_quantum()),* }
             }
             fn seed(&mut self, rng: Rng) {
                 match self { $($(#[$cfg])* Cc::$variant(c) => c.seed(rng)),* }

@@ -52,6 +52,13 @@ pub struct Pacer {
     /// Earliest departure of the next segment.
     pub next: SimTime,
     timer: Timer,
+    /// Segments that leave back to back as one paced unit (a TSO/GSO skb; 1 unless the
+    /// control asks for more, [`Pacer::set_quantum`]).
+    quantum: u32,
+    /// The open unit: its departure time, segments it may still take, its gap so far.
+    burst_start: SimTime,
+    burst_left: u32,
+    burst_gap: SimTime,
 }
 
 impl Pacer {
@@ -61,6 +68,10 @@ impl Pacer {
             cfg,
             next: 0,
             timer: Timer::default(),
+            quantum: 1,
+            burst_start: 0,
+            burst_left: 0,
+            burst_gap: 0,
         })
     }
 
@@ -97,8 +108,32 @@ impl Pacer {
         self.cfg.mode == PacingMode::Cc
     }
 
+    /// Sets the paced unit to `q` segments (Linux: an skb of `tcp_tso_autosize` segments leaves
+    /// at its departure time and the next departs after the whole skb's time at the rate).
+    pub fn set_quantum(&mut self, q: u32) {
+        self.quantum = q.max(1);
+    }
+
+    /// The departure time of the next unit (Linux `tcp_wstamp_ns`), at least `now`.
+    pub fn edt(&self, now: SimTime) -> SimTime {
+        if self.burst_left > 0 {
+            return (self.burst_start + self.burst_gap).max(now);
+        }
+        self.next.max(now)
+    }
+
+    /// Ends an open unit that its segments did not fill (Linux sends a smaller skb).
+    fn close_burst(&mut self) {
+        self.next = self.burst_start + self.burst_gap;
+        self.burst_left = 0;
+        self.burst_gap = 0;
+    }
+
     /// True if a segment may leave at `now`; otherwise arms the pacing timer for `next`.
     pub fn ready(&mut self, now: SimTime, out: &mut Outbox) -> bool {
+        if self.burst_left > 0 && now > self.burst_start {
+            self.close_burst();
+        }
         if now >= self.next {
             return true;
         }
@@ -110,7 +145,30 @@ impl Pacer {
     pub fn on_send(&mut self, now: SimTime, bytes: u32, rate: Option<f64>) {
         if let Some(r) = rate {
             let gap = (bytes as f64 * 8.0 / r * 1e9).round() as SimTime;
-            self.next = self.next.max(now) + gap;
+            if self.quantum <= 1 && self.burst_left == 0 {
+                self.next = self.next.max(now) + gap;
+                return;
+            }
+            if self.burst_left > 0 && now == self.burst_start {
+                // Another segment of the open unit: it leaves with the first.
+                self.burst_gap += gap;
+                self.burst_left -= 1;
+                if self.burst_left == 0 {
+                    self.close_burst();
+                }
+                return;
+            }
+            if self.burst_left > 0 {
+                self.close_burst();
+            }
+            self.burst_start = self.next.max(now);
+            self.burst_gap = gap;
+            self.burst_left = self.quantum - 1;
+            if self.burst_left == 0 {
+                self.close_burst();
+            } else {
+                self.next = self.burst_start;
+            }
         }
     }
 
@@ -162,5 +220,28 @@ mod tests {
         // Idle until 10 ms: the next gap starts from now, not from 1 ms.
         p.on_send(10_000_000, 1000, Some(8e6));
         assert_eq!(p.next, 11_000_000);
+    }
+
+    /// A 2-segment unit (Linux's 2-segment skb at BBR's TSO goal), worked by hand: 1000 B at
+    /// 8 Mb/s is 1 ms a segment. Two segments leave at 0 together and the next unit at 2 ms
+    /// (the skb's whole time); a unit left half full at 2 ms (cwnd-limited) is closed by the
+    /// next segment at 2.5 ms, which must wait for 3 ms, one segment's time after the first.
+    #[test]
+    fn a_quantum_of_two_sends_pairs_back_to_back() {
+        let mut p = Pacer::new(cfg(PacingMode::Fixed, Some(8e6))).unwrap();
+        p.set_quantum(2);
+        let mut out = Outbox::default();
+        assert!(p.ready(0, &mut out));
+        p.on_send(0, 1000, Some(8e6));
+        assert!(p.ready(0, &mut out)); // the second segment of the unit leaves at once
+        assert_eq!(p.edt(0), 1_000_000);
+        p.on_send(0, 1000, Some(8e6));
+        assert_eq!(p.next, 2_000_000);
+        assert!(!p.ready(1_999_999, &mut out));
+        assert!(p.ready(2_000_000, &mut out));
+        p.on_send(2_000_000, 1000, Some(8e6));
+        assert!(!p.ready(2_500_000, &mut out));
+        assert_eq!(p.next, 3_000_000);
+        assert!(p.ready(3_000_000, &mut out));
     }
 }

@@ -102,6 +102,9 @@ pub struct RateSample {
     /// CE-marked segments delivered since the newest delivered segment was sent (with
     /// precise ECN feedback; Linux `rs->delivered_ce`).
     pub delivered_ce: u64,
+    /// The earliest departure time of the sender's next segment (the pacer's `tcp_wstamp_ns`;
+    /// `now` without pacing), for Linux BBR's `bbr_packets_in_net_at_edt`.
+    pub edt: SimTime,
 }
 
 /// A segment newly marked lost, as BBRv3's per-loss step reads it (draft-ietf-ccwg-bbr
@@ -303,6 +306,7 @@ impl RateSampler {
             tx_in_flight: 0,
             lost: 0,
             delivered_ce: 0,
+            edt: now,
         };
         let Some(c) = self.cand.take() else {
             return rs;

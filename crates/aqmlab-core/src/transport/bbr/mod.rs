@@ -36,8 +36,8 @@
 //!   allowance (Linux 4.20+, ns-3: the excess of delivered data over BtlBw·elapsed in an
 //!   ACK epoch, windowed max over 5–10 rounds, capped at cwnd and at 100 ms of BtlBw).
 //!   Linux's rounding of cwnd up to an even number (only with `tso_quantum`, below) and its
-//!   earliest-departure-time correction of in-flight are not modelled; without an RTprop the
-//!   target is the flow's initial window.
+//!   earliest-departure-time correction of in-flight (only with `edt_inflight`) are not
+//!   modelled by default; without an RTprop the target is the flow's initial window.
 //! - Options `tso_quantum` and `min_rtt_strict` (both on in the `linux` profile, off by
 //!   default; issue 29): with `tso_quantum` the send quantum is Linux 6.1's
 //!   `bbr_tso_segs_goal`, max(⌊pacing rate × 2^-10 s / MSS⌋, 2 segments, or 1 below
@@ -45,6 +45,11 @@
 //!   rounded up to an even number (`bbr_quantization_budget`); with `min_rtt_strict` only a
 //!   sample below RTprop refreshes it (`bbr_update_min_rtt`: `rtt_us < min_rtt_us`), so a flow
 //!   enters PROBE_RTT every 10 s unless it sees a strictly lower RTT.
+//! - Options `edt_inflight` and `tso_bursts` (off in every profile; issue 29's experiments on
+//!   the Linux peer's BBR queueing delay): `edt_inflight` counts in-flight for DRAIN's exit and
+//!   the PROBE_BW phase tests as `bbr_packets_in_net_at_edt` does (+ one send quantum while the
+//!   pacing gain is above 1, − ⌊BtlBw × (next departure − now)⌋); `tso_bursts` makes the pacer
+//!   send the TSO goal's segments back to back as one unit (Linux's `tcp_tso_autosize` skb).
 //! - Long-term bandwidth sampling (Linux's policer detection, `lt_bw`) and the restart-from-
 //!   idle pacing of app-limited flows are not modelled (ns-3 has neither).
 //! - The PROBE_BW starting phase is drawn from the flow's own random stream, so runs are
@@ -98,6 +103,12 @@ pub struct BbrParams {
     pub tso_quantum: bool,
     /// RTprop refreshed only by a strictly lower sample (Linux), not by an equal one.
     pub min_rtt_strict: bool,
+    /// In-flight as Linux's `bbr_packets_in_net_at_edt` counts it for DRAIN's exit and the
+    /// PROBE_BW phase changes: less what BtlBw delivers until the next scheduled departure.
+    pub edt_inflight: bool,
+    /// Segments leave in units of the TSO goal, back to back (Linux's `tcp_tso_autosize` skb
+    /// of `bbr_tso_segs_goal` segments, segmented in software before the device).
+    pub tso_bursts: bool,
 }
 
 /// BBR's state machine.
@@ -260,6 +271,29 @@ impl Bbr {
         (self.pacing_rate / 1024.0).floor().clamp(min, 127.0)
     }
 
+    /// In-flight for the phase and DRAIN tests: `in_flight` as is, or with `edt_inflight`
+    /// Linux 6.1's `bbr_packets_in_net_at_edt`: + one send quantum while the pacing gain is
+    /// above 1 (the segment leaving at the EDT), − ⌊BtlBw × (EDT − now)⌋, at least 0.
+    fn in_net_at_edt(&self, in_flight: u64, rs: &RateSample) -> f64 {
+        let inflight = in_flight as f64;
+        if !self.params.edt_inflight {
+            return inflight;
+        }
+        let quantum = if self.params.tso_quantum {
+            self.tso_segs_goal()
+        } else {
+            QUANTUM
+        };
+        let at_edt = if self.pacing_gain > 1.0 {
+            inflight + quantum
+        } else {
+            inflight
+        };
+        let interval = to_secs(rs.edt.saturating_sub(rs.now));
+        let delivered = (self.bw.get() * interval).floor();
+        (at_edt - delivered).max(0.0)
+    }
+
     fn save_cwnd(&mut self, cwnd: f64) {
         if self.prev_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
             self.prior_cwnd = cwnd;
@@ -357,9 +391,10 @@ impl Bbr {
         } else if self.pacing_gain > 1.0 {
             full_length
                 && (rs.losses > 0
-                    || rs.prior_in_flight as f64 >= self.inflight(bw, self.pacing_gain))
+                    || self.in_net_at_edt(rs.prior_in_flight, rs)
+                        >= self.inflight(bw, self.pacing_gain))
         } else {
-            full_length || rs.prior_in_flight as f64 <= self.inflight(bw, 1.0)
+            full_length || self.in_net_at_edt(rs.prior_in_flight, rs) <= self.inflight(bw, 1.0)
         };
         if next {
             self.advance_cycle_phase(rs.now);
@@ -385,7 +420,9 @@ impl Bbr {
             self.mode = Mode::Drain;
             w.ssthresh = self.inflight(self.bw.get(), 1.0);
         }
-        if self.mode == Mode::Drain && rs.in_flight as f64 <= self.inflight(self.bw.get(), 1.0) {
+        if self.mode == Mode::Drain
+            && self.in_net_at_edt(rs.in_flight, rs) <= self.inflight(self.bw.get(), 1.0)
+        {
             self.enter_probe_bw(rs.now);
         }
     }
@@ -540,6 +577,13 @@ impl CongestionControl for Bbr {
             sack: true,
             pacing: PacingNeed::Own,
             ..Needs::default()
+        }
+    }
+    fn send_quantum(&self) -> u32 {
+        if self.params.tso_bursts {
+            self.tso_segs_goal() as u32
+        } else {
+            1
         }
     }
     fn seed(&mut self, rng: Rng) {

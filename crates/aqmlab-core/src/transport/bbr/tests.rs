@@ -24,6 +24,7 @@ fn sample(now_ms: u64, delivered: u64, interval_ms: u64, prior: u64, total: u64)
         tx_in_flight: 10,
         lost: 0,
         delivered_ce: 0,
+        edt: now_ms * MS,
     }
 }
 
@@ -307,6 +308,8 @@ fn linux_quantum_is_three_tso_goals_rounded_to_even() {
         &BbrParams {
             tso_quantum: true,
             min_rtt_strict: false,
+            edt_inflight: false,
+            tso_bursts: false,
         },
         &CcEnv {
             initial_window: 10,
@@ -370,5 +373,41 @@ fn strict_min_rtt_refresh_enters_probe_rtt_on_a_steady_path() {
             Mode::ProbeBw
         };
         assert_eq!(b.mode, want, "strict = {strict}");
+    }
+}
+
+/// `edt_inflight` (the `linux` profile): Linux 6.1's `bbr_packets_in_net_at_edt` worked by hand.
+/// BtlBw 1651 segments/s, RTprop 40 ms, TSO goal 2 (pacing 1634 segments/s). Phase 1 (gain
+/// 0.75), 10 ms in: the target is ⌈66.04⌉ + 6 = 73 → 74; with 76 in flight and the next
+/// departure 1.5 ms away, ⌊1651 × 0.0015⌋ = 2 segments leave first, 76 − 2 = 74 ≤ 74 ends the
+/// phase; counted as is, 76 > 74 does not. Phase 0 (gain 1.25), a full RTprop in: the target
+/// is ⌈82.55⌉ + 6 = 89 → 90, + 2 = 92; with 91 in flight and the next departure now, 91 + the
+/// departing quantum 2 = 93 ≥ 92 ends it; counted as is, 91 < 92 does not.
+#[test]
+fn edt_inflight_counts_what_leaves_before_the_next_departure() {
+    for edt in [false, true] {
+        let mut b = Bbr::new(10);
+        b.params.tso_quantum = true;
+        b.params.edt_inflight = edt;
+        b.pacing_rate = 1634.0;
+        b.min_rtt = Some(40 * MS);
+        b.bw.reset(1, 1651.0);
+        b.full_bw_reached = true;
+        b.mode = Mode::ProbeBw;
+        b.cycle_idx = 1;
+        b.update_gains();
+        b.cycle_stamp = 990 * MS;
+        let mut rs = sample(1000, 100, 100, 4000, 4000);
+        rs.prior_in_flight = 76;
+        rs.edt = 1000 * MS + 1_500_000;
+        b.update_cycle_phase(&rs);
+        assert_eq!(b.cycle_idx, if edt { 2 } else { 1 }, "phase 1, edt = {edt}");
+        b.cycle_idx = 0;
+        b.update_gains();
+        b.cycle_stamp = 950 * MS;
+        rs.prior_in_flight = 91;
+        rs.edt = rs.now;
+        b.update_cycle_phase(&rs);
+        assert_eq!(b.cycle_idx, if edt { 1 } else { 0 }, "phase 0, edt = {edt}");
     }
 }

@@ -56,6 +56,7 @@ impl T {
             tx_in_flight: in_flight,
             lost: 0,
             delivered_ce: 0,
+            edt: ms * MS,
         }
     }
 

@@ -490,6 +490,7 @@ impl Conn {
             } else {
                 p.rate_bps(self.w.cwnd, self.w.ssthresh, self.rtt.srtt(), size)
             };
+            p.set_quantum(self.cc.send_quantum());
             p.on_send(now, size, rate);
         }
         if retx {
@@ -576,7 +577,10 @@ impl Conn {
         }
         let srtt = self.rtt.srtt();
         let (losses, prior, inf) = (s.losses, s.prior_in_flight, s.in_flight);
-        let rs = r.generate(now, losses, prior, inf, s.state, srtt, s.lost_total);
+        let mut rs = r.generate(now, losses, prior, inf, s.state, srtt, s.lost_total);
+        if let Some(p) = self.pacer.as_ref() {
+            rs.edt = p.edt(now);
+        }
         if self.cc.on_rate_sample(&mut self.w, &rs) {
             r.mark_app_limited(s.in_flight);
         }

@@ -39,6 +39,8 @@ pub struct Loopback {
     pub recovery: Vec<(SimTime, SimTime)>,
     /// Send times of retransmissions: (time, segment).
     pub retx: Vec<(SimTime, u64)>,
+    /// Time of each segment's first transmission.
+    pub first_sent: std::collections::HashMap<u64, SimTime>,
     entered: Option<SimTime>,
     /// Segments whose first transmission arrives CE-marked.
     pub marks: HashSet<u64>,
@@ -65,6 +67,7 @@ impl Loopback {
             sends: Default::default(),
             recovery: Vec::new(),
             retx: Vec::new(),
+            first_sent: Default::default(),
             entered: None,
             marks: HashSet::new(),
             ack_drops: HashSet::new(),
@@ -98,6 +101,8 @@ impl Loopback {
                     *k += 1;
                     if *k > 1 {
                         self.retx.push((self.now, s.seq));
+                    } else {
+                        self.first_sent.insert(s.seq, self.now);
                     }
                     let start = self.link_free.max(self.now);
                     self.link_free = start + self.tx;
@@ -300,6 +305,41 @@ mod tests {
         assert_eq!(to, 0);
         assert!(at.iter().all(|&t| t < 1.0), "{at:?}");
         assert!(total < 2.0, "{total}");
+    }
+
+    #[test]
+    fn a_recovery_that_starts_as_the_last_ends_does_not_resend_a_retransmission_in_flight() {
+        // Worked by hand (RACK, window 20 in congestion avoidance, 1 ms per segment, 25 ms
+        // each way: RTT 51 ms). Segment 30 is lost twice, 55 once. RACK marks 30 lost and
+        // recovery 1 starts (recovery point = snd_max then, below 55), resending 30; 55 is new
+        // data sent during recovery 1 and lost. The SACKs for segments sent after 30's
+        // retransmission mark that retransmission lost (RFC 8985 section 6.2: sent before a
+        // delivered segment, RACK.rtt ago): 30 goes a third time; later the SACKs above 55
+        // mark 55 lost and it is resent. The ACK of 30's third copy acknowledges up to 55, at
+        // or above the recovery point: recovery 1 ends. 55 is still marked lost, its
+        // retransmission in flight, so the next ACK (a SACK for data sent between the two
+        // resends) starts recovery 2 (lost > 0). There is nothing to resend then: the only
+        // lost segment, 55, has its retransmission outstanding (RFC 6675 NextSeg() rule (1);
+        // Linux 6.1 tcp_xmit_retransmit_queue skips TCPCB_SACKED_RETRANS). So each segment
+        // goes again exactly as often as it was dropped: 30 twice, 55 once — before the fix,
+        // recovery 2's entry resent 55 while its retransmission was in flight.
+        let params = "syn = false\ninitial_window = 20\ninitial_ssthresh = 20\nmin_rto = \"1s\"\n\
+             initial_rto = \"1s\"\ncc = \"newreno\"\nsack = true\nloss_detection = \"rack\"";
+        let drops = [(30, 1), (30, 2), (55, 1)];
+        let mut lb = Loopback::new(params, MS, 25 * MS, &drops);
+        lb.run(2000 * MS);
+        assert_eq!(lb.stats.total.timeouts, 0);
+        assert_eq!(lb.recovery.len(), 2, "{:?}", lb.recovery);
+        let ((a1, e1), (a2, _)) = (lb.recovery[0], lb.recovery[1]);
+        // The case the trace is built for: 55 first sent during recovery 1, recovery 2 starting
+        // within a millisecond (one ACK) of recovery 1's end, before 55's resend could be ACKed.
+        assert!(lb.first_sent[&55] > a1, "{:?}", lb.first_sent.get(&55));
+        assert!(a2 - e1 <= MS, "{:?}", lb.recovery);
+        let (t55, _) = *lb.retx.iter().find(|r| r.1 == 55).unwrap();
+        assert!(a2 < t55 + 51 * MS, "recovery 2 at {a2}, 55 resent at {t55}");
+        let rx: Vec<u64> = lb.retx.iter().map(|r| r.1).collect();
+        assert_eq!(rx, vec![30, 30, 55], "{:?}", lb.retx);
+        assert_eq!(lb.stats.total.fast_retransmits, 2);
     }
 
     /// Prague through the scripted path (1 ms per segment, 10 ms each way) where the first

@@ -116,11 +116,23 @@ impl SackRecovery {
             r.tlp_end = None;
         }
         let s = if self.rack.is_some() {
-            self.sb.next_lost().unwrap_or(c.snd_una)
+            // With RACK (RFC 8985 section 6.2) the first segment marked lost and not yet
+            // resent; if every lost segment's retransmission is still outstanding (a new
+            // recovery that starts as the previous one ends, its retransmissions in flight),
+            // HighACK + 1 only if it has no retransmission in flight either. A segment whose
+            // retransmission is outstanding is not sent again: RFC 6675's NextSeg() rule (1)
+            // takes only segments not yet retransmitted, RACK sends again only what it marks
+            // lost after the retransmission, and Linux 6.1's tcp_xmit_retransmit_queue
+            // (tcp_output.c) skips every segment tagged TCPCB_SACKED_RETRANS.
+            self.sb
+                .next_lost()
+                .or_else(|| (!self.sb.is_retransmitted(c.snd_una)).then_some(c.snd_una))
         } else {
-            c.snd_una
+            Some(c.snd_una)
         };
-        self.retransmit(c, s, Some("fast_retransmit"), io);
+        if let Some(s) = s {
+            self.retransmit(c, s, Some("fast_retransmit"), io);
+        }
         c.arm_rto(io);
     }
 

@@ -188,6 +188,14 @@ def table_rows(campaign: Campaign, run: Run, meta: dict[str, Any], t, keep):
     for k, v in ids(campaign, run, meta).items():
         names.append(k)
         cols.append(pa.array([v] * t.num_rows, type=_arrow_type(v)))
+    return _with_table_columns(names, cols, t, keep)
+
+
+def _with_table_columns(names, cols, t, keep):
+    """The table of the id columns `names`/`cols` followed by `t`'s: `qdisc` as `queue_qdisc`, a
+    label named like an axis as `flow_<name>`, strings as large strings, numbers where `keep`."""
+    import pyarrow as pa
+
     taken = set(names)
     for f, col in zip(t.schema, t.columns):
         column = "queue_qdisc" if f.name == "qdisc" else f.name
@@ -275,18 +283,7 @@ def _gather(src: "Reader", done: list, ids_tab, name: str, keep):
         for j, start, stop in members:
             idx[start:t.num_rows if stop is None else stop] = j
         names, cols = list(ids_names), list(ids_tab.take(pa.array(idx)).columns)
-        taken = set(names)
-        for f, col in zip(t.schema, t.columns):
-            column = "queue_qdisc" if f.name == "qdisc" else f.name
-            if column in taken:
-                column = f"flow_{column}"
-            if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type):
-                col = col.cast(pa.large_string())
-            elif not keep(column):
-                continue
-            names.append(column)
-            cols.append(col)
-        converted.append(pa.table(cols, names=names))
+        converted.append(_with_table_columns(names, cols, t, keep))
         offsets[source] = total
         total += t.num_rows
     whole = pa.concat_tables(converted, promote_options="default")

@@ -589,25 +589,18 @@ mod registry {
 
     #[test]
     fn a_wrong_type_and_a_range_error_name_the_option() {
+        let env = CcEnv {
+            initial_window: 2,
+            mss: 1000,
+            paced: false,
+        };
         let e = CcParams::parse("cubic", &table("beta = \"x\"")).unwrap_err();
         assert!(e.starts_with("cc.beta: "), "{e}");
         let p = CcParams::parse("cubic", &table("beta = 1.5")).unwrap();
-        let e = p
-            .build(&CcEnv {
-                initial_window: 2,
-                mss: 1000,
-                paced: false,
-            })
-            .unwrap_err();
+        let e = p.build(&env).unwrap_err();
         assert_eq!(e, "cc.beta: must be in (0, 1), got 1.5");
         let p = CcParams::parse("ledbat", &table("gain = 2.0")).unwrap();
-        let e = p
-            .build(&CcEnv {
-                initial_window: 2,
-                mss: 1000,
-                paced: false,
-            })
-            .unwrap_err();
+        let e = p.build(&env).unwrap_err();
         assert!(e.starts_with("cc.gain: must be in (0, 1]"), "{e}");
     }
 

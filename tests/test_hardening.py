@@ -53,6 +53,21 @@ def test_each_reproducer_is_rejected_quickly_naming_the_field(name):
         assert "--allow-large" in str(err.value)
 
 
+def test_a_raised_memory_limit_does_not_admit_a_run_larger_than_the_machine():
+    # 10^7 flows are estimated at about 60 GB (6 kB a flow). With limits.memory raised to the
+    # largest integer, validating it once took 16 GB of memory and a minute (fuzz_front.py
+    # seed 31, case 279331); the machine's own memory now bounds what a raised limit admits.
+    machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if machine > 60e9:
+        pytest.skip(f"this machine has {machine / 1e9:.0f} GB: 10^7 flows might fit")
+    t0 = time.perf_counter()
+    with pytest.raises(aqmlab.ScenarioError) as err:
+        aqmlab.validate(DATA / "oom_flow_count_1e7.toml", ["limits.memory=9223372036854775807"])
+    assert time.perf_counter() - t0 < 5.0
+    assert err.value.path == "flows[0].count"
+    assert "this machine" in str(err.value) and "--allow-large" in str(err.value)
+
+
 @pytest.mark.parametrize("name", ["topofile_etc_shadow.toml", "topofile_proc_environ.toml"])
 def test_files_outside_the_scenario_directory_are_not_read(name):
     with pytest.raises(aqmlab.ScenarioError, match="absolute path") as err:

@@ -108,8 +108,31 @@ pub struct Part {
     pub setup: u64,
 }
 
-/// Checks the parts against the limits; the error names the field with the largest share.
+/// This machine's physical memory (Linux's `MemTotal`), read once; None where it is unknown.
+pub fn machine_memory() -> Option<u64> {
+    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// Checks the parts against the limits and this machine's memory; the error names the field
+/// with the largest share.
 pub fn check(parts: &[Part], limits: &LimitsSpec) -> Result<(), ScenarioError> {
+    check_on(parts, limits, machine_memory())
+}
+
+/// [`check`] on a machine with `machine` bytes of memory (None: unknown, not checked). A raised
+/// `limits.memory` does not admit a run the machine cannot hold (only `--allow-large` does): it
+/// would be stopped by the kernel's out-of-memory killer, or exhaust memory while being built.
+pub fn check_on(
+    parts: &[Part],
+    limits: &LimitsSpec,
+    machine: Option<u64>,
+) -> Result<(), ScenarioError> {
     if limits.allow_large {
         return Ok(());
     }
@@ -142,6 +165,21 @@ pub fn check(parts: &[Part], limits: &LimitsSpec) -> Result<(), ScenarioError> {
                 human_bytes(top.memory),
                 human_bytes(memory),
                 human_bytes(limits.memory.0),
+            ),
+        ));
+    }
+    if let (Some(m), Some(top)) = (
+        machine.filter(|&m| memory > m),
+        parts.iter().max_by_key(|p| p.memory),
+    ) {
+        return Err(ScenarioError::new(
+            top.field.clone(),
+            format!(
+                "too large for this machine: {} need about {} of memory (the whole run about {}), more than its {} (whatever limits.memory says); run with --allow-large to try anyway",
+                top.what,
+                human_bytes(top.memory),
+                human_bytes(memory),
+                human_bytes(m),
             ),
         ));
     }
@@ -349,10 +387,40 @@ mod tests {
             memory: Bytes(7_000_000_000),
             ..LimitsSpec::default()
         };
-        assert!(check(&parts, &l).is_ok());
+        assert!(check_on(&parts, &l, None).is_ok());
         l.memory = Bytes(1);
         l.allow_large = true;
         assert!(check(&parts, &l).is_ok());
+    }
+
+    #[test]
+    fn a_raised_limit_does_not_admit_a_run_larger_than_the_machine() {
+        // 10^6 flows × 6000 B = 6 GB: under a raised limit, above a 4-GB machine, under a 16-GB one
+        let parts = [
+            topology_part("topology.pairs", 4, 6, 2, 1),
+            flows_part("flows[0].count", 1_000_000),
+        ];
+        let l = LimitsSpec {
+            memory: Bytes(u64::MAX),
+            ..LimitsSpec::default()
+        };
+        let e = check_on(&parts, &l, Some(4_000_000_000)).unwrap_err();
+        assert_eq!(e.path, "flows[0].count");
+        assert!(e.message.contains("this machine") && e.message.contains("--allow-large"));
+        assert!(check_on(&parts, &l, Some(16_000_000_000)).is_ok());
+        let lifted = LimitsSpec {
+            allow_large: true,
+            ..l
+        };
+        assert!(check_on(&parts, &lifted, Some(4_000_000_000)).is_ok());
+    }
+
+    #[test]
+    fn this_machines_memory_is_read_where_linux_reports_it() {
+        if std::path::Path::new("/proc/meminfo").exists() {
+            let m = machine_memory().expect("MemTotal in /proc/meminfo");
+            assert!(m > 100_000_000, "{m}");
+        }
     }
 
     #[test]

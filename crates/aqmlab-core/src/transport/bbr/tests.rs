@@ -207,9 +207,11 @@ fn cwnd_target_is_cwnd_gain_times_bdp_plus_quanta() {
     assert_eq!(b.min_rtt, Some(100 * MS));
 }
 
-#[test]
-fn probe_rtt_after_ten_seconds_holds_four_segments_for_200ms_and_a_round() {
+/// A flow in PROBE_BW's cruise phase (1 packet/ms, cwnd 203) whose RTprop of 100 ms was set at
+/// time 0; `strict` as `min_rtt_strict`.
+fn cruising_with_rtprop_100ms_set_at_0(strict: bool) -> (Bbr, Window) {
     let mut b = Bbr::new(10);
+    b.params.min_rtt_strict = strict;
     b.initialised = true;
     b.has_seen_rtt = true;
     b.min_rtt = Some(100 * MS);
@@ -219,10 +221,16 @@ fn probe_rtt_after_ten_seconds_holds_four_segments_for_200ms_and_a_round() {
     b.mode = Mode::ProbeBw;
     b.cycle_idx = 3;
     b.update_gains();
-    let mut w = Window {
+    let w = Window {
         cwnd: 203.0,
         ssthresh: 1e12,
     };
+    (b, w)
+}
+
+#[test]
+fn probe_rtt_after_ten_seconds_holds_four_segments_for_200ms_and_a_round() {
+    let (mut b, mut w) = cruising_with_rtprop_100ms_set_at_0(false);
     // At 10.001 s the 10-s window has expired (samples of 101 ms do not refresh it).
     let mut rs = sample(10_001, 100, 100, 5000, 5000);
     rs.rtt = Some(101 * MS);
@@ -343,21 +351,7 @@ fn linux_quantum_is_three_tso_goals_rounded_to_even() {
 #[test]
 fn strict_min_rtt_refresh_enters_probe_rtt_on_a_steady_path() {
     for strict in [false, true] {
-        let mut b = Bbr::new(10);
-        b.params.min_rtt_strict = strict;
-        b.initialised = true;
-        b.has_seen_rtt = true;
-        b.min_rtt = Some(100 * MS);
-        b.min_rtt_stamp = 0;
-        b.bw.reset(1, 1000.0);
-        b.full_bw_reached = true;
-        b.mode = Mode::ProbeBw;
-        b.cycle_idx = 3;
-        b.update_gains();
-        let mut w = Window {
-            cwnd: 203.0,
-            ssthresh: 1e12,
-        };
+        let (mut b, mut w) = cruising_with_rtprop_100ms_set_at_0(strict);
         let mut rs = sample(9_000, 100, 100, 4000, 4000);
         rs.rtt = Some(100 * MS); // equal to RTprop
         rs.in_flight = 200;

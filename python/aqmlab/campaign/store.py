@@ -135,6 +135,7 @@ class Reader:
         self._batch_files: dict[tuple[str, str], Any] = {}
         self._batch_runs: dict[str, Any] = {}
         self._best: dict[tuple[str, bool], Entry | None] = {}
+        self._failed: set[str] | None = None      # names in failed/, listed once (until `refresh`)
 
     # -- index
     def _load(self) -> dict[str, list[Entry]]:
@@ -179,6 +180,7 @@ class Reader:
         self._batch_files.clear()
         self._batch_runs.clear()
         self._best.clear()
+        self._failed = None
 
     def best(self, key: str, *, want_dir: bool = False) -> Entry | None:
         """The entry a reader should use for `key`: a fresh one if any (a run directory if
@@ -203,9 +205,18 @@ class Reader:
         e = self.best(key, want_dir=want_dir)
         if e is not None and e.fresh(fingerprint()):
             return DONE
-        if (self.out / FAILED / f"{key}.json").exists():
+        if f"{key}.json" in self._failures():
             return FAILED_STATUS
         return STALE if e is not None else MISSING
+
+    def _failures(self) -> set[str]:
+        """The names in failed/ (listed once, until `refresh`)."""
+        if self._failed is None:
+            try:
+                self._failed = set(os.listdir(self.out / FAILED))
+            except OSError:
+                self._failed = set()
+        return self._failed
 
     def keys(self) -> list[str]:
         """Every key with a stored run."""
@@ -318,9 +329,9 @@ def _reader_for(out: str, stamp: tuple) -> Reader:
 
 
 def reader(out: str | os.PathLike) -> Reader:
-    """A cached `Reader` of `out`, renewed when its batches or runs change."""
+    """A cached `Reader` of `out`, renewed when its batches, runs or failures change."""
     out = Path(out)
-    stamp = tuple(_mtime(out / d) for d in (BATCHES, RUNS))
+    stamp = tuple(_mtime(out / d) for d in (BATCHES, RUNS, FAILED))
     return _reader_for(str(out), stamp)
 
 
@@ -575,6 +586,8 @@ class Store(Reader):
         except OSError as e:
             raise _storage_error(e, f"the failure record of run {key}") from None
         self._atomic(d / f"{key}.json", (json.dumps(rec, indent=2, sort_keys=True, default=str) + "\n").encode())
+        if self._failed is not None:
+            self._failed.add(f"{key}.json")
 
     def add(self, key: str, params: Mapping[str, Any], raw: Mapping[str, Any], *, per_run: bool = False) -> None:
         """Keeps a run's results (the core's raw output): in its own directory now if
@@ -582,6 +595,8 @@ class Store(Reader):
         if per_run or raw.get("files"):      # a run with files of its own (pcap) keeps its own directory
             self._write_run_dir(key, params, raw)
             (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
+            if self._failed is not None:
+                self._failed.discard(f"{key}.json")
             return
         if not self._pending:
             self._oldest = time.monotonic()

@@ -7,7 +7,8 @@ hashed), not building the grid or Python's start-up; CPU time is this process's 
 worker's (reaped children, from getrusage, and workers forked by the runner's fork server, as it
 reports them: `pool.forked_cpu_s`; steadier than wall time on a shared machine). The
 simulation share is the CPU of the compiled core's `run` calls, as the worker measures it
-(`Outcome.sim_cpu_s`), over that CPU. `--json` prints one JSON object per measurement.
+(`Outcome.sim_cpu_s`), over that CPU. `--json` prints one JSON object per measurement. The
+first pair also pays for imports (pandas, pyarrow).
 
     python bench/sweep_speed.py [--runs 200] [--pairs 2] [--json]
 """
@@ -46,7 +47,7 @@ def main() -> None:
     jobs = grid(ROOT / "scenarios/examples/mm1k.toml", {}, list(range(1, args.runs + 1)),
                 ["simulation.duration=1s", "simulation.warmup=0s"])
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(args.pairs):
+        for pair in range(args.pairs):
             for per_run in (False, True):
                 out = Path(tmp) / "sweep"
                 shutil.rmtree(out, ignore_errors=True)
@@ -58,7 +59,7 @@ def main() -> None:
                 if args.json:
                     import json
 
-                    print(json.dumps({"per_run": per_run, "runs": args.runs, "wall_s": dt, "cpu_s": dc, "sim_s": sim}), flush=True)
+                    print(json.dumps({"pair": pair + 1, "per_run": per_run, "runs": args.runs, "wall_s": dt, "cpu_s": dc, "sim_s": sim}), flush=True)
                     continue
                 print(f"{'per-run Parquet' if per_run else 'summaries only'}: {args.runs} runs in {dt:.3f} s wall "
                       f"({args.runs / dt:.0f} runs/s), {dc:.3f} s CPU ({args.runs / dc:.0f} runs per CPU-second); simulating {sim:.3f} s CPU = "

@@ -219,7 +219,11 @@ class _Server:
             if not self.alive:
                 raise OSError("the fork server is gone")
             self.sock.setblocking(True)
-            socket.send_fds(self.sock, [b"S"], [task_r, res_w, err])
+            try:
+                socket.send_fds(self.sock, [b"S"], [task_r, res_w, err])
+            except OSError:
+                self.alive = False
+                raise
             while True:
                 m = self._read(True)
                 if m is None:

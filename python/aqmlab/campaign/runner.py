@@ -209,8 +209,11 @@ def _execute(tasks: Iterable[Task], store: Store, *, workers: int | None, dask: 
     outcome = Outcome(len(unique), len(unique) - len(todo), 0, 0, 0.0)
     if todo:
         if bytes_per_run is None:
+            # up to 8 runs spread over the grid; runs that differ only by their seed have one
+            # estimate (the seed changes no size but its own digits')
             step = max(1, len(todo) // 8)
-            bytes_per_run = max(estimate_run_bytes(_resolved(t)) for t in todo[::step])
+            shapes = {(t.scenario, tuple(x for x in t.sets if not x.startswith("simulation.seed="))): t for t in todo[::step]}
+            bytes_per_run = max(estimate_run_bytes(_resolved(t)) + 64 for t in shapes.values())
         store.check_space(len(todo), bytes_per_run)
     bar = _Bar(progress, len(unique), outcome.reused, label)
 

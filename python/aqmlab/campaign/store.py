@@ -430,6 +430,8 @@ class Store(Reader):
         self._oldest = 0.0
         self.stored_bytes = 0
         self.stored_runs = 0
+        self._older = True           # whether OUT may hold runs that this process's supersede (see `gc`)
+        self._added: set[str] = set()
 
     @classmethod
     def open(cls, out: str | os.PathLike, kind: str, *, force: bool = False, wait: float = 0.0) -> "Store":
@@ -447,6 +449,7 @@ class Store(Reader):
             if not (out / MARKER).exists():
                 s._atomic(out / MARKER, (json.dumps({"format": FORMAT, "kind": kind}, indent=2) + "\n").encode())
             s._clean()
+            s._older = _has_entries(out / BATCHES)
             s.temp_dir()
             s._probe()
         except BaseException:
@@ -592,6 +595,9 @@ class Store(Reader):
     def add(self, key: str, params: Mapping[str, Any], raw: Mapping[str, Any], *, per_run: bool = False) -> None:
         """Keeps a run's results (the core's raw output): in its own directory now if
         `per_run`, else for the next batch."""
+        if key in self._added:
+            self._older = True       # stored twice: the first batch may now be superseded
+        self._added.add(key)
         if per_run or raw.get("files"):      # a run with files of its own (pcap) keeps its own directory
             self._write_run_dir(key, params, raw)
             (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
@@ -679,7 +685,11 @@ class Store(Reader):
         self.refresh()
 
     def gc(self) -> int:
-        """Deletes batches none of whose runs is the one a reader would use; returns how many."""
+        """Deletes batches none of whose runs is the one a reader would use; returns how many.
+        (Nothing to look for when OUT had no batch when opened and this process stored each run
+        once: no batch can have been superseded.)"""
+        if not self._older:
+            return 0
         self.refresh()
         entries = self._load()
         live = {e.batch for k in entries for e in [self.best(k)] if e is not None and e.batch is not None}
@@ -698,6 +708,16 @@ class Store(Reader):
         if gone:
             self.refresh()
         return gone
+
+
+def _has_entries(d: Path) -> bool:
+    """Whether directory `d` exists and holds anything not hidden (True if it cannot be read)."""
+    try:
+        return any(not n.startswith(".") for n in os.listdir(d))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def holder(out: str | os.PathLike) -> dict[str, Any] | None:

@@ -92,7 +92,8 @@ def _detach(keep: tuple[int, ...], stderr: int | None = None) -> None:
     for fd in sorted(keep):
         os.closerange(lo, fd)
         lo = fd + 1
-    os.closerange(lo, 1 << 16)
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    os.closerange(lo, max(1 << 16, soft if 0 < soft < 1 << 24 else 1 << 20))
 
 
 def _pdeathsig() -> None:

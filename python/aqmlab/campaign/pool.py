@@ -288,8 +288,14 @@ class _Served:
         return code
 
     def kill(self) -> None:
-        if self.pid not in self.server.exits:
-            os.kill(self.pid, signal.SIGKILL)
+        with self.server.lock:
+            while self.server.alive and self.server._read(False) is not None:
+                pass        # exits already reported: never signal a pid the server has reaped
+            if self.pid not in self.server.exits:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
 
 _server: _Server | None = None

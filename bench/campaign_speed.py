@@ -4,7 +4,8 @@ the dataset by `aqmlab.campaign.runner.run_campaign` with `-j 1`, from an empty 
 
 Reports, per repetition: the CPU time of the whole campaign — this process (planning,
 storing, the dataset) and its worker processes (from `getrusage` of reaped children, their
-start-up included) —, runs per CPU-second, and the share of that CPU spent simulating: the
+start-up included, and, for workers forked by the runner's fork server, the CPU the server
+reports for them and for itself, see `pool.forked_cpu_s`) —, runs per CPU-second, and the share of that CPU spent simulating: the
 CPU of the compiled core's `run` calls, as the workers measure it. CPU time, not wall time:
 the development machines are shared. The first repetition also pays for imports.
 
@@ -29,10 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def cpu_children() -> float:
-    """CPU of this process's reaped children: the runner's worker processes, reaped when the
-    campaign ends (their start-up included)."""
+    """CPU of this process's worker processes: its reaped children (workers it started itself,
+    reaped when the campaign ends, their start-up included) and, where the runner has a fork
+    server (`pool.forked_cpu_s`), the server's CPU and that of the workers it forked and reaped."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    try:
+        from aqmlab.campaign.pool import forked_cpu_s
+    except ImportError:     # an older runner: its workers are this process's children
+        return r.ru_utime + r.ru_stime
+    return r.ru_utime + r.ru_stime + forked_cpu_s()
 
 
 def main() -> None:

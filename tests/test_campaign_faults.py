@@ -283,6 +283,47 @@ def test_a_run_that_kills_its_worker_is_recorded_and_the_others_complete(tmp_pat
     assert "4 done, 0 stale, 4 failed" in st.stdout and "SIGABRT" in st.stdout
 
 
+def test_a_forked_worker_that_dies_is_recorded_with_its_signal(tmp_path):
+    # `campaign run` forks its workers from a fork server (its one child; the workers are that
+    # child's children): one killed from outside fails its own run, named with the signal as
+    # the server saw it (wait4), and a new worker finishes the others
+    path = write(tmp_path, seeds=3, dur="20s")                    # 6 runs of ~1 s
+    out = tmp_path / "out"
+    p = start("campaign", "run", path, "-o", out, "-j", "1")
+    try:
+        def worker() -> int | None:
+            below = descendants(p.pid)
+            deeper = [w for w in below if w not in direct(p.pid)]
+            return deeper[0] if deeper and cpu_seconds(deeper) >= 0.3 else None
+
+        assert wait_for(lambda: worker() is not None, 120)
+        os.kill(worker(), signal.SIGKILL)
+        rc = p.wait(300)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    err = p.stderr.read()
+    assert rc == 1, err
+    assert "1 runs failed" in err and "Traceback" not in err
+    failed = list((out / store.FAILED).iterdir())
+    assert len(failed) == 1
+    assert "killed by SIGKILL" in json.loads(failed[0].read_text())["cause"]
+    assert done_runs(path, out) == 5
+
+
+def direct(pid: int) -> set[int]:
+    """The children of `pid` (from /proc)."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.add(int(d.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return out
+
+
 # ---- storage ------------------------------------------------------------------------------------
 
 def _mount_tmpfs(where: Path, opts: str) -> None:

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import aqmlab
-from aqmlab.campaign import runner, store
+from aqmlab.campaign import pool, runner, store
 from aqmlab.campaign.spec import CampaignError, load_campaign
 from aqmlab.campaign.stats import summarize
 
@@ -89,6 +89,38 @@ def test_dataset_is_identical_at_any_parallelism_and_tidy(tmp_path):
         assert summary["aggregate"]["goodput_total_bps"] == r["goodput_total_bps"]
         assert ra.summary(r["run"]) == summary
     assert set(flows.groupby("run")["flow"].count()) == {1, 3}
+
+
+FORKED = """
+import json, os, sys
+from aqmlab.campaign import pool, runner
+from aqmlab.campaign.spec import load_campaign
+
+o = runner.run_campaign(load_campaign(sys.argv[1]), sys.argv[2], workers=int(sys.argv[3]))
+s = pool._server
+print(json.dumps({"ran": o.ran, "failed": o.failed, "server": s.pid if s is not None and s.alive else None,
+                  "reaped": sorted(s.exits) if s is not None else [], "workers": sorted(p for _, p in o.workers_cpu)}))
+"""
+
+
+def test_workers_forked_by_the_fork_server_give_the_same_dataset(tmp_path, monkeypatch):
+    """A campaign run by a process with one thread has its workers forked by the fork server
+    (which reaped every worker that answered: they are its children, not started as fresh
+    interpreters); the dataset is the same bytes as with fresh interpreters, at -j 1 and -j 2;
+    and the server ends with the process that started it."""
+    path = write(tmp_path)
+    monkeypatch.setattr(pool, "FORK_SERVER", False)
+    fresh = runner.run_campaign(load_campaign(path), tmp_path / "fresh", workers=2)
+    assert fresh.ran == 16 and fresh.failed == 0
+    for j in (1, 2):
+        p = subprocess.run([sys.executable, "-c", FORKED, str(path), str(tmp_path / f"forked{j}"), str(j)], capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        r = json.loads(p.stdout.splitlines()[-1])
+        assert r["ran"] == 16 and r["failed"] == 0 and r["server"] is not None
+        assert len(r["workers"]) == j and set(r["workers"]) <= set(r["reaped"])
+        assert files(tmp_path / f"forked{j}" / "dataset") == files(tmp_path / "fresh" / "dataset")
+        assert not Path(f"/proc/{r['server']}").exists()     # ended (and reaped) with its process
 
 
 def same_table(a, b) -> bool:
@@ -205,6 +237,9 @@ def test_a_worker_running_edited_code_is_refused(tmp_path, monkeypatch):
     with open(copy / "aqmlab" / "results.py", "a") as f:
         f.write("\n# an edit\n")
     monkeypatch.setenv("PYTHONPATH", str(copy))
+    # fresh interpreters, which import what PYTHONPATH says (a worker forked by the fork server
+    # runs this process's own code, and reports that code's fingerprint)
+    monkeypatch.setattr(pool, "FORK_SERVER", False)
     o = runner.run_campaign(c, tmp_path / "o", workers=2)
     assert o.failed == 8 and o.ran == 8
     err = json.loads(next((tmp_path / "o" / "failed").iterdir()).read_text())["cause"]

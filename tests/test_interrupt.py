@@ -21,8 +21,9 @@ CLI = [sys.executable, "-m", "aqmlab"]
 
 
 def _workers_cpu(pid: int) -> float:
-    """User + system CPU seconds of the children of `pid` (from /proc)."""
-    total = 0
+    """User + system CPU seconds of the processes below `pid` (from /proc): its workers, its
+    children or those of its fork server."""
+    stats: dict[int, tuple[int, int]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
@@ -30,9 +31,13 @@ def _workers_cpu(pid: int) -> float:
             f = (d / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(f[1]) == pid:
-            total += int(f[11]) + int(f[12])
-    return total / os.sysconf("SC_CLK_TCK")
+        stats[int(d.name)] = (int(f[1]), int(f[11]) + int(f[12]))
+    below, grew = {pid}, True
+    while grew:
+        more = {p for p, (ppid, _) in stats.items() if ppid in below} - below
+        grew = bool(more)
+        below |= more
+    return sum(stats[p][1] for p in below - {pid} if p in stats) / os.sysconf("SC_CLK_TCK")
 
 
 def _scenario(duration: str) -> str:

@@ -79,7 +79,9 @@ def run_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], workers: i
     OUT is locked while the campaign runs (a second process is refused, naming the first).
     Ctrl-C stops at once, keeping the completed runs (exit status 130); a run that fails, or
     whose worker dies, is recorded in OUT/failed/ and the others go on (exit status 1)."""
-    from aqmlab.campaign import report, runner
+    # the report (pandas, matplotlib) only after the runs: importing pandas starts threads, and
+    # local workers are forked from a process without any (campaign.pool)
+    from aqmlab.campaign import runner
 
     memory = _size(worker_memory)
     c = _load(file, overrides, max_runs)
@@ -101,6 +103,8 @@ def run_cmd(file: Path, out: Path | None, overrides: tuple[str, ...], workers: i
         console.print(plain(f"{o.total} runs: {o.reused} reused, {o.ran} run {where} ({o.failed} failed) in {o.wall_s:.1f} s; "
                             f"dataset in {out}/dataset/"), highlight=False)
     if with_report and o.failed < o.total:
+        from aqmlab.campaign import report
+
         p = report.write(c, out)
         if not quiet:
             console.print(f"report: {p}", highlight=False)

@@ -53,10 +53,14 @@ def python_hash() -> str:
 
 
 def fingerprint() -> dict[str, str]:
-    """The code that produces results now: aqmlab version, compiled-core hash, Python hash."""
-    from aqmlab import _core
+    """The code that produces results now: aqmlab version, compiled-core hash, Python hash (a
+    new dict each call; computed once per process: the code running does not change)."""
+    fp = _cache.get("fingerprint")
+    if fp is None:
+        from aqmlab import _core
 
-    return {"aqmlab_version": _version(_core.__version__), "core_hash": core_hash(), "python_hash": python_hash()}
+        fp = _cache["fingerprint"] = {"aqmlab_version": _version(_core.__version__), "core_hash": core_hash(), "python_hash": python_hash()}
+    return dict(fp)
 
 
 def _version(default: str) -> str:

@@ -65,8 +65,15 @@ class _Bar:
     def __init__(self, enabled: bool, total: int, already: int, label: str):
         self.enabled = enabled
         self.failed = 0
-        if not enabled:
+        self.total, self.already, self.label = total, already, label
+        self.progress = None
+
+    def start(self) -> None:
+        """Shows the bar (its refresh thread starts here: after the local workers, which are
+        forked from a process without threads when possible)."""
+        if not self.enabled or self.progress is not None:
             return
+        total, already, label = self.total, self.already, self.label
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -79,17 +86,35 @@ class _Bar:
 
     def advance(self, failed: bool) -> None:
         self.failed += failed
-        if self.enabled:
+        if self.progress is not None:
             self.progress.update(self.task, advance=1, failed=self.failed)
 
     def close(self) -> None:
-        if self.enabled:
+        if self.progress is not None:
             self.progress.stop()
 
 
 #: After an interrupted run, further Ctrl-C presses within this many seconds of the first are
 #: ignored (a second press while the caller exits must not turn a clean stop into a crash).
 GRACE_S = 3.0
+
+
+@contextlib.contextmanager
+def _gc_frozen() -> Iterator[None]:
+    """While inside, the objects this process already holds are left out of garbage collection
+    (`gc.freeze`): a campaign creates many objects, and each full collection would otherwise
+    walk every module and object loaded (pandas, pyarrow: tens of milliseconds each time). On
+    leaving they are collectable again. Nothing is done if the caller froze objects itself."""
+    import gc
+
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextlib.contextmanager
@@ -166,6 +191,15 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
     `batch_runs` runs or `batch_s` seconds (or 64 MB), and at the end. Ctrl-C: stops
     dispatching, abandons the runs in progress, writes the completed ones, then raises
     KeyboardInterrupt. A storage error stops everything the same way and raises StoreError."""
+    with _gc_frozen():
+        return _execute(tasks, store, workers=workers, dask=dask, cluster=cluster, progress=progress, label=label, per_run=per_run,
+                        on_result=on_result, memory_limit=memory_limit, bytes_per_run=bytes_per_run, batch_runs=batch_runs,
+                        batch_s=batch_s, tables=tables)
+
+
+def _execute(tasks: Iterable[Task], store: Store, *, workers: int | None, dask: str | None, cluster: Mapping[str, Any] | None,
+             progress: bool, label: str, per_run: bool, on_result: Callable[[Task, str], None] | None, memory_limit: int | None,
+             bytes_per_run: int | None, batch_runs: int, batch_s: float, tables: tuple[str, ...] | None) -> Outcome:
     t0 = time.perf_counter()
     seen: set[str] = set()
     unique = [t for t in tasks if not (t.key in seen or seen.add(t.key))]
@@ -175,16 +209,23 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
     outcome = Outcome(len(unique), len(unique) - len(todo), 0, 0, 0.0)
     if todo:
         if bytes_per_run is None:
+            # up to 8 runs spread over the grid; runs that differ only by their seed have one
+            # estimate (the seed changes no size but its own digits')
             step = max(1, len(todo) // 8)
-            bytes_per_run = max(estimate_run_bytes(_resolved(t)) for t in todo[::step])
+            shapes = {(t.scenario, tuple(x for x in t.sets if not x.startswith("simulation.seed="))): t for t in todo[::step]}
+            bytes_per_run = max(estimate_run_bytes(_resolved(t)) + 64 for t in shapes.values())
         store.check_space(len(todo), bytes_per_run)
     bar = _Bar(progress, len(unique), outcome.reused, label)
-    if todo:
-        # what storing a batch needs (pyarrow's Parquet writer imports pandas too), imported now,
-        # while the workers start, rather than at the first batch, which may be the one written
-        # after Ctrl-C (a few seconds on a loaded machine)
-        import pandas  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
+
+    def started() -> None:
+        # what storing a batch needs (pyarrow's Parquet writer imports pandas too), imported
+        # while the workers start (after they are forked: these may start threads) rather than
+        # at the first batch, which may be the one written after Ctrl-C (a few seconds on a
+        # loaded machine); and the progress bar, whose refresh is a thread
+        if todo:
+            import pandas  # noqa: F401
+            import pyarrow.parquet  # noqa: F401
+        bar.start()
 
     def done(task: Task, payload: dict[str, Any]) -> None:
         if "worker" in payload:
@@ -219,15 +260,16 @@ def execute(tasks: Iterable[Task], store: Store, *, workers: int | None = None, 
     with _interrupts() as stop:
         try:
             if not todo:
-                pass
+                started()
             elif dask or cluster:
+                started()
                 with cluster_client(dask, cluster) as client:
                     _run_dask(client, iter(todo), done, stop.is_set)
             else:
                 from aqmlab.campaign.pool import run_local
 
                 n = min(workers or os.cpu_count() or 1, len(todo))
-                run_local(iter(todo), n, done, stop.is_set, memory_limit=memory_limit, log_dir=store.temp_dir())
+                run_local(iter(todo), n, done, stop.is_set, memory_limit=memory_limit, log_dir=store.temp_dir(), started=started)
         finally:
             bar.close()
             try:
@@ -250,6 +292,11 @@ def seed_of(summary: str) -> int:
     """The seed a run used, from its summary's JSON text: the one flat `simulation` object
     holding a seed (its top-level section), read without parsing the whole summary; parsed
     whole if the text is not as expected."""
+    if summary.count('"simulation":{') == 1:     # the usual case: no name in the summary looks like it
+        g = _SIMULATION.match(summary, summary.find('"simulation":{'))
+        m = _SEED.search(g.group(1) + "}") if g else None
+        if m:
+            return int(m.group(1))
     found = [m for m in (_SEED.search(g.group(1) + "}") for g in _SIMULATION.finditer(summary)) if m]
     if len(found) == 1:
         return int(found[0].group(1))
@@ -427,7 +474,7 @@ def run_campaign(campaign: Campaign, out: str | os.PathLike, *, workers: int | N
     """Runs what is missing, stale or failed (see `execute`), then writes the dataset. The
     directory is locked meanwhile; `force` writes into a directory that is not a campaign's."""
     t0 = time.perf_counter()
-    with Store.open(out, "campaign", force=force, wait=wait) as st:
+    with _gc_frozen(), Store.open(out, "campaign", force=force, wait=wait) as st:
         runs = plan(campaign, progress)
         by_key = {r.key: r for r in runs}
         tasks = (Task(r.key, r.base, params(campaign, r), sets=r.sets) for r in runs)

@@ -135,6 +135,7 @@ class Reader:
         self._batch_files: dict[tuple[str, str], Any] = {}
         self._batch_runs: dict[str, Any] = {}
         self._best: dict[tuple[str, bool], Entry | None] = {}
+        self._failed: set[str] | None = None      # names in failed/, listed once (until `refresh`)
 
     # -- index
     def _load(self) -> dict[str, list[Entry]]:
@@ -179,6 +180,7 @@ class Reader:
         self._batch_files.clear()
         self._batch_runs.clear()
         self._best.clear()
+        self._failed = None
 
     def best(self, key: str, *, want_dir: bool = False) -> Entry | None:
         """The entry a reader should use for `key`: a fresh one if any (a run directory if
@@ -203,9 +205,18 @@ class Reader:
         e = self.best(key, want_dir=want_dir)
         if e is not None and e.fresh(fingerprint()):
             return DONE
-        if (self.out / FAILED / f"{key}.json").exists():
+        if f"{key}.json" in self._failures():
             return FAILED_STATUS
         return STALE if e is not None else MISSING
+
+    def _failures(self) -> set[str]:
+        """The names in failed/ (listed once, until `refresh`)."""
+        if self._failed is None:
+            try:
+                self._failed = set(os.listdir(self.out / FAILED))
+            except OSError:
+                self._failed = set()
+        return self._failed
 
     def keys(self) -> list[str]:
         """Every key with a stored run."""
@@ -318,9 +329,9 @@ def _reader_for(out: str, stamp: tuple) -> Reader:
 
 
 def reader(out: str | os.PathLike) -> Reader:
-    """A cached `Reader` of `out`, renewed when its batches or runs change."""
+    """A cached `Reader` of `out`, renewed when its batches, runs or failures change."""
     out = Path(out)
-    stamp = tuple(_mtime(out / d) for d in (BATCHES, RUNS))
+    stamp = tuple(_mtime(out / d) for d in (BATCHES, RUNS, FAILED))
     return _reader_for(str(out), stamp)
 
 
@@ -419,6 +430,8 @@ class Store(Reader):
         self._oldest = 0.0
         self.stored_bytes = 0
         self.stored_runs = 0
+        self._older = True           # whether OUT may hold runs that this process's supersede (see `gc`)
+        self._added: set[str] = set()
 
     @classmethod
     def open(cls, out: str | os.PathLike, kind: str, *, force: bool = False, wait: float = 0.0) -> "Store":
@@ -436,6 +449,7 @@ class Store(Reader):
             if not (out / MARKER).exists():
                 s._atomic(out / MARKER, (json.dumps({"format": FORMAT, "kind": kind}, indent=2) + "\n").encode())
             s._clean()
+            s._older = _has_entries(out / BATCHES)
             s.temp_dir()
             s._probe()
         except BaseException:
@@ -575,13 +589,20 @@ class Store(Reader):
         except OSError as e:
             raise _storage_error(e, f"the failure record of run {key}") from None
         self._atomic(d / f"{key}.json", (json.dumps(rec, indent=2, sort_keys=True, default=str) + "\n").encode())
+        if self._failed is not None:
+            self._failed.add(f"{key}.json")
 
     def add(self, key: str, params: Mapping[str, Any], raw: Mapping[str, Any], *, per_run: bool = False) -> None:
         """Keeps a run's results (the core's raw output): in its own directory now if
         `per_run`, else for the next batch."""
+        if key in self._added:
+            self._older = True       # stored twice: the first batch may now be superseded
+        self._added.add(key)
         if per_run or raw.get("files"):      # a run with files of its own (pcap) keeps its own directory
             self._write_run_dir(key, params, raw)
             (self.out / FAILED / f"{key}.json").unlink(missing_ok=True)
+            if self._failed is not None:
+                self._failed.discard(f"{key}.json")
             return
         if not self._pending:
             self._oldest = time.monotonic()
@@ -664,7 +685,11 @@ class Store(Reader):
         self.refresh()
 
     def gc(self) -> int:
-        """Deletes batches none of whose runs is the one a reader would use; returns how many."""
+        """Deletes batches none of whose runs is the one a reader would use; returns how many.
+        (Nothing to look for when OUT had no batch when opened and this process stored each run
+        once: no batch can have been superseded.)"""
+        if not self._older:
+            return 0
         self.refresh()
         entries = self._load()
         live = {e.batch for k in entries for e in [self.best(k)] if e is not None and e.batch is not None}
@@ -683,6 +708,16 @@ class Store(Reader):
         if gone:
             self.refresh()
         return gone
+
+
+def _has_entries(d: Path) -> bool:
+    """Whether directory `d` exists and holds anything not hidden (True if it cannot be read)."""
+    try:
+        return any(not n.startswith(".") for n in os.listdir(d))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def holder(out: str | os.PathLike) -> dict[str, Any] | None:

@@ -929,6 +929,8 @@ AQMLAB_CHILD = textwrap.dedent(
         "ping_rtt_ms": (ping["delay_mean_s"] + spec["ping_return_s"]) * 1e3 if ping.get("delay_mean_s") is not None else None,
         "mean_srtt_ms": sum(rtts) / len(rtts) if rtts else None,
         "tcp_retransmissions": sum(f.get("retransmissions", 0) for _, f in tcp),
+        "srtt_per_flow_ms": [f["rtt_mean_s"] * 1e3 if f.get("rtt_mean_s") is not None else None for _, f in tcp],
+        "retx_per_flow": [f.get("retransmissions", 0) for _, f in tcp],
         "tcp_timeouts": sum(f.get("timeouts", 0) for _, f in tcp),
         "run_wall_s": wall,
     }))

@@ -286,8 +286,7 @@ impl LossRecovery for SackRecovery {
             // enters Recovery again because `tcp_time_to_recover` holds while `lost_out` > 0.
             // A control that owns the window (BBR) thus never sees the Open state between.
             let may_enter = c.snd_max > c.snd_una && self.ep.past_recover(c);
-            if !self.ep.in_recovery && self.rack.is_some() && may_enter && self.loss_detected(c)
-            {
+            if !self.ep.in_recovery && self.rack.is_some() && may_enter && self.loss_detected(c) {
                 self.enter_recovery(c, delivered, io);
             }
         } else {

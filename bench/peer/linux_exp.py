@@ -25,7 +25,9 @@ Linux's data starts, as `run.py --peer linux --cached`).
 --per-flow: per flow, Linux's mean `ss` srtt, cwnd and retransmitted segments over the window
   (runs 1-3, from the raw guest records in results/linux_raw/) beside aqmlab's mean RTT and
   retransmissions (seeds 1-5): whose queue a difference in queueing delay is, in an FQ
-  discipline (a flow's srtt less the base RTT is about its own queue's sojourn).
+  discipline (a flow's srtt less the base RTT is about its own queue's sojourn); and the
+  percentiles of ssthresh at 1-s samples over all flows on both sides (how deep the flows'
+  reductions left them).
 --fq-pie-collision: cubic5-fq_pie with flows 2 and 3 in one flow queue (classify = "priority",
   priorities 1, 2, 2, 3, 4) against five queues, beside Linux runs 1-5.
 Standard library only; the aqmlab side runs in a child interpreter that imports aqmlab.
@@ -74,6 +76,7 @@ def linux_per_flow(case, run) -> list[dict] | None:
                      key=lambda d: d.get("bytes_acked", 0), default={}) for s in ss]
         conns = [d for d in conns if "rtt_ms" in d]
         out.append({"cc": cc, "srtt_ms": statistics.mean(d["rtt_ms"] for d in conns),
+                    "ssthresh": [d["ssthresh"] for d in conns if "ssthresh" in d],
                     "cwnd": statistics.mean(d.get("cwnd", 0) for d in conns),
                     "retx": conns[-1]["retrans_total"] - conns[0]["retrans_total"]})
     return out
@@ -89,6 +92,14 @@ def per_flow(case, linux, res):
               f"(seeds {[round(x, 2) for x in a_rtt]}); retransmitted segments linux "
               f"{statistics.mean(f['retx'] for f in lx):.0f} aqmlab {statistics.mean(a_rx):.0f}; "
               f"linux mean cwnd {statistics.mean(f['cwnd'] for f in lx):.1f}")
+    # ssthresh at 1-s samples, every flow pooled: how deep the reductions left the windows
+    lx = [x for r in linux for f in (linux_per_flow(case, r["run"]) or []) for x in f["ssthresh"]]
+    aq = [x for r in res for x in r.get("ssthresh_1s", [])]
+    if lx and aq:
+        def q(v):
+            d = statistics.quantiles(v, n=10)
+            return f"p10 {d[0]:.1f} median {statistics.median(v):.1f} p90 {d[-1]:.1f}"
+        print(f"  ssthresh (1-s samples, all flows): linux {q(lx)}; aqmlab {q(aq)}")
 
 
 def child(text: str, spec: dict) -> dict:

@@ -22,6 +22,12 @@ Linux's data starts, as `run.py --peer linux --cached`).
 --ack-jitter MBPS: Poisson 1500-B UDP packets at MBPS from the receiver's side on the aqmlab side
   (ACKs queued behind one leave back to back: a test of sensitivity to uneven ACK spacing; the
   UDP flow counts in goodput and Jain, so compare the forward queue and utilization only).
+--per-flow: per flow, Linux's mean `ss` srtt, cwnd and retransmitted segments over the window
+  (runs 1-3, from the raw guest records in results/linux_raw/) beside aqmlab's mean RTT and
+  retransmissions (seeds 1-5): whose queue a difference in queueing delay is, in an FQ
+  discipline (a flow's srtt less the base RTT is about its own queue's sojourn); and the
+  percentiles of ssthresh at 1-s samples over all flows on both sides (how deep the flows'
+  reductions left them).
 --fq-pie-collision: cubic5-fq_pie with flows 2 and 3 in one flow queue (classify = "priority",
   priorities 1, 2, 2, 3, 4) against five queues, beside Linux runs 1-5.
 Standard library only; the aqmlab side runs in a child interpreter that imports aqmlab.
@@ -32,6 +38,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tarfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,6 +56,50 @@ def linux_runs(case, runs=(1, 2, 3)):
         if x:
             out.append({**x, "run": r})
     return out
+
+
+def linux_per_flow(case, run) -> list[dict] | None:
+    """Per flow of Linux run `run`: mean srtt [ms] and cwnd [segments] of its data connection's
+    `ss` samples in the window, and the segments it retransmitted there (None without raw records)."""
+    raw = lp.RESULTS / "linux_raw" / (lp.cache_name(case, run).replace(".json", ".tar.gz"))
+    if not raw.exists():
+        return None
+    with tarfile.open(raw) as tf:
+        text = {m.name: tf.extractfile(m).read().decode(errors="replace") for m in tf.getmembers() if m.isfile()}
+    t0 = float(text["t0"].split()[0])
+    w0, w1 = t0 + case.warmup, t0 + case.duration
+    ss = [s for s in lp.parse_ss(text["ss.txt"]) if w0 <= s[0] <= w1]
+    out = []
+    for i, (cc, _) in enumerate(case.flow_list()):
+        port = f":{lp.BASE_PORT + i}"
+        conns = [max((d for (loc, peer), d in s[2].items() if peer.endswith(port)),
+                     key=lambda d: d.get("bytes_acked", 0), default={}) for s in ss]
+        conns = [d for d in conns if "rtt_ms" in d]
+        out.append({"cc": cc, "srtt_ms": statistics.mean(d["rtt_ms"] for d in conns),
+                    "ssthresh": [d["ssthresh"] for d in conns if "ssthresh" in d],
+                    "cwnd": statistics.mean(d.get("cwnd", 0) for d in conns),
+                    "retx": conns[-1]["retrans_total"] - conns[0]["retrans_total"]})
+    return out
+
+
+def per_flow(case, linux, res):
+    for i, (cc, rtt) in enumerate(case.flow_list()):
+        lx = [f[i] for f in (linux_per_flow(case, r["run"]) for r in linux) if f]
+        a_rtt = [r["srtt_per_flow_ms"][i] for r in res]
+        a_rx = [r["retx_per_flow"][i] for r in res]
+        print(f"  flow {i + 1} {cc}: srtt linux {statistics.mean(f['srtt_ms'] for f in lx):.2f} ms "
+              f"(runs {[round(f['srtt_ms'], 2) for f in lx]}) aqmlab {statistics.mean(a_rtt):.2f} ms "
+              f"(seeds {[round(x, 2) for x in a_rtt]}); retransmitted segments linux "
+              f"{statistics.mean(f['retx'] for f in lx):.0f} aqmlab {statistics.mean(a_rx):.0f}; "
+              f"linux mean cwnd {statistics.mean(f['cwnd'] for f in lx):.1f}")
+    # ssthresh at 1-s samples, every flow pooled: how deep the reductions left the windows
+    lx = [x for r in linux for f in (linux_per_flow(case, r["run"]) or []) for x in f["ssthresh"]]
+    aq = [x for r in res for x in r.get("ssthresh_1s", [])]
+    if lx and aq:
+        def q(v):
+            d = statistics.quantiles(v, n=10)
+            return f"p10 {d[0]:.1f} median {statistics.median(v):.1f} p90 {d[-1]:.1f}"
+        print(f"  ssthresh (1-s samples, all flows): linux {q(lx)}; aqmlab {q(aq)}")
 
 
 def child(text: str, spec: dict) -> dict:
@@ -143,6 +194,7 @@ def main():
     ap.add_argument("--ack-jitter", type=float, default=0.0,
                     help="Mb/s of 1500-B UDP packets on the ACK path (aqmlab side only)")
     ap.add_argument("--fq-pie-collision", action="store_true")
+    ap.add_argument("--per-flow", action="store_true", help="per-flow srtt and retransmissions on both sides")
     ap.add_argument("--all", action="store_true", help="every core case so changed: the agreement table")
     a = ap.parse_args()
     if a.fq_pie_collision:
@@ -167,6 +219,8 @@ def main():
     linux = linux_runs(case)
     res = [child(*render(case, s, lp.aqmlab_starts(case, s, linux), a)) for s in (1, 2, 3, 4, 5)]
     show(f"{a.case} {' '.join(sys.argv[2:])}", linux, res)
+    if a.per_flow:
+        per_flow(case, linux, res)
 
 
 if __name__ == "__main__":

@@ -900,6 +900,15 @@ AQMLAB_CHILD = textwrap.dedent(
         util = (link["tx_bytes"] + 14 * link["tx_pkts"]) * 8 / spec["window_s"] / shaper * 100
         qdelay = (q["mean_len_bytes"] + 14 * q["mean_len_pkts"]) * 8 / shaper * 1e3
     extra = {}
+    # each TCP flow's ssthresh at whole seconds of the window (as the guest's 1-s `ss` samples)
+    try:
+        fs = res.tables["flow_series"]
+        w1 = float(str(doc["simulation"]["duration"]).rstrip("s"))
+        fs = fs[(fs.time_s >= w1 - spec["window_s"] - 1e-9) & (fs.time_s <= w1 + 1e-9)
+                & ((fs.time_s * 10).round() % 10 == 0) & fs.flow.isin([n for n, _ in tcp])]
+        extra["ssthresh_1s"] = [float(v) for v in fs.ssthresh_pkts if v < 1e9]
+    except (KeyError, ValueError):
+        pass
     rev_rate = spec.get("reverse_bps")
     if rev_rate:
         rq = s["queues"]["r2->r1"]
@@ -929,6 +938,8 @@ AQMLAB_CHILD = textwrap.dedent(
         "ping_rtt_ms": (ping["delay_mean_s"] + spec["ping_return_s"]) * 1e3 if ping.get("delay_mean_s") is not None else None,
         "mean_srtt_ms": sum(rtts) / len(rtts) if rtts else None,
         "tcp_retransmissions": sum(f.get("retransmissions", 0) for _, f in tcp),
+        "srtt_per_flow_ms": [f["rtt_mean_s"] * 1e3 if f.get("rtt_mean_s") is not None else None for _, f in tcp],
+        "retx_per_flow": [f.get("retransmissions", 0) for _, f in tcp],
         "tcp_timeouts": sum(f.get("timeouts", 0) for _, f in tcp),
         "run_wall_s": wall,
     }))

@@ -317,29 +317,30 @@ mod tests {
         // delivered segment, RACK.rtt ago): 30 goes a third time; later the SACKs above 55
         // mark 55 lost and it is resent. The ACK of 30's third copy acknowledges up to 55, at
         // or above the recovery point: recovery 1 ends. 55 is still marked lost, its
-        // retransmission in flight, so the next ACK (a SACK for data sent between the two
-        // resends) starts recovery 2 (lost > 0). There is nothing to resend then: the only
-        // lost segment, 55, has its retransmission outstanding (RFC 6675 NextSeg() rule (1);
-        // Linux 6.1 tcp_xmit_retransmit_queue skips TCPCB_SACKED_RETRANS). So each segment
-        // goes again exactly as often as it was dropped: 30 twice, 55 once — before the fix,
-        // recovery 2's entry resent 55 while its retransmission was in flight.
+        // retransmission in flight, so that same ACK starts recovery 2 (Linux 6.1
+        // tcp_fastretrans_alert: step D returns to Open, step E enters Recovery again because
+        // tcp_time_to_recover holds while lost_out > 0): the sender is never seen outside
+        // recovery between the two, which the loopback therefore observes as one span with
+        // two entries. There is nothing to resend at recovery 2's entry: the only lost
+        // segment, 55, has its retransmission outstanding (RFC 6675 NextSeg() rule (1); Linux
+        // 6.1 tcp_xmit_retransmit_queue skips TCPCB_SACKED_RETRANS). So each segment goes
+        // again exactly as often as it was dropped: 30 twice, 55 once — before the entry fix,
+        // recovery 2's entry resent 55 while its retransmission was in flight; before the
+        // same-ACK rule, recovery 2 began one ACK (a millisecond) after recovery 1 ended.
         let params = "syn = false\ninitial_window = 20\ninitial_ssthresh = 20\nmin_rto = \"1s\"\n\
              initial_rto = \"1s\"\ncc = \"newreno\"\nsack = true\nloss_detection = \"rack\"";
         let drops = [(30, 1), (30, 2), (55, 1)];
         let mut lb = Loopback::new(params, MS, 25 * MS, &drops);
         lb.run(2000 * MS);
         assert_eq!(lb.stats.total.timeouts, 0);
-        assert_eq!(lb.recovery.len(), 2, "{:?}", lb.recovery);
-        let ((a1, e1), (a2, _)) = (lb.recovery[0], lb.recovery[1]);
-        // The case the trace is built for: 55 first sent during recovery 1, recovery 2 starting
-        // within a millisecond (one ACK) of recovery 1's end, before 55's resend could be ACKed.
+        assert_eq!(lb.stats.total.fast_retransmits, 2);
+        assert_eq!(lb.recovery.len(), 1, "{:?}", lb.recovery);
+        let (a1, _) = lb.recovery[0];
+        // The case the trace is built for: 55 first sent during recovery 1 and resent before
+        // the span ends.
         assert!(lb.first_sent[&55] > a1, "{:?}", lb.first_sent.get(&55));
-        assert!(a2 - e1 <= MS, "{:?}", lb.recovery);
-        let (t55, _) = *lb.retx.iter().find(|r| r.1 == 55).unwrap();
-        assert!(a2 < t55 + 51 * MS, "recovery 2 at {a2}, 55 resent at {t55}");
         let rx: Vec<u64> = lb.retx.iter().map(|r| r.1).collect();
         assert_eq!(rx, vec![30, 30, 55], "{:?}", lb.retx);
-        assert_eq!(lb.stats.total.fast_retransmits, 2);
     }
 
     /// Prague through the scripted path (1 ms per segment, 10 ms each way) where the first

@@ -162,6 +162,38 @@ fn startup_ends_after_three_rounds_without_25_percent_growth() {
 }
 
 #[test]
+fn only_a_valid_rate_sample_ends_a_round() {
+    // Linux 6.1 bbr_update_bw returns before its round check when the sample is invalid
+    // (rs->delivered < 0 || rs->interval_us <= 0; tcp_rate_gen makes it so for an ACK that
+    // delivered nothing timed, or an interval below the minimum RTT). Worked by hand: round 1
+    // ends at the first valid sample (next_round_delivered 0 -> 10); an invalid sample whose
+    // newest segment was sent with 10 delivered (enough to end round 2) counts nothing; the
+    // next valid one with the same prior_delivered ends round 2.
+    let mut b = Bbr::new(10);
+    b.initialised = true;
+    b.min_rtt = Some(100 * MS);
+    let mut w = Window {
+        cwnd: 10.0,
+        ssthresh: 1e12,
+    };
+    b.on_rate_sample(&mut w, &sample(100, 10, 100, 0, 10));
+    assert_eq!((b.round_count, b.next_round_delivered), (1, 10));
+    for interval in [None, Some(0)] {
+        let mut rs = sample(150, 10, 0, 10, 20);
+        rs.delivered = interval.map(|_| 10);
+        assert!(rs.rate().is_none());
+        b.on_rate_sample(&mut w, &rs);
+        assert_eq!((b.round_count, b.round_start), (1, false));
+        assert_eq!(b.next_round_delivered, 10);
+    }
+    b.on_rate_sample(&mut w, &sample(200, 10, 100, 10, 20));
+    assert_eq!(
+        (b.round_count, b.round_start, b.next_round_delivered),
+        (2, true, 20)
+    );
+}
+
+#[test]
 fn cwnd_target_is_cwnd_gain_times_bdp_plus_quanta() {
     // Pipe full, PROBE_BW phase 2, BtlBw 1000 seg/s, RTprop 100 ms, an ACK of 2 segments
     // every 2 ms (exactly BtlBw): target = ⌈2 × 1000 × 0.1⌉ + ACK aggregation (each epoch

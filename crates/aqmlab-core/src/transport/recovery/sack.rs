@@ -280,6 +280,15 @@ impl LossRecovery for SackRecovery {
         }
         if self.ep.in_recovery {
             self.in_recovery_ack(c, a.ack, delivered, now);
+            // With RACK, an ACK that ends a recovery while segments are still marked lost
+            // starts the next one at once, as Linux 6.1's `tcp_fastretrans_alert` does: step D
+            // returns the state to Open at the recovery point, and step E, on the same ACK,
+            // enters Recovery again because `tcp_time_to_recover` holds while `lost_out` > 0.
+            // A control that owns the window (BBR) thus never sees the Open state between.
+            let may_enter = c.snd_max > c.snd_una && self.ep.past_recover(c);
+            if !self.ep.in_recovery && self.rack.is_some() && may_enter && self.loss_detected(c) {
+                self.enter_recovery(c, delivered, io);
+            }
         } else {
             if self.loss_state && a.ack >= self.ep.recover.unwrap_or(0) {
                 self.loss_state = false;

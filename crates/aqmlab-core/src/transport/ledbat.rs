@@ -239,6 +239,7 @@ mod tests {
             acked,
             srtt: None,
             per_segment: false,
+            abc_limit: true,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: rtt_ms.map(|m| m * MS),

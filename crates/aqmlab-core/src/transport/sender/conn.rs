@@ -238,6 +238,7 @@ impl Conn {
             acked,
             srtt: self.rtt.srtt(),
             per_segment: self.cfg.per_segment,
+            abc_limit: self.cfg.abc_limit,
             whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
             abc_bytes: self
                 .cfg
@@ -285,6 +286,28 @@ impl Conn {
     #[inline]
     pub fn sample_ack(&mut self, fl: u8, ts: SimTime, io: &mut Io) {
         if fl & flags::RETX == 0 || self.cfg.timestamps {
+            self.take_sample(io.now, io.now - ts, io.stats);
+        }
+    }
+
+    /// Linux 6.1's choice of one RTT sample per ACK (`tcp_ack_update_rtt`) with
+    /// `rtt.sack_samples`: the cumulative ACK's own timing if it newly acknowledges data that was
+    /// not retransmitted (Karn's rule); else the send time of the lowest segment it newly SACKs
+    /// that was never retransmitted (`first_sackt` → `sack_rtt_us`); else, with timestamps, the
+    /// echo, but only from an ACK that advances `snd_una` (RFC 7323's RTTM rule).
+    pub fn sample_ack_or_sack(
+        &mut self,
+        advanced: bool,
+        fl: u8,
+        ts: SimTime,
+        first_sackt: Option<SimTime>,
+        io: &mut Io,
+    ) {
+        if advanced && fl & flags::RETX == 0 {
+            self.take_sample(io.now, io.now - ts, io.stats);
+        } else if let Some(t) = first_sackt {
+            self.take_sample(io.now, io.now - t, io.stats);
+        } else if advanced && self.cfg.timestamps {
             self.take_sample(io.now, io.now - ts, io.stats);
         }
     }

@@ -38,9 +38,11 @@ pub struct AckInfo {
     pub srtt: Option<SimTime>,
     /// Grow per acknowledged segment (true) or per ACK (false, ns-2 / RFC 5681 minimum).
     pub per_segment: bool,
-    /// Per-segment growth counts at most L = 2 segments per ACK (RFC 3465); false: every
-    /// acknowledged segment, as Linux's `tcp_slow_start(tp, acked)` (`window.abc_limit`).
-    pub abc_limit: bool,
+    /// None: per-segment growth counts at most L = 2 of the `acked` segments (RFC 3465).
+    /// Some(n) (`window.abc_limit = false`): it counts the n segments this ACK newly delivered,
+    /// cumulatively or by SACK, without a cap — Linux's `acked_sacked` (`tcp_newly_delivered`)
+    /// passed to `tcp_cong_avoid`; segments SACKed earlier are not counted again.
+    pub linux_delivered: Option<u64>,
     /// `Some(mss)`: congestion avoidance grows in whole bytes, floor(units · MSS²/cwnd_bytes)
     /// and at least 1 byte, as a TCP with an integer byte window does (ns-3's TcpNewReno;
     /// RFC 5681 section 3.1). `None`: exact units/cwnd segments.
@@ -60,21 +62,19 @@ impl AckInfo {
     /// How many "ACK units" this ACK is worth for window growth: 1 per ACK, or the segments it
     /// acknowledges capped at RFC 3465's L = 2, so that one cumulative ACK covering a large
     /// hole (after a timeout's go-back-N, or a delayed burst) cannot open the window in a burst.
-    /// Without the cap (`abc_limit` false, Linux) every acknowledged segment counts.
+    /// Without the cap (`linux_delivered`) every newly delivered segment counts.
     pub fn units(&self) -> f64 {
         if let Some((bytes, mss)) = self.abc_bytes {
-            let cap = if self.abc_limit {
-                ABC_LIMIT as f64 * mss as f64
-            } else {
-                f64::INFINITY
+            let cap = match self.linux_delivered {
+                None => ABC_LIMIT as f64 * mss as f64,
+                Some(_) => f64::INFINITY,
             };
             return (bytes as f64).min(cap) / mss as f64;
         }
         if self.per_segment {
-            if self.abc_limit {
-                self.acked.min(ABC_LIMIT) as f64
-            } else {
-                self.acked as f64
+            match self.linux_delivered {
+                None => self.acked.min(ABC_LIMIT) as f64,
+                Some(n) => n as f64,
             }
         } else {
             1.0
@@ -86,7 +86,7 @@ impl AckInfo {
     /// units left over are returned for congestion avoidance in the same ACK (0 otherwise).
     #[inline]
     pub fn slow_start(&self, w: &mut Window, n: f64) -> f64 {
-        if self.abc_limit || !self.per_segment {
+        if self.linux_delivered.is_none() || !self.per_segment {
             w.cwnd += n;
             return 0.0;
         }

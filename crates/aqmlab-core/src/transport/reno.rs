@@ -110,7 +110,7 @@ mod tests {
             acked,
             srtt: None,
             per_segment,
-            abc_limit: true,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: None,
@@ -127,7 +127,7 @@ mod tests {
         // filtering): slow start to 12 (2 segments), 3 left: 12 + 3/12 = 12.25. With RFC
         // 3465's L = 2 the same ACK counts 2: slow start to 12 and nothing more.
         let linux = |acked| AckInfo {
-            abc_limit: false,
+            linux_delivered: Some(acked),
             ..ack(true, acked)
         };
         let mut w = Window {
@@ -163,7 +163,7 @@ mod tests {
         Reno::default().on_ack(
             &mut w,
             &AckInfo {
-                abc_limit: false,
+                linux_delivered: Some(5),
                 ..ack(false, 5)
             },
         );

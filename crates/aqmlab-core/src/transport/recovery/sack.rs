@@ -292,7 +292,7 @@ impl LossRecovery for SackRecovery {
                 self.loss_state = false;
             }
             if advanced {
-                c.cc_on_ack(now, a.ack, acked);
+                c.cc_on_ack_delivered(now, a.ack, acked, delivered);
             }
             let may_enter = !self.loss_state && c.snd_max > c.snd_una && self.ep.past_recover(c);
             if may_enter && self.loss_detected(c) {

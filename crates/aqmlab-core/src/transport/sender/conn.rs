@@ -227,6 +227,13 @@ impl Conn {
     /// [`Conn::is_cwnd_limited`].
     #[inline]
     pub fn cc_on_ack(&mut self, now: SimTime, ack: u64, acked: u64) {
+        self.cc_on_ack_delivered(now, ack, acked, acked);
+    }
+
+    /// [`Conn::cc_on_ack`] for an ACK that newly delivered `delivered` segments, cumulatively
+    /// or by SACK (what `window.abc_limit = false` counts, as Linux's `acked_sacked`).
+    #[inline]
+    pub fn cc_on_ack_delivered(&mut self, now: SimTime, ack: u64, acked: u64, delivered: u64) {
         if self.cfg.cwnd_limited_growth && !self.cc.owns_window() && !self.is_cwnd_limited() {
             return;
         }
@@ -238,7 +245,7 @@ impl Conn {
             acked,
             srtt: self.rtt.srtt(),
             per_segment: self.cfg.per_segment,
-            abc_limit: self.cfg.abc_limit,
+            linux_delivered: (!self.cfg.abc_limit).then_some(delivered),
             whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
             abc_bytes: self
                 .cfg

@@ -741,3 +741,30 @@ fn sack_samples_need_sack_and_are_the_linux_profiles_default() {
         assert!(!c.sack_rtt && c.abc_limit, "{p}");
     }
 }
+
+#[test]
+fn without_the_abc_cap_growth_counts_newly_delivered_segments_not_the_acks_span() {
+    // Linux 6.1 tcp_ack: tcp_cong_control(sk, ack, delivered, ...) with delivered =
+    // tcp_newly_delivered(), the segments this ACK delivers cumulatively or by SACK for the
+    // first time. Worked by hand (slow start, ssthresh unlimited, DupThresh 10 so that no
+    // recovery starts): 0..9 leave; ACK 1 delivers 0: cwnd 10 + 1 = 11. A duplicate ACK
+    // SACKs 2..7: no growth (not a cumulative ACK). ACK 10 spans 1..9 but delivers only 1, 8
+    // and 9 for the first time: +3 = 14. RFC 3465's cap gives +2 = 13; counting the span
+    // would give +9 = 20.
+    let run = |limit: bool| {
+        let mut d = drive_text(&format!(
+            "compat = {{ syn = false }}\ncc = \"newreno\"\n\
+             window = {{ initial = 10, growth = \"per_segment\", abc_limit = {limit} }}\n\
+             loss = {{ sack = true, limited_transmit = false, dupack_threshold = 10 }}"
+        ));
+        d.sent();
+        d.ack_sack(1, &[]);
+        assert_eq!(d.s.c.w.cwnd, 11.0);
+        d.ack_sack(1, &[(2, 8)]);
+        assert_eq!(d.s.c.w.cwnd, 11.0);
+        d.ack_sack(10, &[]);
+        d.s.c.w.cwnd
+    };
+    assert_eq!(run(false), 14.0);
+    assert_eq!(run(true), 13.0);
+}

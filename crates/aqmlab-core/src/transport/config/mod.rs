@@ -117,8 +117,6 @@ pub struct TcpConfig {
     pub abc_limit: bool,
     /// RTT samples from newly SACKed, never retransmitted segments (`rtt.sack_samples`).
     pub sack_rtt: bool,
-    /// Linux's RTO variation term (`rto.estimator = "linux"`).
-    pub linux_rto: bool,
 }
 
 /// How a sender detects losses (`loss.detection`).

@@ -271,22 +271,6 @@ pub struct RtoOptions {
     /// Largest backoff multiplier. Default 64.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_backoff: Option<u32>,
-    /// The variation term: "rfc6298" (RTO = SRTT + max(G, 4·RTTVAR)) or "linux" (Linux 6.1
-    /// `tcp_rtt_estimator`: RTO = SRTT + the largest 4·RTTVAR of the last window of data, at
-    /// least `min`, falling by a quarter per window; a sample below SRTT moves RTTVAR with
-    /// gain 1/32). Default "rfc6298".
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub estimator: Option<RtoEstimator>,
-}
-
-/// The RTO estimator's variation term (`rto.estimator`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RtoEstimator {
-    /// RFC 6298.
-    Rfc6298,
-    /// Linux 6.1 `tcp_rtt_estimator`.
-    Linux,
 }
 
 /// RTT measurement.

@@ -328,7 +328,6 @@ impl TcpParams {
             cwnd_limited_growth: w.cwnd_limited_growth == Some(true),
             abc_limit: w.abc_limit != Some(false),
             sack_rtt: p.rtt.sack_samples == Some(true),
-            linux_rto: p.rto.estimator == Some(super::options::RtoEstimator::Linux),
             ns2_halving,
             cc,
             prr,

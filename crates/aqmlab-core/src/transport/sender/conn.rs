@@ -133,20 +133,13 @@ impl Conn {
             ecn: EcnState::default(),
             timed_out_seq: None,
             syn_retx: false,
-            rtt: {
-                let e = RttEstimator::new(
-                    cfg.initial_rto,
-                    cfg.min_rto,
-                    cfg.max_rto,
-                    cfg.granularity,
-                    cfg.max_backoff,
-                );
-                if cfg.linux_rto {
-                    e.linux()
-                } else {
-                    e
-                }
-            },
+            rtt: RttEstimator::new(
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                cfg.granularity,
+                cfg.max_backoff,
+            ),
             timer: Timer::default(),
             last_rtt: None,
             fct: None,
@@ -334,7 +327,7 @@ impl Conn {
         // segment's ACK arrived; the other ACKs give no sample to the estimator.
         let timed = !self.cfg.rtt_per_round || self.last_round_sample.is_none_or(|t| now - r >= t);
         if timed {
-            self.rtt.sample_at(r, self.snd_una, self.snd_nxt);
+            self.rtt.sample(r);
             self.last_round_sample = Some(now);
         }
         self.last_rtt = Some(r);

@@ -9,6 +9,7 @@ re-run with one thing changed, against the recorded Linux runs (bench/peer/measu
     python bench/peer/cake_diag.py cake-be-reno5-20M-40ms --starts 0.5,0.5,0.5,0.5,0.5
     python bench/peer/cake_diag.py cake-noackfilter-cubic2-20M-40ms --from 30 --decode-raw   # once
     python bench/peer/cake_diag.py cake-noackfilter-cubic2-20M-40ms --from 30
+    python bench/peer/cake_diag.py core --flow 'window = { abc_limit = true }'   # a whole group's table
 
 Experiments in aqmlab's TCP code are patches in cake_patches/ (git apply, maturin develop
 --release, run, git checkout the files); docs/aqm/cake.md lists each with its numbers.
@@ -68,6 +69,14 @@ def main() -> int:
     ap.add_argument("--show", action="store_true", help="print the first seed's scenario and stop")
     args = ap.parse_args()
 
+    if args.case in lp.GROUPS or args.case == "all":
+        # A whole group's table (run.py --peer linux --cached --markdown) with the --flow keys
+        # on every flow of every case: e.g. a profile change turned off to show the table before it.
+        lp.CASES[:] = [replace(c, aqmlab_flow_keys=c.aqmlab_flow_keys + tuple(args.flow)) for c in lp.CASES]
+        import run
+
+        sys.argv = ["run.py", "--peer", "linux", "--cached", "--markdown", "-s", args.case, "--seeds", args.seeds]
+        return run.main()
     by_name = {c.name: c for c in lp.CASES}
     if args.case not in by_name:
         ap.error(f"unknown case {args.case!r}; cake cases: {', '.join(n for n in by_name if n.startswith('cake'))}")

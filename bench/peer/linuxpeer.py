@@ -1060,6 +1060,9 @@ def _cake_cases() -> list[LinuxCase]:
                   reverse=C("bandwidth 300kbit besteffort ack-filter"), duration=40),
         LinuxCase("cake-noackfilter-cubic2-20M-40ms", "cake", 20, 40, C(be), _cubic(2),
                   reverse=C("bandwidth 300kbit besteffort"), duration=40),
+        # the same at 80 s with the window from 40 s: the settled phase alone (cake.md; not counted)
+        LinuxCase("diag-cake-noackfilter-cubic2-20M-40ms-80s", "diag", 20, 40, C(be), _cubic(2),
+                  reverse=C("bandwidth 300kbit besteffort"), duration=80, warmup=40),
         # no TCP: three unresponsive 10 Mb/s flows into 20 Mb/s (COBALT's BLUE, the shaper, DRR)
         LinuxCase("cake-udp3-20M-40ms", "cake", 20, 40, C(be), (F("udp", 3, udp_mbps=10),), duration=40),
     ]

@@ -38,6 +38,11 @@ pub struct AckInfo {
     pub srtt: Option<SimTime>,
     /// Grow per acknowledged segment (true) or per ACK (false, ns-2 / RFC 5681 minimum).
     pub per_segment: bool,
+    /// None: per-segment growth counts at most L = 2 of the `acked` segments (RFC 3465).
+    /// Some(n) (`window.abc_limit = false`): it counts the n segments this ACK newly delivered,
+    /// cumulatively or by SACK, without a cap — Linux's `acked_sacked` (`tcp_newly_delivered`)
+    /// passed to `tcp_cong_avoid`; segments SACKed earlier are not counted again.
+    pub linux_delivered: Option<u64>,
     /// `Some(mss)`: congestion avoidance grows in whole bytes, floor(units · MSS²/cwnd_bytes)
     /// and at least 1 byte, as a TCP with an integer byte window does (ns-3's TcpNewReno;
     /// RFC 5681 section 3.1). `None`: exact units/cwnd segments.
@@ -57,15 +62,38 @@ impl AckInfo {
     /// How many "ACK units" this ACK is worth for window growth: 1 per ACK, or the segments it
     /// acknowledges capped at RFC 3465's L = 2, so that one cumulative ACK covering a large
     /// hole (after a timeout's go-back-N, or a delayed burst) cannot open the window in a burst.
+    /// Without the cap (`linux_delivered`) every newly delivered segment counts.
     pub fn units(&self) -> f64 {
         if let Some((bytes, mss)) = self.abc_bytes {
-            return (bytes as f64).min(ABC_LIMIT as f64 * mss as f64) / mss as f64;
+            let cap = match self.linux_delivered {
+                None => ABC_LIMIT as f64 * mss as f64,
+                Some(_) => f64::INFINITY,
+            };
+            return (bytes as f64).min(cap) / mss as f64;
         }
         if self.per_segment {
-            self.acked.min(ABC_LIMIT) as f64
+            match self.linux_delivered {
+                None => self.acked.min(ABC_LIMIT) as f64,
+                Some(n) => n as f64,
+            }
         } else {
             1.0
         }
+    }
+
+    /// Slow start for `n` units: with the RFC 3465 cap cwnd grows by `n` (the cap bounds the
+    /// overshoot); without it, as Linux's `tcp_slow_start`, cwnd stops at ssthresh and the
+    /// units left over are returned for congestion avoidance in the same ACK (0 otherwise).
+    #[inline]
+    pub fn slow_start(&self, w: &mut Window, n: f64) -> f64 {
+        if self.linux_delivered.is_none() || !self.per_segment {
+            w.cwnd += n;
+            return 0.0;
+        }
+        let grown = (w.cwnd + n).min(w.ssthresh.max(w.cwnd));
+        let left = n - (grown - w.cwnd);
+        w.cwnd = grown;
+        left
     }
 }
 

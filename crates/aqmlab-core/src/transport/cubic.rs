@@ -332,7 +332,7 @@ impl CongestionControl for Cubic {
         Recovery::NewReno
     }
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        let n = a.units();
+        let mut n = a.units();
         if self.classic.is_some() || self.p.variant == CubicVariant::Linux {
             self.note_rtt(a.now, a.rtt);
         }
@@ -352,10 +352,19 @@ impl CongestionControl for Cubic {
             }
             if w.cwnd < w.ssthresh {
                 match self.hystart.as_mut() {
-                    Some(h) => h.on_ack(w, a),
-                    None => w.cwnd += n,
+                    Some(h) => {
+                        h.on_ack(w, a);
+                        return;
+                    }
+                    None => {
+                        // Linux cubictcp_cong_avoid: what slow start leaves over ssthresh
+                        // goes to the window update (none with the RFC 3465 cap).
+                        n = a.slow_start(w, n);
+                        if n <= 0.0 {
+                            return;
+                        }
+                    }
                 }
-                return;
             }
         }
         if self.p.variant == CubicVariant::Linux {
@@ -442,6 +451,7 @@ mod tests {
                 acked: 1,
                 srtt: None,
                 per_segment: false,
+                linux_delivered: None,
                 whole_bytes_mss: None,
                 abc_bytes: None,
                 rtt: None,
@@ -490,6 +500,7 @@ mod tests {
                     acked: 1,
                     srtt: Some(S / 10),
                     per_segment: true,
+                    linux_delivered: None,
                     whole_bytes_mss: None,
                     abc_bytes: None,
                     rtt: None,
@@ -569,6 +580,7 @@ mod tests {
                     acked: 1,
                     srtt: Some(rtt),
                     per_segment: true,
+                    linux_delivered: None,
                     whole_bytes_mss: None,
                     abc_bytes: None,
                     rtt: None,
@@ -623,6 +635,7 @@ mod tests {
                     acked: 1,
                     srtt: Some(S / 10),
                     per_segment: true,
+                    linux_delivered: None,
                     whole_bytes_mss: None,
                     abc_bytes: None,
                     rtt: None,
@@ -651,6 +664,7 @@ mod tests {
             acked: 1,
             srtt: rtt,
             per_segment: true,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt,

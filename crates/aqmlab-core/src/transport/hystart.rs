@@ -108,6 +108,7 @@ mod tests {
             acked: 1,
             srtt: None,
             per_segment: false,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: Some(rtt),

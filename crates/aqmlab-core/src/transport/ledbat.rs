@@ -239,6 +239,7 @@ mod tests {
             acked,
             srtt: None,
             per_segment: false,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: rtt_ms.map(|m| m * MS),

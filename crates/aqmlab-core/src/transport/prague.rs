@@ -126,6 +126,7 @@ mod tests {
             acked: 1,
             srtt: srtt_ms.map(|m| m * 1_000_000),
             per_segment: false,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: None,

@@ -73,6 +73,10 @@ pub struct ProfileDefaults {
     pub bbr_linux: bool,
     /// DCTCP reduces through CWR over a round trip (`cc.cwr`).
     pub dctcp_cwr: bool,
+    /// At most L = 2 segments of growth per ACK (`window.abc_limit`).
+    pub abc_limit: bool,
+    /// RTT samples from newly SACKed segments (`rtt.sack_samples`).
+    pub sack_rtt: bool,
 }
 
 impl ProfileDefaults {
@@ -114,6 +118,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         cwnd_limited_growth: false,
         bbr_linux: false,
         dctcp_cwr: false,
+        abc_limit: true,
+        sack_rtt: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -141,6 +147,10 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             cwnd_limited_growth: true,
             bbr_linux: true,
             dctcp_cwr: true,
+            // tcp_slow_start / tcp_cong_avoid_ai count every newly ACKed segment.
+            abc_limit: false,
+            // tcp_sacktag_one → sack_rtt_us → tcp_ack_update_rtt.
+            sack_rtt: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -168,6 +178,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             cwnd_limited_growth: false,
             bbr_linux: false,
             dctcp_cwr: false,
+            abc_limit: true,
+            sack_rtt: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

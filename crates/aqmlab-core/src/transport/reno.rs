@@ -15,7 +15,7 @@ pub fn aimd_increase(w: &mut Window, a: &AckInfo, bytes_acked: &mut f64) {
     if let Some((bytes, mss)) = a.abc_bytes {
         let mss = mss as f64;
         if w.cwnd < w.ssthresh {
-            w.cwnd += a.units();
+            a.slow_start(w, a.units());
         } else {
             *bytes_acked += bytes as f64;
             let cwnd_bytes = w.cwnd * mss;
@@ -26,10 +26,16 @@ pub fn aimd_increase(w: &mut Window, a: &AckInfo, bytes_acked: &mut f64) {
         }
         return;
     }
-    let n = a.units();
+    let mut n = a.units();
     if w.cwnd < w.ssthresh {
-        w.cwnd += n;
-    } else if let Some(mss) = a.whole_bytes_mss {
+        // Capped (RFC 3465): all of n in slow start; uncapped (Linux): up to ssthresh, the
+        // rest in congestion avoidance below.
+        n = a.slow_start(w, n);
+        if n <= 0.0 {
+            return;
+        }
+    }
+    if let Some(mss) = a.whole_bytes_mss {
         let mss = mss as f64;
         let bytes = super::fastmath::floor(n * mss / w.cwnd).max(1.0); // n·MSS²/(cwnd·MSS) bytes, truncated
         w.cwnd += bytes / mss;
@@ -104,12 +110,64 @@ mod tests {
             acked,
             srtt: None,
             per_segment,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: None,
             ack: 0,
             snd_max: 0,
         }
+    }
+
+    #[test]
+    fn without_the_abc_cap_every_segment_counts_and_slow_start_stops_at_ssthresh() {
+        // Linux 6.1 tcp_slow_start(tp, acked): cwnd = min(cwnd + acked, ssthresh), the rest
+        // of acked goes to tcp_cong_avoid_ai(tp, cwnd, acked) (Reno: +acked/cwnd). Worked by
+        // hand: cwnd 10, ssthresh 12, an ACK of 5 segments (a stretch ACK after ACK
+        // filtering): slow start to 12 (2 segments), 3 left: 12 + 3/12 = 12.25. With RFC
+        // 3465's L = 2 the same ACK counts 2: slow start to 12 and nothing more.
+        let linux = |acked| AckInfo {
+            linux_delivered: Some(acked),
+            ..ack(true, acked)
+        };
+        let mut w = Window {
+            cwnd: 10.0,
+            ssthresh: 12.0,
+        };
+        Reno::default().on_ack(&mut w, &linux(5));
+        assert_eq!(w.cwnd, 12.25);
+        let mut w = Window {
+            cwnd: 10.0,
+            ssthresh: 12.0,
+        };
+        Reno::default().on_ack(&mut w, &ack(true, 5));
+        assert_eq!(w.cwnd, 12.0);
+        // Congestion avoidance at cwnd 20: +5/20 = 0.25 uncapped, +2/20 = 0.1 capped.
+        let mut w = Window {
+            cwnd: 20.0,
+            ssthresh: 10.0,
+        };
+        Reno::default().on_ack(&mut w, &linux(5));
+        assert_eq!(w.cwnd, 20.25);
+        let mut w = Window {
+            cwnd: 20.0,
+            ssthresh: 10.0,
+        };
+        Reno::default().on_ack(&mut w, &ack(true, 5));
+        assert_eq!(w.cwnd, 20.1);
+        // Per-ACK growth ignores the option: one unit per ACK.
+        let mut w = Window {
+            cwnd: 4.0,
+            ssthresh: 1000.0,
+        };
+        Reno::default().on_ack(
+            &mut w,
+            &AckInfo {
+                linux_delivered: Some(5),
+                ..ack(false, 5)
+            },
+        );
+        assert_eq!(w.cwnd, 5.0);
     }
 
     #[test]

@@ -177,6 +177,9 @@ impl SackReceiver {
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
 const RETRANS: u8 = 4;
+/// Ever retransmitted (Linux `TCPCB_EVER_RETRANS`): kept through a timeout's reset of the
+/// retransmission marks, so that no RTT sample is taken from the segment (Karn's rule).
+const EVER_RETRANS: u8 = 8;
 
 /// The sender's scoreboard (RFC 6675): per-segment SACKed / lost / retransmitted marks for
 /// `[una, snd_max)` and the counters that give `pipe` in O(1).
@@ -204,8 +207,13 @@ pub struct Scoreboard {
     rxt_ptr: u64,
     /// RACK (RFC 8985) state; Some: losses are detected by time instead of DupThresh.
     pub rack: Option<Rack>,
-    /// Last send time of each segment in `[una, ...)` (RACK only).
+    /// Last send time of each segment in `[una, ...)` (RACK, or `sack_rtt`).
     xmit: VecDeque<SimTime>,
+    /// Keep send times for RTT samples from SACKed segments (Linux `sack_rtt_us`).
+    pub sack_rtt: bool,
+    /// With `sack_rtt`: the send time of the lowest segment the last [`Scoreboard::on_sack`]
+    /// newly SACKed that was never retransmitted (Linux `tcp_sacktag_one`'s `first_sackt`).
+    pub first_sackt: Option<SimTime>,
     /// Segments ever marked lost (a running count, as Linux's `tp->lost`).
     pub marked_lost: u64,
     /// With `record_fresh`: the ranges the last [`Scoreboard::on_sack`] newly SACKed.
@@ -236,6 +244,8 @@ impl Scoreboard {
             rxt_ptr: 0,
             rack: None,
             xmit: VecDeque::new(),
+            sack_rtt: false,
+            first_sackt: None,
             marked_lost: 0,
             fresh: Vec::new(),
             record_fresh: false,
@@ -251,12 +261,15 @@ impl Scoreboard {
         }
     }
 
-    /// Records a transmission of `s` at `now` (RACK only; a no-op otherwise).
+    /// True if send times are kept (RACK, or RTT samples from SACKed segments).
+    #[inline]
+    fn keeps_xmit(&self) -> bool {
+        self.rack.is_some() || self.sack_rtt
+    }
+
+    /// Records a transmission of `s` at `now` (RACK or `sack_rtt` only; a no-op otherwise).
     pub fn on_transmit(&mut self, s: u64, now: SimTime) {
-        let Some(r) = self.rack.as_mut() else {
-            return;
-        };
-        if s < self.una {
+        if !self.keeps_xmit() || s < self.una {
             return;
         }
         let i = (s - self.una) as usize;
@@ -264,7 +277,9 @@ impl Scoreboard {
             self.xmit.resize(i + 1, 0);
         }
         self.xmit[i] = now;
-        r.order.push_back((now, s));
+        if let Some(r) = self.rack.as_mut() {
+            r.order.push_back((now, s));
+        }
     }
 
     /// RACK's step 2/3 for newly delivered segment `s` whose marks were `m`.
@@ -383,7 +398,7 @@ impl Scoreboard {
                     self.rack_delivered(self.una, m, now);
                 }
             }
-            if self.rack.is_some() {
+            if self.keeps_xmit() {
                 self.xmit.pop_front();
             }
             if m & LOST != 0 {
@@ -408,6 +423,11 @@ impl Scoreboard {
     pub fn on_sack(&mut self, blocks: &[(u64, u64)], snd_max: u64, now: SimTime) -> u64 {
         let mut newly = 0;
         self.fresh.clear();
+        self.first_sackt = None;
+        // Linux walks the blocks in sequence order (tcp_sacktag_write_queue sorts them), so
+        // its first_sackt is the lowest newly SACKed segment's; the blocks here come most
+        // recent first (RFC 2018), so the lowest is kept.
+        let mut first: Option<(u64, SimTime)> = None;
         for &(l, r) in blocks {
             let (l, r) = (l.max(self.una), r.min(snd_max));
             if l >= r {
@@ -433,6 +453,14 @@ impl Scoreboard {
                     let m = self.mark_mut(s);
                     let old = *m;
                     *m = SACKED;
+                    if self.sack_rtt
+                        && old & (RETRANS | EVER_RETRANS) == 0
+                        && first.is_none_or(|(f, _)| s < f)
+                    {
+                        if let Some(&ts) = self.xmit.get((s - self.una) as usize) {
+                            first = Some((s, ts));
+                        }
+                    }
                     if self.rack.is_some() {
                         self.rack_delivered(s, old, now);
                     }
@@ -450,6 +478,7 @@ impl Scoreboard {
                 self.high_sacked = self.high_sacked.max(b);
             }
         }
+        self.first_sackt = first.map(|(_, ts)| ts);
         self.classify();
         newly
     }
@@ -504,7 +533,7 @@ impl Scoreboard {
         }
         let m = self.mark_mut(s);
         if *m & (RETRANS | SACKED) == 0 {
-            *m |= RETRANS;
+            *m |= RETRANS | EVER_RETRANS;
             self.retrans += 1;
         }
     }
@@ -517,9 +546,9 @@ impl Scoreboard {
         for s in self.una..snd_max {
             let m = self.mark_mut(s);
             let was_lost = *m & LOST != 0;
-            *m &= SACKED;
-            if *m == 0 {
-                *m = LOST;
+            *m &= SACKED | EVER_RETRANS;
+            if *m & SACKED == 0 {
+                *m |= LOST;
                 self.lost += 1;
                 if !was_lost {
                     self.marked_lost += 1;
@@ -671,6 +700,43 @@ mod tests {
         sb.rack_detect(140 * MS, reo);
         assert_eq!((sb.retrans, sb.lost), (0, 2)); // 1 (again) and 5
         assert_eq!(sb.next_lost(), Some(1));
+    }
+
+    #[test]
+    fn first_sackt_is_the_lowest_newly_sacked_never_retransmitted_segment() {
+        // Linux 6.1 tcp_sacktag_one: first_sackt is the send time of the first skb, in
+        // sequence order, that this ACK newly SACKs and that was never retransmitted
+        // (TCPCB_RETRANS = SACKED_RETRANS | EVER_RETRANS). Segment s leaves at s ms.
+        const MS: SimTime = 1_000_000;
+        let mut sb = Scoreboard::new(3);
+        sb.sack_rtt = true;
+        for s in 0..10 {
+            sb.on_transmit(s, s * MS);
+        }
+        // Blocks most recent first (RFC 2018): 6 and 2, 3 are new; the lowest is 2.
+        sb.on_sack(&[(6, 7), (2, 4)], 10, 50 * MS);
+        assert_eq!(sb.first_sackt, Some(2 * MS));
+        // Re-reported blocks add nothing: no time.
+        sb.on_sack(&[(6, 7), (2, 4)], 10, 51 * MS);
+        assert_eq!(sb.first_sackt, None);
+        // 1 is retransmitted at 60 ms and then SACKed: Karn's rule, no time; 8 in the same
+        // ACK gives its own.
+        sb.on_retransmit(1);
+        sb.on_transmit(1, 60 * MS);
+        sb.on_sack(&[(8, 9), (1, 4), (6, 7)], 10, 70 * MS);
+        assert_eq!(sb.first_sackt, Some(8 * MS));
+        // A timeout clears the retransmission marks but not "ever retransmitted": 4 is
+        // retransmitted, the timeout resets the marks, 4 is SACKed: still no time.
+        sb.on_retransmit(4);
+        sb.on_transmit(4, 80 * MS);
+        sb.on_timeout(10);
+        sb.on_sack(&[(4, 5)], 10, 90 * MS);
+        assert_eq!(sb.first_sackt, None);
+        // Without sack_rtt nothing is recorded.
+        let mut off = Scoreboard::new(3);
+        off.on_transmit(0, 0);
+        off.on_sack(&[(1, 2)], 2, 10 * MS);
+        assert_eq!(off.first_sackt, None);
     }
 
     #[test]

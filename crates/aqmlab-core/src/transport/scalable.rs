@@ -74,6 +74,7 @@ mod tests {
             acked: 1,
             srtt: None,
             per_segment: false,
+            linux_delivered: None,
             whole_bytes_mss: None,
             abc_bytes: None,
             rtt: None,

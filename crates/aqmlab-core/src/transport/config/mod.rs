@@ -112,6 +112,11 @@ pub struct TcpConfig {
     pub nagle: bool,
     /// Grow cwnd only while cwnd-limited (Linux `tcp_is_cwnd_limited`).
     pub cwnd_limited_growth: bool,
+    /// At most L = 2 segments of growth per ACK (RFC 3465); false: Linux's count of every
+    /// acknowledged segment, slow start stopping at ssthresh (`window.abc_limit`).
+    pub abc_limit: bool,
+    /// RTT samples from newly SACKed, never retransmitted segments (`rtt.sack_samples`).
+    pub sack_rtt: bool,
 }
 
 /// How a sender detects losses (`loss.detection`).

@@ -195,6 +195,13 @@ pub struct WindowOptions {
     /// restarts (`tcp_cwnd_restart`); repeated transfers only. Default false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slow_start_after_idle: Option<bool>,
+    /// Count at most L = 2 segments of growth per ACK (RFC 3465 section 2.2) with `growth =
+    /// "per_segment"` or `"bytes"`. false: every newly acknowledged segment counts, and slow
+    /// start stops at ssthresh with the rest of the ACK counted in congestion avoidance
+    /// (Linux 6.1 `tcp_slow_start(tp, acked)`, `tcp_cong_avoid_ai(tp, cnt, acked)`).
+    /// Default by profile (linux false; ns2 and ns3 true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abc_limit: Option<bool>,
 }
 
 /// Window growth per ACK.
@@ -278,6 +285,13 @@ pub struct RttOptions {
     /// (ns-2's timing: one segment per round trip). Default "ack".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling: Option<RttSampling>,
+    /// With SACK: an ACK whose cumulative part gives no RTT sample (a duplicate ACK, or one
+    /// covering a retransmission) is timed by the lowest segment it newly SACKs that was never
+    /// retransmitted (Linux 6.1 `tcp_sacktag_one`'s `first_sackt` → `sack_rtt_us`, used by
+    /// `tcp_ack_update_rtt` before the timestamp echo). Default by profile (linux true; ns2
+    /// and ns3 false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sack_samples: Option<bool>,
 }
 
 /// Which RTT samples feed the RTO estimator.

@@ -120,12 +120,20 @@ impl TcpParams {
         w.growth.get_or_insert(growth);
         w.whole_bytes.get_or_insert(whole_bytes);
         w.cwnd_limited_growth.get_or_insert(d.cwnd_limited_growth);
+        // Written into the resolved scenario only where the profile departs from the historical
+        // behaviour (linux), so that other scenarios keep their resolved text and hash.
+        if !d.abc_limit {
+            w.abc_limit.get_or_insert(false);
+        }
         fill_app(&mut r.app);
         if r.app.kind == Some(AppKind::Transfers) {
             r.window.slow_start_after_idle.get_or_insert(false);
         }
         let l = &mut r.loss;
         let sack = *l.sack.get_or_insert(d.sack || needs.sack);
+        if d.sack_rtt && sack {
+            r.rtt.sack_samples.get_or_insert(true);
+        }
         l.detection.get_or_insert(if sack {
             d.loss_detection
         } else {
@@ -260,6 +268,9 @@ impl TcpParams {
         }
         let (ecn, ect, precise_ecn, accecn) = ecn_mode(&p.ecn, &needs, name)?;
         let sack = l.sack == Some(true);
+        if p.rtt.sack_samples == Some(true) && !sack {
+            return Err("rtt.sack_samples: needs SACK (loss.sack = true)".into());
+        }
         if needs.sack && !sack {
             return Err(format!(
                 "loss.sack: cc = {name:?} needs SACK (it reads the RFC 6675 scoreboard); \
@@ -315,6 +326,8 @@ impl TcpParams {
             app,
             nagle: p.app.nagle == Some(true),
             cwnd_limited_growth: w.cwnd_limited_growth == Some(true),
+            abc_limit: w.abc_limit != Some(false),
+            sack_rtt: p.rtt.sack_samples == Some(true),
             ns2_halving,
             cc,
             prr,

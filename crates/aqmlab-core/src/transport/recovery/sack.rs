@@ -52,6 +52,7 @@ impl SackRecovery {
             Scoreboard::new(cfg.dupack_threshold)
         };
         sb.record_fresh = cfg.cc.owns_window();
+        sb.sack_rtt = cfg.sack_rtt;
         SackRecovery {
             ep: Episode::default(),
             sb,
@@ -165,8 +166,11 @@ impl SackRecovery {
     fn update(&mut self, c: &mut Conn, a: &Ack, io: &mut Io) -> u64 {
         let now = io.now;
         let mut delivered = 0;
-        if a.ack > c.snd_una {
-            c.sample_ack(a.fl, a.ts, io);
+        let advanced = a.ack > c.snd_una;
+        if advanced {
+            if !c.cfg.sack_rtt {
+                c.sample_ack(a.fl, a.ts, io);
+            }
             delivered += self.sb.on_cum_ack(a.ack, now);
             if let Some(r) = c.rate.as_mut() {
                 r.on_cum_ack(a.ack);
@@ -178,6 +182,9 @@ impl SackRecovery {
         let blocks = a.sack.unwrap_or(&none).blocks();
         let newly = self.sb.on_sack(blocks, c.snd_max, now);
         delivered += newly;
+        if c.cfg.sack_rtt {
+            c.sample_ack_or_sack(advanced, a.fl, a.ts, self.sb.first_sackt, io);
+        }
         if let Some(r) = c.rate.as_mut() {
             for &(a, b) in &self.sb.fresh {
                 r.on_sacked(a, b);
@@ -294,7 +301,7 @@ impl LossRecovery for SackRecovery {
                 self.loss_state = false;
             }
             if advanced {
-                c.cc_on_ack(now, a.ack, acked);
+                c.cc_on_ack_delivered(now, a.ack, acked, delivered);
             }
             let may_enter = !self.loss_state && c.snd_max > c.snd_una && self.ep.past_recover(c);
             if may_enter && self.loss_detected(c) {

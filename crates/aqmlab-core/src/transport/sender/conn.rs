@@ -227,6 +227,13 @@ impl Conn {
     /// [`Conn::is_cwnd_limited`].
     #[inline]
     pub fn cc_on_ack(&mut self, now: SimTime, ack: u64, acked: u64) {
+        self.cc_on_ack_delivered(now, ack, acked, acked);
+    }
+
+    /// [`Conn::cc_on_ack`] for an ACK that newly delivered `delivered` segments, cumulatively
+    /// or by SACK (what `window.abc_limit = false` counts, as Linux's `acked_sacked`).
+    #[inline]
+    pub fn cc_on_ack_delivered(&mut self, now: SimTime, ack: u64, acked: u64, delivered: u64) {
         if self.cfg.cwnd_limited_growth && !self.cc.owns_window() && !self.is_cwnd_limited() {
             return;
         }
@@ -238,6 +245,7 @@ impl Conn {
             acked,
             srtt: self.rtt.srtt(),
             per_segment: self.cfg.per_segment,
+            linux_delivered: (!self.cfg.abc_limit).then_some(delivered),
             whole_bytes_mss: self.cfg.cwnd_whole_bytes.then_some(self.cfg.mss),
             abc_bytes: self
                 .cfg
@@ -285,6 +293,28 @@ impl Conn {
     #[inline]
     pub fn sample_ack(&mut self, fl: u8, ts: SimTime, io: &mut Io) {
         if fl & flags::RETX == 0 || self.cfg.timestamps {
+            self.take_sample(io.now, io.now - ts, io.stats);
+        }
+    }
+
+    /// Linux 6.1's choice of one RTT sample per ACK (`tcp_ack_update_rtt`) with
+    /// `rtt.sack_samples`: the cumulative ACK's own timing if it newly acknowledges data that was
+    /// not retransmitted (Karn's rule); else the send time of the lowest segment it newly SACKs
+    /// that was never retransmitted (`first_sackt` → `sack_rtt_us`); else, with timestamps, the
+    /// echo, but only from an ACK that advances `snd_una` (RFC 7323's RTTM rule).
+    pub fn sample_ack_or_sack(
+        &mut self,
+        advanced: bool,
+        fl: u8,
+        ts: SimTime,
+        first_sackt: Option<SimTime>,
+        io: &mut Io,
+    ) {
+        if advanced && fl & flags::RETX == 0 {
+            self.take_sample(io.now, io.now - ts, io.stats);
+        } else if let Some(t) = first_sackt {
+            self.take_sample(io.now, io.now - t, io.stats);
+        } else if advanced && self.cfg.timestamps {
             self.take_sample(io.now, io.now - ts, io.stats);
         }
     }

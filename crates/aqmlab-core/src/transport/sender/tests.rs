@@ -653,3 +653,118 @@ fn dctcp_cwr_spreads_the_reduction_over_the_round_trip_as_linux() {
     let quiet = (2..=10).map(|a| d.ack(a).len()).sum::<usize>();
     assert_eq!(quiet, 0);
 }
+
+/// Delivers an ACK at `now` (ms) with flags `fl`, echoed timestamp `ts` (ms) and SACK blocks.
+fn ack_at(d: &mut Drive, now_ms: u64, a: u64, fl: u8, ts_ms: u64, blocks: &[(u64, u64)]) {
+    let mut sb = SackBlocks::default();
+    for (i, &b) in blocks.iter().enumerate() {
+        sb.b[i] = b;
+        sb.n += 1;
+    }
+    d.now = now_ms * MS;
+    let sack = (!blocks.is_empty()).then_some(&sb);
+    d.s.on_ack(a, fl, ts_ms * MS, sack, d.now, &mut d.out, &mut d.stats);
+    d.out.segs.clear();
+}
+
+#[test]
+fn sack_samples_time_duplicate_acks_by_the_lowest_newly_sacked_original() {
+    // Linux 6.1 tcp_sacktag_one / tcp_ack_update_rtt, worked by hand with RFC 6298's
+    // estimator (alpha 1/8, beta 1/4, G = 10 ms below 4·RTTVAR, RTO floor 200 ms).
+    // Segments 0..9 leave at 0; segment 1 is lost.
+    let flow = |samples: bool| {
+        format!(
+            "compat = {{ syn = false }}\ncc = \"newreno\"\nwindow = {{ initial = 10 }}\n\
+             loss = {{ sack = true, limited_transmit = false }}\nrtt = {{ sack_samples = {samples} }}"
+        )
+    };
+    let mut d = drive_text(&flow(true));
+    d.sent();
+    // 100 ms: ACK 1 (segment 0, echo 0): sample 100 ms; SRTT 100, RTTVAR 50, RTO 300 ms.
+    // Slow start sends 10 and 11 at 100 ms.
+    ack_at(&mut d, 100, 1, 0, 0, &[]);
+    assert_eq!(d.s.c.rtt.srtt(), Some(100 * MS));
+    // 200 ms: a duplicate ACK SACKing 2 (sent at 0): sample 200 ms.
+    // SRTT = 7/8·100 + 1/8·200 = 112.5; RTTVAR = 3/4·50 + 1/4·|100 − 200| = 62.5;
+    // RTO = 112.5 + 4·62.5 = 362.5 ms.
+    ack_at(&mut d, 200, 1, 0, 0, &[(2, 3)]);
+    assert_eq!(d.s.c.rtt.srtt(), Some(112_500_000));
+    assert_eq!(d.s.c.rtt.rto(), 362_500_000);
+    // 250 ms: the same block again: nothing newly SACKed, no sample.
+    ack_at(&mut d, 250, 1, 0, 0, &[(2, 3)]);
+    assert_eq!(d.s.c.rtt.srtt(), Some(112_500_000));
+    // 300 ms: 4 newly SACKed (sent at 0): sample 300 ms. SRTT = 7/8·112.5 + 37.5 =
+    // 135.9375; RTTVAR = 3/4·62.5 + 1/4·187.5 = 93.75; RTO = 135.9375 + 375 = 510.9375 ms.
+    ack_at(&mut d, 300, 1, 0, 0, &[(4, 5), (2, 3)]);
+    assert_eq!(d.s.c.rtt.srtt(), Some(135_937_500));
+    assert_eq!(d.s.c.rtt.rto(), 510_937_500);
+    // 400 ms: 10 newly SACKed (sent at 100 ms): sample 300 ms; the third duplicate ACK
+    // starts the recovery and 1 is retransmitted.
+    ack_at(&mut d, 400, 1, 0, 0, &[(10, 11), (4, 5), (2, 3)]);
+    assert!(d.s.in_recovery());
+    let srtt5: f64 = 0.875 * 135_937_500.0 + 0.125 * 300_000_000.0;
+    assert_eq!(d.s.c.rtt.srtt(), Some(srtt5.round() as SimTime));
+    // 500 ms: ACK 3 of the retransmission of 1 (flag echoed), no new SACK: Karn's rule, no
+    // timestamps, nothing newly SACKed: no sample.
+    ack_at(&mut d, 500, 3, flags::RETX, 0, &[(10, 11), (4, 5)]);
+    assert_eq!(d.s.c.rtt.srtt(), Some(srtt5.round() as SimTime));
+    // 600 ms: an ACK that advances to 5 with the retransmission flag echoed and newly SACKs
+    // 11 (sent at 100 ms): no sample from the cumulative part (Karn), the SACKed original
+    // gives 500 ms (Linux: seq_rtt_us < 0, so sack_rtt_us).
+    ack_at(&mut d, 600, 5, flags::RETX, 0, &[(10, 12)]);
+    let srtt7: f64 = 0.875 * srtt5 + 0.125 * 500_000_000.0;
+    assert_eq!(d.s.c.rtt.srtt(), Some(srtt7.round() as SimTime));
+
+    // Without SACK samples (RFC 6298 on cumulative ACKs only) the duplicate ACKs leave SRTT
+    // at 100 ms and the RTO at 300 ms.
+    let mut d = drive_text(&flow(false));
+    d.sent();
+    ack_at(&mut d, 100, 1, 0, 0, &[]);
+    ack_at(&mut d, 200, 1, 0, 0, &[(2, 3)]);
+    ack_at(&mut d, 300, 1, 0, 0, &[(4, 5), (2, 3)]);
+    assert_eq!(d.s.c.rtt.srtt(), Some(100 * MS));
+    assert_eq!(d.s.c.rtt.rto(), 300 * MS);
+}
+
+#[test]
+fn sack_samples_need_sack_and_are_the_linux_profiles_default() {
+    let e = TcpParams::config_from("loss = { sack = false }\nrtt = { sack_samples = true }")
+        .unwrap_err();
+    assert!(e.starts_with("rtt.sack_samples: "), "{e}");
+    let linux = TcpParams::config_from("profile = \"linux\"").unwrap();
+    assert!(linux.sack_rtt && !linux.abc_limit);
+    // linux without SACK: no SACK samples, and no error.
+    let nosack = TcpParams::config_from("profile = \"linux\"\nloss = { sack = false }").unwrap();
+    assert!(!nosack.sack_rtt);
+    for p in ["ns2", "ns3"] {
+        let c = TcpParams::config_from(&format!("profile = \"{p}\"")).unwrap();
+        assert!(!c.sack_rtt && c.abc_limit, "{p}");
+    }
+}
+
+#[test]
+fn without_the_abc_cap_growth_counts_newly_delivered_segments_not_the_acks_span() {
+    // Linux 6.1 tcp_ack: tcp_cong_control(sk, ack, delivered, ...) with delivered =
+    // tcp_newly_delivered(), the segments this ACK delivers cumulatively or by SACK for the
+    // first time. Worked by hand (slow start, ssthresh unlimited, DupThresh 10 so that no
+    // recovery starts): 0..9 leave; ACK 1 delivers 0: cwnd 10 + 1 = 11. A duplicate ACK
+    // SACKs 2..7: no growth (not a cumulative ACK). ACK 10 spans 1..9 but delivers only 1, 8
+    // and 9 for the first time: +3 = 14. RFC 3465's cap gives +2 = 13; counting the span
+    // would give +9 = 20.
+    let run = |limit: bool| {
+        let mut d = drive_text(&format!(
+            "compat = {{ syn = false }}\ncc = \"newreno\"\n\
+             window = {{ initial = 10, growth = \"per_segment\", abc_limit = {limit} }}\n\
+             loss = {{ sack = true, limited_transmit = false, dupack_threshold = 10 }}"
+        ));
+        d.sent();
+        d.ack_sack(1, &[]);
+        assert_eq!(d.s.c.w.cwnd, 11.0);
+        d.ack_sack(1, &[(2, 8)]);
+        assert_eq!(d.s.c.w.cwnd, 11.0);
+        d.ack_sack(10, &[]);
+        d.s.c.w.cwnd
+    };
+    assert_eq!(run(false), 14.0);
+    assert_eq!(run(true), 13.0);
+}

@@ -65,7 +65,7 @@ impl World {
             f.stats.goodput_at_last_sample = g;
             let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
             let (cwnd, ssthresh, srtt, rtt) = match &f.app {
-                App::Tcp(tcp) => {
+                App::Tcp(tcp) => tcp.with(f.start, &f.name, |tcp| {
                     let s = tcp.sender.conn();
                     (
                         s.w.cwnd,
@@ -73,7 +73,7 @@ impl World {
                         s.rtt.srtt().map_or(f64::NAN, to_secs),
                         s.last_rtt.map_or(f64::NAN, to_secs),
                     )
-                }
+                }),
                 App::Udp(_) => (f64::NAN, f64::NAN, f64::NAN, f64::NAN),
             };
             let row = FlowSample {
@@ -106,38 +106,41 @@ impl World {
         let end = self.config.duration;
         let port = &mut self.ports[i];
         let qdisc = port.queue.disc.name().to_string();
-        let s = port.queue.stats();
-        let mean_len = s.len.mean(end);
-        let c = s.window();
-        let drops = c.total_drops();
-        let mark = |r: Reason| c.marked[r.index()];
-        QueueRow {
-            queue: port.name.clone(),
-            qdisc,
-            arrivals_pkts: c.arrivals,
-            enqueued_pkts: c.enqueued,
-            dequeued_pkts: c.dequeued,
-            drops_pkts: drops,
-            drops_overflow_pkts: c.drops(Reason::Overflow),
-            drops_early_pkts: c.drops(Reason::Early),
-            drops_forced_pkts: c.drops(Reason::Forced),
-            drops_delay_pkts: c.drops(Reason::Delay),
-            marks_pkts: c.total_marks(),
-            marks_overflow_pkts: mark(Reason::Overflow),
-            marks_early_pkts: mark(Reason::Early),
-            marks_forced_pkts: mark(Reason::Forced),
-            marks_delay_pkts: mark(Reason::Delay),
-            drop_rate_per_s: drops as f64 / w,
-            drop_frac: frac(drops as f64, c.arrivals),
-            mean_len_pkts: mean_len.0,
-            mean_len_bytes: mean_len.1,
-            max_len_pkts: s.max_len_pkts,
-            sojourn_mean_s: s.sojourn.mean() / 1e9,
-            sojourn_p50_s: s.sojourn.quantile(0.5) / 1e9,
-            sojourn_p95_s: s.sojourn.quantile(0.95) / 1e9,
-            sojourn_p99_s: s.sojourn.quantile(0.99) / 1e9,
-        }
-        .into_row()
+        let name = &port.name;
+        // a queue that never had a packet: read from fresh statistics, none kept
+        port.queue.with_stats(|s| {
+            let mean_len = s.len.mean(end);
+            let c = s.window();
+            let drops = c.total_drops();
+            let mark = |r: Reason| c.marked[r.index()];
+            QueueRow {
+                queue: name.clone(),
+                qdisc,
+                arrivals_pkts: c.arrivals,
+                enqueued_pkts: c.enqueued,
+                dequeued_pkts: c.dequeued,
+                drops_pkts: drops,
+                drops_overflow_pkts: c.drops(Reason::Overflow),
+                drops_early_pkts: c.drops(Reason::Early),
+                drops_forced_pkts: c.drops(Reason::Forced),
+                drops_delay_pkts: c.drops(Reason::Delay),
+                marks_pkts: c.total_marks(),
+                marks_overflow_pkts: mark(Reason::Overflow),
+                marks_early_pkts: mark(Reason::Early),
+                marks_forced_pkts: mark(Reason::Forced),
+                marks_delay_pkts: mark(Reason::Delay),
+                drop_rate_per_s: drops as f64 / w,
+                drop_frac: frac(drops as f64, c.arrivals),
+                mean_len_pkts: mean_len.0,
+                mean_len_bytes: mean_len.1,
+                max_len_pkts: s.max_len_pkts,
+                sojourn_mean_s: s.sojourn.mean() / 1e9,
+                sojourn_p50_s: s.sojourn.quantile(0.5) / 1e9,
+                sojourn_p95_s: s.sojourn.quantile(0.95) / 1e9,
+                sojourn_p99_s: s.sojourn.quantile(0.99) / 1e9,
+            }
+            .into_row()
+        })
     }
 
     /// The rows of port `i`'s discipline's classes (none if it has a single queue).
@@ -263,7 +266,9 @@ impl World {
             rtt_mean_s: f.stats.rtt.mean() / 1e9,
             rtt_p95_s: f.stats.rtt.quantile(0.95) / 1e9,
             fct_s: match &f.app {
-                App::Tcp(tcp) => tcp.sender.fct().map_or(f64::NAN, to_secs),
+                App::Tcp(tcp) => tcp.with(f.start, &f.name, |tcp| {
+                    tcp.sender.fct().map_or(f64::NAN, to_secs)
+                }),
                 App::Udp(_) => f64::NAN,
             },
             cc: f.labels.cc.clone(),
@@ -387,16 +392,19 @@ impl World {
             results.tables.insert("queue_classes".into(), classes);
         }
         let trace =
-            crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
-                App::Tcp(t) => t.sender.trace_rows().map(|r| (f.name.as_str(), r)),
-                _ => None,
+            // a flow not started has no rows (and adds none to the table)
+            crate::transport::trace::table(self.flows.iter().filter_map(|f| {
+                f.tcp()?
+                    .sender
+                    .trace_rows()
+                    .map(|r| (f.name.as_str(), r))
             }));
         if trace.rows() > 0 {
             results.tables.insert("tcp_trace".into(), trace);
         }
         let mut rtt_log = Table::new();
         for f in &self.flows {
-            if let App::Tcp(t) = &f.app {
+            if let Some(t) = f.tcp() {
                 for &(time, r) in t.sender.rtt_log() {
                     let row = crate::schema::RttLogSample {
                         time_s: to_secs(time),
@@ -414,7 +422,7 @@ impl World {
             .flows
             .iter()
             .filter_map(|f| match &f.app {
-                App::Tcp(t) => t.sender.app().map(|a| (f.name.as_str(), &a.done[..])),
+                App::Tcp(t) => t.transfers_done().map(|d| (f.name.as_str(), d)),
                 _ => None,
             })
             .peekable();

@@ -3,6 +3,7 @@
 
 use aqmlab_core::transport::bbr::{Bbr, Mode};
 use aqmlab_core::transport::cc::Cc;
+use aqmlab_core::world::App;
 
 /// One BBR flow, 100 Mb/s 10 ms bottleneck, 1 Gb/s 1 ms access links, 1000 + 40 B segments.
 const ONE_FLOW: &str = r#"
@@ -27,8 +28,8 @@ initial_window = 10
 fn run_bbr(text: &str) -> Bbr {
     let mut world = aqmlab_core::scenario::build(text, None).unwrap().world;
     world.run().unwrap();
-    let Some(f) = world.flows[0].tcp() else {
-        panic!("not a TCP flow, or not started")
+    let App::Tcp(f) = &world.flows[0].app else {
+        panic!("not a TCP flow")
     };
     let Cc::Bbr(b) = f.sender.cc() else {
         panic!("not BBR")

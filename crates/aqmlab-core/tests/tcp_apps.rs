@@ -4,6 +4,7 @@
 //! theorem for the transfer count, and the write sizes modulo the MSS — never from a run.
 
 use aqmlab_core::transport::app::TransferRecord;
+use aqmlab_core::world::App;
 
 const TAU: f64 = 1040.0 * 8.0 / 10e6; // data segment serialization, s
 const TAU_A: f64 = 40.0 * 8.0 / 10e6; // ACK (and SYN) serialization, s
@@ -40,8 +41,8 @@ to = "b"
 fn transfers(text: &str) -> Vec<TransferRecord> {
     let mut world = aqmlab_core::scenario::build(text, None).unwrap().world;
     world.run().unwrap();
-    let Some(f) = world.flows[0].tcp() else {
-        panic!("not TCP, or not started")
+    let App::Tcp(f) = &world.flows[0].app else {
+        panic!("not TCP")
     };
     f.sender.app().expect("an application").done.clone()
 }

@@ -22,7 +22,8 @@ use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
 use crate::topology::{Node, Routing};
-use crate::world::{App, Flow, SimConfig, TcpApp, TcpRecipe, World};
+use crate::transport::TcpFlow;
+use crate::world::{App, Flow, SimConfig, World};
 use crate::world::{Port, TxState};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -502,14 +503,6 @@ fn build_flow(
     let stop = c.stop.map(|s| s.0).unwrap_or(config.duration);
     let mut copies = Vec::with_capacity(c.count as usize);
     let labels = flow_labels(&entry.kind);
-    let recipe = match &entry.kind {
-        FlowKind::Tcp(cfg, _) => Some(Arc::new(TcpRecipe {
-            cfg: (**cfg).clone(),
-            stop,
-            seed: config.seed,
-        })),
-        FlowKind::Udp(..) => None,
-    };
     // A node by name; the error's field path is made only when the name is unknown.
     let node = |name: &str, field: &str| match plan.index.get(name) {
         Some(&id) => Ok(id),
@@ -553,10 +546,17 @@ fn build_flow(
         };
         let start = c.start.0.saturating_add(jitter).min(config.duration);
         let app = match &entry.kind {
-            // built when the flow starts (`TcpApp`)
-            FlowKind::Tcp(..) => App::Tcp(TcpApp::pending(Arc::clone(
-                recipe.as_ref().expect("a TCP entry has its recipe"),
-            ))),
+            FlowKind::Tcp(cfg, _) => {
+                let mut flow = TcpFlow::new(cfg, start, stop);
+                // The congestion control's own stream (BBR's gain-cycle phase): a new name,
+                // so no other component's draws change.
+                crate::transport::cc::CongestionControl::seed(
+                    flow.sender.cc_mut(),
+                    Rng::stream2(config.seed, "cc:", &name),
+                );
+                flow.sender.seed_app(config.seed, &name);
+                App::Tcp(Box::new(flow))
+            }
             FlowKind::Udp(p, _) => App::Udp(p.build(path, start, stop)?),
         };
         copies.push(Flow {
@@ -675,9 +675,7 @@ fn build_capture(
         .flows
         .iter()
         .map(|f| match &f.app {
-            App::Tcp(t) => t.with(f.start, &f.name, |t| {
-                t.sender.app().map(|a| a.layout.clone())
-            }),
+            App::Tcp(t) => t.sender.app().map(|a| a.layout.clone()),
             _ => None,
         })
         .collect();

@@ -41,95 +41,7 @@ pub enum App {
     /// An open-loop (UDP) source.
     Udp(Source),
     /// A TCP connection (sender at the source node, sink at the destination).
-    Tcp(TcpApp),
-}
-
-/// A TCP connection's state, built when the flow starts (its first event): until then only
-/// the recipe, shared by every copy of a flow entry, so a flow that has not started costs no
-/// connection state (2.2 kB each; at 10,000 flows started over a second, a short run touches
-/// few). Building is deterministic (the streams are named by seed and flow name), so a state
-/// built late, or a temporary one built to read a pending flow's values, equals the one that
-/// building at set-up gave.
-#[derive(Clone, Debug)]
-pub struct TcpApp(TcpState);
-
-#[derive(Clone, Debug)]
-enum TcpState {
-    Built(Box<TcpFlow>),
-    Pending(std::sync::Arc<TcpRecipe>),
-}
-
-/// What building a flow entry's TCP connections needs besides each flow's start and name.
-#[derive(Debug)]
-pub struct TcpRecipe {
-    /// The connection's configuration.
-    pub cfg: crate::transport::TcpConfig,
-    /// No new data after this time.
-    pub stop: SimTime,
-    /// The run's seed.
-    pub seed: u64,
-}
-
-impl TcpRecipe {
-    /// The connection of the flow named `name` starting at `start`.
-    pub fn build(&self, start: SimTime, name: &str) -> TcpFlow {
-        let mut flow = TcpFlow::new(&self.cfg, start, self.stop);
-        // The congestion control's own stream (BBR's gain-cycle phase): a new name, so no
-        // other component's draws change.
-        crate::transport::cc::CongestionControl::seed(
-            flow.sender.cc_mut(),
-            Rng::stream2(self.seed, "cc:", name),
-        );
-        flow.sender.seed_app(self.seed, name);
-        flow
-    }
-}
-
-impl TcpApp {
-    /// A connection built when the flow starts.
-    pub fn pending(recipe: std::sync::Arc<TcpRecipe>) -> Self {
-        TcpApp(TcpState::Pending(recipe))
-    }
-    /// A connection already built.
-    pub fn built(flow: TcpFlow) -> Self {
-        TcpApp(TcpState::Built(Box::new(flow)))
-    }
-    /// The connection, if built (a flow that has started).
-    #[inline]
-    pub fn get(&self) -> Option<&TcpFlow> {
-        match &self.0 {
-            TcpState::Built(t) => Some(t),
-            TcpState::Pending(_) => None,
-        }
-    }
-    /// The connection, built now if it was not (`start`, `name`: the flow's).
-    #[inline]
-    pub fn ensure(&mut self, start: SimTime, name: &str) -> &mut TcpFlow {
-        if let TcpState::Pending(r) = &self.0 {
-            let t = Box::new(r.build(start, name));
-            self.0 = TcpState::Built(t);
-        }
-        match &mut self.0 {
-            TcpState::Built(t) => t,
-            TcpState::Pending(_) => unreachable!(),
-        }
-    }
-    /// `f` of the connection: the built one, or for a pending flow a temporary one equal to
-    /// what building it would give (`start`, `name`: the flow's).
-    pub fn with<R>(&self, start: SimTime, name: &str, f: impl FnOnce(&TcpFlow) -> R) -> R {
-        match &self.0 {
-            TcpState::Built(t) => f(t),
-            TcpState::Pending(r) => f(&r.build(start, name)),
-        }
-    }
-    /// The application's finished transfers (None: no application configured); a pending
-    /// flow has none yet.
-    pub fn transfers_done(&self) -> Option<&[crate::transport::app::TransferRecord]> {
-        match &self.0 {
-            TcpState::Built(t) => t.sender.app().map(|a| &a.done[..]),
-            TcpState::Pending(r) => r.cfg.app.as_ref().map(|_| &[][..]),
-        }
-    }
+    Tcp(Box<TcpFlow>),
 }
 
 /// A flow at run time.
@@ -181,17 +93,10 @@ impl crate::qdisc::SackSource for FlowSacks<'_> {
 }
 
 impl Flow {
-    /// The TCP connection, if this is a TCP flow that has started.
-    pub fn tcp(&self) -> Option<&TcpFlow> {
-        match &self.app {
-            App::Tcp(t) => t.get(),
-            App::Udp(_) => None,
-        }
-    }
     /// The SACK blocks an ACK of this flow carries (for packet capture), if any.
     pub fn sack_of(&self, pkt: &Packet) -> Option<crate::transport::sack::SackBlocks> {
         match (&self.app, pkt.kind) {
-            (App::Tcp(t), PacketKind::Ack) => t.get()?.sink.peek_sack(pkt.seq),
+            (App::Tcp(t), PacketKind::Ack) => t.sink.peek_sack(pkt.seq),
             _ => None,
         }
     }
@@ -398,7 +303,7 @@ impl World {
         }
         if self.traces_rows {
             for f in &self.flows {
-                if let Some(t) = f.tcp() {
+                if let App::Tcp(t) = &f.app {
                     let tr = t.sender.trace_rows().map_or(0, |v| v.len()) as u64;
                     let rt = t.sender.rtt_log().len() as u64;
                     u.trace_rows += tr;
@@ -473,7 +378,6 @@ impl World {
         let src = match &mut flow.app {
             App::Udp(src) => src,
             App::Tcp(t) => {
-                let t = t.ensure(flow.start, &flow.name);
                 t.sender.start(now, &mut self.tcp_out, &mut flow.stats);
                 self.flush_tcp(f, now);
                 return;
@@ -491,7 +395,6 @@ impl World {
     fn flow_timer(&mut self, f: FlowId, kind: TimerKind, gen: u32, now: SimTime) {
         let flow = &mut self.flows[f as usize];
         if let App::Tcp(t) = &mut flow.app {
-            let t = t.ensure(flow.start, &flow.name);
             match kind {
                 TimerKind::Rto => t
                     .sender
@@ -787,7 +690,6 @@ impl World {
         let f = pk.flow;
         let flow = &mut self.flows[f as usize];
         if let App::Tcp(t) = &mut flow.app {
-            let t = t.ensure(flow.start, &flow.name);
             let (kind, seq, ack, fl, ecn, ts, size, created) = (
                 pk.kind, pk.seq, pk.ack, pk.flags, pk.ecn, pk.ts, pk.size, pk.created,
             );
@@ -909,8 +811,8 @@ ecn = {ecn}
             "{marks} marks, {reductions} reductions"
         );
         // Reductions are at least one base RTT (100 ms) apart.
-        let Some(t) = world.flows[0].tcp() else {
-            panic!("not tcp or not started")
+        let App::Tcp(t) = &world.flows[0].app else {
+            panic!("not tcp")
         };
         let times = t.sender.ecn_reduction_times();
         assert!(times.len() >= 5, "{} reductions", times.len());

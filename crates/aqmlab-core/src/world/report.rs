@@ -65,7 +65,7 @@ impl World {
             f.stats.goodput_at_last_sample = g;
             let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
             let (cwnd, ssthresh, srtt, rtt) = match &f.app {
-                App::Tcp(tcp) => tcp.with(f.start, &f.name, |tcp| {
+                App::Tcp(tcp) => {
                     let s = tcp.sender.conn();
                     (
                         s.w.cwnd,
@@ -73,7 +73,7 @@ impl World {
                         s.rtt.srtt().map_or(f64::NAN, to_secs),
                         s.last_rtt.map_or(f64::NAN, to_secs),
                     )
-                }),
+                }
                 App::Udp(_) => (f64::NAN, f64::NAN, f64::NAN, f64::NAN),
             };
             let row = FlowSample {
@@ -266,9 +266,7 @@ impl World {
             rtt_mean_s: f.stats.rtt.mean() / 1e9,
             rtt_p95_s: f.stats.rtt.quantile(0.95) / 1e9,
             fct_s: match &f.app {
-                App::Tcp(tcp) => tcp.with(f.start, &f.name, |tcp| {
-                    tcp.sender.fct().map_or(f64::NAN, to_secs)
-                }),
+                App::Tcp(tcp) => tcp.sender.fct().map_or(f64::NAN, to_secs),
                 App::Udp(_) => f64::NAN,
             },
             cc: f.labels.cc.clone(),
@@ -392,19 +390,16 @@ impl World {
             results.tables.insert("queue_classes".into(), classes);
         }
         let trace =
-            // a flow not started has no rows (and adds none to the table)
-            crate::transport::trace::table(self.flows.iter().filter_map(|f| {
-                f.tcp()?
-                    .sender
-                    .trace_rows()
-                    .map(|r| (f.name.as_str(), r))
+            crate::transport::trace::table(self.flows.iter().filter_map(|f| match &f.app {
+                App::Tcp(t) => t.sender.trace_rows().map(|r| (f.name.as_str(), r)),
+                _ => None,
             }));
         if trace.rows() > 0 {
             results.tables.insert("tcp_trace".into(), trace);
         }
         let mut rtt_log = Table::new();
         for f in &self.flows {
-            if let Some(t) = f.tcp() {
+            if let App::Tcp(t) = &f.app {
                 for &(time, r) in t.sender.rtt_log() {
                     let row = crate::schema::RttLogSample {
                         time_s: to_secs(time),
@@ -422,7 +417,7 @@ impl World {
             .flows
             .iter()
             .filter_map(|f| match &f.app {
-                App::Tcp(t) => t.transfers_done().map(|d| (f.name.as_str(), d)),
+                App::Tcp(t) => t.sender.app().map(|a| (f.name.as_str(), &a.done[..])),
                 _ => None,
             })
             .peekable();

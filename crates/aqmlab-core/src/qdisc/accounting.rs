@@ -135,15 +135,28 @@ impl Queue {
         f(&mut self.disc, &mut ctx)
     }
 
-    /// Moves the call's drops and marks into the counters and `drops`, and records the length.
+    /// Moves the call's effects into the counters and `drops`; returns a newly requested timer.
     #[inline]
-    fn record_effects(
+    fn settle(
         &mut self,
         now: SimTime,
         pool: &PacketPool,
         drops: &mut Vec<(PacketId, Reason)>,
-    ) {
-        let stats = stats_in(&mut self.stats, self.window_start, self.window_open);
+    ) -> Option<SimTime> {
+        let stats = match &mut self.stats {
+            Some(s) => s,
+            // A queue without statistics that stays empty, with no drops or marks (a
+            // discipline started, an empty dequeue): nothing to record, and fresh statistics
+            // stay right.
+            None if self.held == (0, 0)
+                && self.effects.dropped.is_empty()
+                && self.effects.marked == [0; Reason::COUNT] =>
+            {
+                debug_assert_eq!(self.disc.len_packets(), 0, "{}", self.disc.name());
+                return self.take_timer();
+            }
+            None => stats_in(&mut self.stats, self.window_start, self.window_open),
+        };
         if !self.effects.dropped.is_empty() {
             for &(p, r) in &self.effects.dropped {
                 let size = pool.get(p).size as u64;
@@ -174,27 +187,12 @@ impl Queue {
             "queue identity broken in {}",
             self.disc.name()
         );
+        self.take_timer()
     }
 
-    /// Moves the call's effects into the counters and `drops`; returns a newly requested timer.
+    /// The timer the call requested, if new.
     #[inline]
-    fn settle(
-        &mut self,
-        now: SimTime,
-        pool: &PacketPool,
-        drops: &mut Vec<(PacketId, Reason)>,
-    ) -> Option<SimTime> {
-        // A queue without statistics that stays empty, with no drops or marks (a discipline
-        // started, an empty dequeue): nothing to record, and fresh statistics stay right.
-        let idle = self.stats.is_none()
-            && self.held == (0, 0)
-            && self.effects.dropped.is_empty()
-            && self.effects.marked == [0; Reason::COUNT];
-        if idle {
-            debug_assert_eq!(self.disc.len_packets(), 0, "{}", self.disc.name());
-        } else {
-            self.record_effects(now, pool, drops);
-        }
+    fn take_timer(&mut self) -> Option<SimTime> {
         let t = self.effects.timer.take()?;
         if self.pending_timer == Some(t) {
             return None; // already scheduled; a different time replaces the pending request
@@ -225,19 +223,19 @@ impl Queue {
             p.enqueued = now;
             p.size as u64
         };
-        let t = &mut self.st().total;
+        let verdict = self.call(now, pool, sacks, |d, ctx| d.enqueue(pkt, ctx));
+        // counted after the call: the discipline reads none of the counters
+        let t = &mut stats_in(&mut self.stats, self.window_start, self.window_open).total;
         t.arrivals += 1;
         t.arrival_bytes += size;
-        let verdict = self.call(now, pool, sacks, |d, ctx| d.enqueue(pkt, ctx));
         let accepted = match verdict {
             Verdict::Enqueued => {
-                self.st().total.enqueued += 1;
+                t.enqueued += 1;
                 self.held.0 += 1;
                 self.held.1 += size;
                 true
             }
             Verdict::Dropped(r) => {
-                let t = &mut self.st().total;
                 t.dropped_on_arrival[r.index()] += 1;
                 t.dropped_bytes += size;
                 drops.push((pkt, r));

@@ -11,7 +11,9 @@ use crate::time::SimTime;
 ///
 /// Laid out (`repr(C)`) with what a packet passing straight through touches first — the held
 /// count and the pass-through tally — in the first 64 bytes, with the discipline's pointer and
-/// pending timer; the statistics follow.
+/// pending timer; the statistics follow, boxed and made at the queue's first packet (a port
+/// that never carries one — most of them in a large topology's short run — keeps 8 bytes and a
+/// window flag instead of ~350 bytes; reading it gives what fresh statistics would).
 #[repr(C)]
 pub struct Queue {
     /// Packets and bytes the discipline holds, counted here from what enters and leaves it
@@ -27,8 +29,12 @@ pub struct Queue {
     /// The discipline deciding.
     pub disc: AnyQdisc,
     pending_timer: Option<SimTime>,
-    /// Counters, averages and histograms (read them through [`Queue::stats`]).
-    stats: QueueStats,
+    /// Counters, averages and histograms (read them through [`Queue::stats`]); None until
+    /// the first packet: equal to `QueueStats::new(window_start)`, with its window opened
+    /// (at length 0) if `window_open`.
+    stats: Option<Box<QueueStats>>,
+    window_start: SimTime,
+    window_open: bool,
     rng: Rng,
     effects: Effects,
 }
@@ -47,17 +53,52 @@ impl Queue {
             passed: (0, 0),
             disc,
             pending_timer: None,
-            stats: QueueStats::new(window_start),
+            stats: None,
+            window_start,
+            window_open: false,
             rng,
             effects: Effects::default(),
         }
     }
 
-    /// The statistics, complete: the pass-through tally is counted in first.
+    /// The statistics, complete: the pass-through tally is counted in first. Makes them if
+    /// the queue had none yet (to read without making them, [`Queue::with_stats`]).
     #[inline]
     pub fn stats(&mut self) -> &mut QueueStats {
         self.count_passed();
-        &mut self.stats
+        self.st()
+    }
+
+    /// `f` of the complete statistics; for a queue that never had a packet, of fresh ones
+    /// made for the call (what [`Queue::stats`] would make), leaving the queue without.
+    #[inline]
+    pub fn with_stats<R>(&mut self, f: impl FnOnce(&mut QueueStats) -> R) -> R {
+        if self.stats.is_some() || self.passed.0 > 0 {
+            f(self.stats())
+        } else {
+            // made in place (no copy of ~350 bytes per queue)
+            let mut s = QueueStats::new(self.window_start);
+            if self.window_open {
+                s.open_window(0);
+            }
+            f(&mut s)
+        }
+    }
+
+    /// Opens the measurement window (`len`: the discipline's length now).
+    pub fn open_window(&mut self, len: usize) {
+        if self.stats.is_some() || self.passed.0 > 0 {
+            self.stats().open_window(len);
+        } else {
+            debug_assert_eq!(len, 0, "a queue that never had a packet holds some");
+            self.window_open = true;
+        }
+    }
+
+    /// The statistics, made if there were none.
+    #[inline]
+    fn st(&mut self) -> &mut QueueStats {
+        stats_in(&mut self.stats, self.window_start, self.window_open)
     }
 
     /// Adds the pass-through tally to the statistics.
@@ -65,13 +106,14 @@ impl Queue {
     fn count_passed(&mut self) {
         if self.passed.0 > 0 {
             let (n, bytes) = std::mem::take(&mut self.passed);
-            let t = &mut self.stats.total;
+            let s = self.st();
+            let t = &mut s.total;
             t.arrivals += n;
             t.arrival_bytes += bytes;
             t.enqueued += n;
             t.dequeued += n;
             t.dequeued_bytes += bytes;
-            self.stats.passed_through(n);
+            s.passed_through(n);
         }
     }
 
@@ -101,11 +143,25 @@ impl Queue {
         pool: &PacketPool,
         drops: &mut Vec<(PacketId, Reason)>,
     ) -> Option<SimTime> {
+        let stats = match &mut self.stats {
+            Some(s) => s,
+            // A queue without statistics that stays empty, with no drops or marks (a
+            // discipline started, an empty dequeue): nothing to record, and fresh statistics
+            // stay right.
+            None if self.held == (0, 0)
+                && self.effects.dropped.is_empty()
+                && self.effects.marked == [0; Reason::COUNT] =>
+            {
+                debug_assert_eq!(self.disc.len_packets(), 0, "{}", self.disc.name());
+                return self.take_timer();
+            }
+            None => stats_in(&mut self.stats, self.window_start, self.window_open),
+        };
         if !self.effects.dropped.is_empty() {
             for &(p, r) in &self.effects.dropped {
                 let size = pool.get(p).size as u64;
-                self.stats.total.dropped_from_queue[r.index()] += 1;
-                self.stats.total.dropped_bytes += size;
+                stats.total.dropped_from_queue[r.index()] += 1;
+                stats.total.dropped_bytes += size;
                 self.held.0 -= 1;
                 self.held.1 -= size;
                 drops.push((p, r));
@@ -114,7 +170,7 @@ impl Queue {
         }
         if self.effects.marked != [0; Reason::COUNT] {
             for (i, m) in self.effects.marked.iter_mut().enumerate() {
-                self.stats.total.marked[i] += *m;
+                stats.total.marked[i] += *m;
                 *m = 0;
             }
         }
@@ -124,13 +180,19 @@ impl Queue {
             "held packets and bytes disagree with {}",
             self.disc.name()
         );
-        self.stats.length_changed(now, self.held.0, self.held.1);
+        stats.length_changed(now, self.held.0, self.held.1);
         debug_assert_eq!(
-            self.stats.total.held(),
+            stats.total.held(),
             self.disc.len_packets() as i64,
             "queue identity broken in {}",
             self.disc.name()
         );
+        self.take_timer()
+    }
+
+    /// The timer the call requested, if new.
+    #[inline]
+    fn take_timer(&mut self) -> Option<SimTime> {
         let t = self.effects.timer.take()?;
         if self.pending_timer == Some(t) {
             return None; // already scheduled; a different time replaces the pending request
@@ -161,19 +223,21 @@ impl Queue {
             p.enqueued = now;
             p.size as u64
         };
-        self.stats.total.arrivals += 1;
-        self.stats.total.arrival_bytes += size;
         let verdict = self.call(now, pool, sacks, |d, ctx| d.enqueue(pkt, ctx));
+        // counted after the call: the discipline reads none of the counters
+        let t = &mut stats_in(&mut self.stats, self.window_start, self.window_open).total;
+        t.arrivals += 1;
+        t.arrival_bytes += size;
         let accepted = match verdict {
             Verdict::Enqueued => {
-                self.stats.total.enqueued += 1;
+                t.enqueued += 1;
                 self.held.0 += 1;
                 self.held.1 += size;
                 true
             }
             Verdict::Dropped(r) => {
-                self.stats.total.dropped_on_arrival[r.index()] += 1;
-                self.stats.total.dropped_bytes += size;
+                t.dropped_on_arrival[r.index()] += 1;
+                t.dropped_bytes += size;
                 drops.push((pkt, r));
                 false
             }
@@ -192,11 +256,12 @@ impl Queue {
         let pkt = self.call(now, pool, &NoSacks, |d, ctx| d.dequeue(ctx));
         if let Some(p) = pkt {
             let pk = pool.get(p);
-            self.stats.total.dequeued += 1;
-            self.stats.total.dequeued_bytes += pk.size as u64;
+            let s = self.st();
+            s.total.dequeued += 1;
+            s.total.dequeued_bytes += pk.size as u64;
+            s.departed(now - pk.enqueued);
             self.held.0 -= 1;
             self.held.1 -= pk.size as u64;
-            self.stats.departed(now - pk.enqueued);
         }
         let timer = self.settle(now, pool, drops);
         (pkt, timer)
@@ -243,9 +308,45 @@ impl Queue {
 
     /// Checks the counting identities.
     pub fn check(&mut self) -> Result<(), String> {
-        self.count_passed();
-        self.stats.total.check(self.disc.len_packets())
+        let len = self.disc.len_packets();
+        if self.stats.is_none() && self.passed.0 == 0 {
+            // fresh statistics: all counts zero
+            return crate::stats::queue::QueueCounters::default().check(len);
+        }
+        self.stats().total.check(len)
     }
+}
+
+/// The statistics in `slot`, made (fresh, window opened at length 0 if `window_open`) if
+/// there were none.
+#[inline]
+fn stats_in(
+    slot: &mut Option<Box<QueueStats>>,
+    window_start: SimTime,
+    window_open: bool,
+) -> &mut QueueStats {
+    if slot.is_none() {
+        *slot = Some(make_stats(window_start, window_open));
+    }
+    match slot {
+        Some(s) => s,
+        None => unreachable!(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn make_stats(window_start: SimTime, window_open: bool) -> Box<QueueStats> {
+    Box::new(fresh_stats(window_start, window_open))
+}
+
+/// The statistics of a queue that has had no packet.
+fn fresh_stats(window_start: SimTime, window_open: bool) -> QueueStats {
+    let mut s = QueueStats::new(window_start);
+    if window_open {
+        s.open_window(0);
+    }
+    s
 }
 
 #[cfg(test)]
@@ -298,6 +399,61 @@ mod tests {
         assert_eq!(s.interval_sojourn, (30.0, 6));
         assert_eq!(s.max_len_pkts, 1);
         q.check().unwrap();
+    }
+
+    #[test]
+    fn statistics_are_made_at_the_first_packet_and_read_as_fresh_before() {
+        // Warm-up until t = 10 ns. Hand-worked: a packet enqueued at 15 and dequeued at 17 is
+        // one arrival in the window, a sojourn of 2 ns, a length of 1 for 2 of the window's
+        // 10 ns (mean 0.2 packets, 0.2 * 1000 bytes).
+        let link = LinkInfo {
+            rate_bps: 10_000_000,
+            delay: 0,
+        };
+        let (disc, _) = crate::qdisc::build("pfifo", &toml::Table::new(), &link, "q").unwrap();
+        let mut q = Queue::new(disc, Rng::stream(1, "q"), 10);
+        let mut pool = PacketPool::new();
+        let mut drops = Vec::new();
+        // starting, an empty dequeue and opening the window record nothing
+        assert_eq!(q.start(&mut pool), None);
+        assert_eq!(q.dequeue(3, &mut pool, &mut drops).0, None);
+        q.open_window(0);
+        assert!(q.stats.is_none());
+        let read = |q: &mut Queue| {
+            q.with_stats(|s| {
+                (
+                    s.window().arrivals,
+                    s.total.arrivals,
+                    s.sojourn.count(),
+                    s.max_len_pkts,
+                    s.len.mean(20),
+                )
+            })
+        };
+        // never a packet: zeros, and reading keeps no statistics
+        assert_eq!(read(&mut q), (0, 0, 0, 0, (0.0, 0.0)));
+        assert!(q.stats.is_none());
+        let id = pool.alloc(Packet {
+            size: 1000,
+            ..Default::default()
+        });
+        q.enqueue(id, 15, &mut pool, &NoSacks, &mut drops);
+        assert!(q.stats.is_some());
+        assert_eq!(q.dequeue(17, &mut pool, &mut drops).0, Some(id));
+        assert_eq!(read(&mut q), (1, 1, 1, 1, (0.2, 200.0)));
+        q.check().unwrap();
+
+        // a packet before the window opens: counted in the totals, not in the window
+        let (disc, _) = crate::qdisc::build("pfifo", &toml::Table::new(), &link, "q").unwrap();
+        let mut q = Queue::new(disc, Rng::stream(1, "q"), 10);
+        let id = pool.alloc(Packet {
+            size: 1000,
+            ..Default::default()
+        });
+        q.enqueue(id, 5, &mut pool, &NoSacks, &mut drops);
+        assert_eq!(q.dequeue(6, &mut pool, &mut drops).0, Some(id));
+        q.open_window(0);
+        assert_eq!(read(&mut q), (0, 1, 0, 0, (0.0, 0.0)));
     }
     use crate::packet::{Ecn, Packet};
     use crate::qdisc::LinkInfo;

@@ -745,7 +745,7 @@ impl World {
     fn open_windows(&mut self) {
         for port in &mut self.ports {
             let len = port.queue.disc.len_packets();
-            port.queue.stats().open_window(len);
+            port.queue.open_window(len);
             if let Some(c) = port.queue.disc.classes_mut() {
                 c.open_window();
             }

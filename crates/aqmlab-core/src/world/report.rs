@@ -106,38 +106,41 @@ impl World {
         let end = self.config.duration;
         let port = &mut self.ports[i];
         let qdisc = port.queue.disc.name().to_string();
-        let s = port.queue.stats();
-        let mean_len = s.len.mean(end);
-        let c = s.window();
-        let drops = c.total_drops();
-        let mark = |r: Reason| c.marked[r.index()];
-        QueueRow {
-            queue: port.name.clone(),
-            qdisc,
-            arrivals_pkts: c.arrivals,
-            enqueued_pkts: c.enqueued,
-            dequeued_pkts: c.dequeued,
-            drops_pkts: drops,
-            drops_overflow_pkts: c.drops(Reason::Overflow),
-            drops_early_pkts: c.drops(Reason::Early),
-            drops_forced_pkts: c.drops(Reason::Forced),
-            drops_delay_pkts: c.drops(Reason::Delay),
-            marks_pkts: c.total_marks(),
-            marks_overflow_pkts: mark(Reason::Overflow),
-            marks_early_pkts: mark(Reason::Early),
-            marks_forced_pkts: mark(Reason::Forced),
-            marks_delay_pkts: mark(Reason::Delay),
-            drop_rate_per_s: drops as f64 / w,
-            drop_frac: frac(drops as f64, c.arrivals),
-            mean_len_pkts: mean_len.0,
-            mean_len_bytes: mean_len.1,
-            max_len_pkts: s.max_len_pkts,
-            sojourn_mean_s: s.sojourn.mean() / 1e9,
-            sojourn_p50_s: s.sojourn.quantile(0.5) / 1e9,
-            sojourn_p95_s: s.sojourn.quantile(0.95) / 1e9,
-            sojourn_p99_s: s.sojourn.quantile(0.99) / 1e9,
-        }
-        .into_row()
+        let name = &port.name;
+        // a queue that never had a packet: read from fresh statistics, none kept
+        port.queue.with_stats(|s| {
+            let mean_len = s.len.mean(end);
+            let c = s.window();
+            let drops = c.total_drops();
+            let mark = |r: Reason| c.marked[r.index()];
+            QueueRow {
+                queue: name.clone(),
+                qdisc,
+                arrivals_pkts: c.arrivals,
+                enqueued_pkts: c.enqueued,
+                dequeued_pkts: c.dequeued,
+                drops_pkts: drops,
+                drops_overflow_pkts: c.drops(Reason::Overflow),
+                drops_early_pkts: c.drops(Reason::Early),
+                drops_forced_pkts: c.drops(Reason::Forced),
+                drops_delay_pkts: c.drops(Reason::Delay),
+                marks_pkts: c.total_marks(),
+                marks_overflow_pkts: mark(Reason::Overflow),
+                marks_early_pkts: mark(Reason::Early),
+                marks_forced_pkts: mark(Reason::Forced),
+                marks_delay_pkts: mark(Reason::Delay),
+                drop_rate_per_s: drops as f64 / w,
+                drop_frac: frac(drops as f64, c.arrivals),
+                mean_len_pkts: mean_len.0,
+                mean_len_bytes: mean_len.1,
+                max_len_pkts: s.max_len_pkts,
+                sojourn_mean_s: s.sojourn.mean() / 1e9,
+                sojourn_p50_s: s.sojourn.quantile(0.5) / 1e9,
+                sojourn_p95_s: s.sojourn.quantile(0.95) / 1e9,
+                sojourn_p99_s: s.sojourn.quantile(0.99) / 1e9,
+            }
+            .into_row()
+        })
     }
 
     /// The rows of port `i`'s discipline's classes (none if it has a single queue).

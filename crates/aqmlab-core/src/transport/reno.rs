@@ -130,44 +130,23 @@ mod tests {
             linux_delivered: Some(acked),
             ..ack(true, acked)
         };
-        let mut w = Window {
-            cwnd: 10.0,
-            ssthresh: 12.0,
+        // The window after one ACK from (cwnd, ssthresh).
+        let after = |cwnd: f64, ssthresh: f64, a: &AckInfo| {
+            let mut w = Window { cwnd, ssthresh };
+            Reno::default().on_ack(&mut w, a);
+            w.cwnd
         };
-        Reno::default().on_ack(&mut w, &linux(5));
-        assert_eq!(w.cwnd, 12.25);
-        let mut w = Window {
-            cwnd: 10.0,
-            ssthresh: 12.0,
-        };
-        Reno::default().on_ack(&mut w, &ack(true, 5));
-        assert_eq!(w.cwnd, 12.0);
+        assert_eq!(after(10.0, 12.0, &linux(5)), 12.25);
+        assert_eq!(after(10.0, 12.0, &ack(true, 5)), 12.0);
         // Congestion avoidance at cwnd 20: +5/20 = 0.25 uncapped, +2/20 = 0.1 capped.
-        let mut w = Window {
-            cwnd: 20.0,
-            ssthresh: 10.0,
-        };
-        Reno::default().on_ack(&mut w, &linux(5));
-        assert_eq!(w.cwnd, 20.25);
-        let mut w = Window {
-            cwnd: 20.0,
-            ssthresh: 10.0,
-        };
-        Reno::default().on_ack(&mut w, &ack(true, 5));
-        assert_eq!(w.cwnd, 20.1);
+        assert_eq!(after(20.0, 10.0, &linux(5)), 20.25);
+        assert_eq!(after(20.0, 10.0, &ack(true, 5)), 20.1);
         // Per-ACK growth ignores the option: one unit per ACK.
-        let mut w = Window {
-            cwnd: 4.0,
-            ssthresh: 1000.0,
+        let per_ack = AckInfo {
+            linux_delivered: Some(5),
+            ..ack(false, 5)
         };
-        Reno::default().on_ack(
-            &mut w,
-            &AckInfo {
-                linux_delivered: Some(5),
-                ..ack(false, 5)
-            },
-        );
-        assert_eq!(w.cwnd, 5.0);
+        assert_eq!(after(4.0, 1000.0, &per_ack), 5.0);
     }
 
     #[test]

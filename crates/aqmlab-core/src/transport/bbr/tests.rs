@@ -124,17 +124,24 @@ fn gain_cycle_advances_one_rtprop_per_phase_with_the_drafts_exit_rules() {
     assert_eq!(b.pacing_gain, 1.25);
 }
 
+/// A flow in STARTUP with RTprop 100 ms known, cwnd 10 and no ssthresh: the start of the
+/// round-counting tests.
+fn starting_with_rtprop_100ms() -> (Bbr, Window) {
+    let mut b = Bbr::new(10);
+    b.initialised = true;
+    b.min_rtt = Some(100 * MS);
+    let w = Window {
+        cwnd: 10.0,
+        ssthresh: 1e12,
+    };
+    (b, w)
+}
+
 #[test]
 fn startup_ends_after_three_rounds_without_25_percent_growth() {
     // Draft BBRCheckFullPipe: rates 100, 200, 400 segments/s (each ≥ 1.25× the last
     // baseline), then 450, 480, 490 (all below 1.25 × 400 = 500): full after the third.
-    let mut b = Bbr::new(10);
-    b.initialised = true;
-    b.min_rtt = Some(100 * MS);
-    let mut w = Window {
-        cwnd: 10.0,
-        ssthresh: 1e12,
-    };
+    let (mut b, mut w) = starting_with_rtprop_100ms();
     let mut total = 0;
     let rates = [100.0, 200.0, 400.0, 450.0, 480.0, 490.0];
     for (i, r) in rates.iter().enumerate() {
@@ -169,13 +176,7 @@ fn only_a_valid_rate_sample_ends_a_round() {
     // ends at the first valid sample (next_round_delivered 0 -> 10); an invalid sample whose
     // newest segment was sent with 10 delivered (enough to end round 2) counts nothing; the
     // next valid one with the same prior_delivered ends round 2.
-    let mut b = Bbr::new(10);
-    b.initialised = true;
-    b.min_rtt = Some(100 * MS);
-    let mut w = Window {
-        cwnd: 10.0,
-        ssthresh: 1e12,
-    };
+    let (mut b, mut w) = starting_with_rtprop_100ms();
     b.on_rate_sample(&mut w, &sample(100, 10, 100, 0, 10));
     assert_eq!((b.round_count, b.next_round_delivered), (1, 10));
     for interval in [None, Some(0)] {

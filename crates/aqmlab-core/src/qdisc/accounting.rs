@@ -361,17 +361,22 @@ mod tests {
         assert!(offset_of!(Queue, pending_timer) + 16 <= 64);
     }
 
-    #[test]
-    fn pass_throughs_are_counted_as_enqueue_and_dequeue_at_once_when_read() {
-        // Five packets pass straight through, then one is queued and served: the counters,
-        // the zero-sojourn count and the interval count read as six enqueues and dequeues
-        // (five with zero sojourn), whenever they are read.
+    /// A default pfifo on a 10 Mb/s link behind the accounting wrapper, statistics from `warmup`.
+    fn pfifo_queue(warmup: SimTime) -> Queue {
         let link = LinkInfo {
             rate_bps: 10_000_000,
             delay: 0,
         };
         let (disc, _) = crate::qdisc::build("pfifo", &toml::Table::new(), &link, "q").unwrap();
-        let mut q = Queue::new(disc, Rng::stream(1, "q"), 0);
+        Queue::new(disc, Rng::stream(1, "q"), warmup)
+    }
+
+    #[test]
+    fn pass_throughs_are_counted_as_enqueue_and_dequeue_at_once_when_read() {
+        // Five packets pass straight through, then one is queued and served: the counters,
+        // the zero-sojourn count and the interval count read as six enqueues and dequeues
+        // (five with zero sojourn), whenever they are read.
+        let mut q = pfifo_queue(0);
         let mut pool = PacketPool::new();
         let mut drops = Vec::new();
         for i in 0..5 {
@@ -406,12 +411,7 @@ mod tests {
         // Warm-up until t = 10 ns. Hand-worked: a packet enqueued at 15 and dequeued at 17 is
         // one arrival in the window, a sojourn of 2 ns, a length of 1 for 2 of the window's
         // 10 ns (mean 0.2 packets, 0.2 * 1000 bytes).
-        let link = LinkInfo {
-            rate_bps: 10_000_000,
-            delay: 0,
-        };
-        let (disc, _) = crate::qdisc::build("pfifo", &toml::Table::new(), &link, "q").unwrap();
-        let mut q = Queue::new(disc, Rng::stream(1, "q"), 10);
+        let mut q = pfifo_queue(10);
         let mut pool = PacketPool::new();
         let mut drops = Vec::new();
         // starting, an empty dequeue and opening the window record nothing
@@ -444,8 +444,7 @@ mod tests {
         q.check().unwrap();
 
         // a packet before the window opens: counted in the totals, not in the window
-        let (disc, _) = crate::qdisc::build("pfifo", &toml::Table::new(), &link, "q").unwrap();
-        let mut q = Queue::new(disc, Rng::stream(1, "q"), 10);
+        let mut q = pfifo_queue(10);
         let id = pool.alloc(Packet {
             size: 1000,
             ..Default::default()

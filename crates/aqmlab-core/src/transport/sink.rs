@@ -554,7 +554,8 @@ mod tests {
         // three immediate duplicate ACKs; 6 and 7 wait on one timer started at 6's arrival
         // (+1 ms) and leave as one ACK carrying the newest block [3, 8); the retransmitted 2
         // fills the hole and is acknowledged at once (ICSK_ACK_NOW).
-        let mut s = sink("sack = true\nack = { delayed = true, quickack = 0, sack_compress = \"1ms\" }");
+        let mut s =
+            sink("sack = true\nack = { delayed = true, quickack = 0, sack_compress = \"1ms\" }");
         let mut out = Outbox::default();
         s.on_data(0, 0, Ecn::NotEct, 0, 0, &mut out);
         s.on_data(1, 0, Ecn::NotEct, 0, 0, &mut out);

@@ -273,6 +273,20 @@ def test_data_starts_and_the_aqmlab_side_starts():
     assert L.aqmlab_starts(case, 4, []) is None
 
 
+def test_a_diagnostic_variant_sets_the_receivers_sysctl_and_keeps_the_core_starts():
+    """bench/peer/README.md's SACK-compression control: the receiver's namespace gets
+    `tcp_comp_sack_nr=0` before the flows start, the flows start as the core case's (same
+    offsets per run), and the aqmlab side is the core case's rendering unchanged."""
+    core = next(c for c in L.CASES if c.name == "cubic5-fq_codel-50M-80ms")
+    diag = next(c for c in L.CASES if c.name == "diag-cubic5-fq_codel-50M-80ms-nocompsack")
+    script = L.guest_script(diag, 1)
+    assert "$D sysctl -qw net.ipv4.tcp_comp_sack_nr=0" in script.split("case_router()")[0]
+    assert "tcp_comp_sack_nr" not in L.guest_script(core, 1)
+    assert [diag.starts(r) for r in (1, 2, 3)] == [core.starts(r) for r in (1, 2, 3)]
+    strip = lambda t: t.split("\n", 2)[2]  # noqa: E731  (the name and description lines)
+    assert strip(L.aqmlab_scenario(diag, 1, None)) == strip(L.aqmlab_scenario(core, 1, None))
+
+
 def test_cpio_archive_is_what_cpio_reads(tmp_path):
     if shutil.which("cpio") is None:
         pytest.skip("cpio is not installed")

@@ -114,6 +114,11 @@ class LinuxCase:
     # Diagnostic changes to the Linux side: (file under /sys or /proc/sys, value) written in the
     # guest before the flows start, e.g. ("/sys/module/tcp_cubic/parameters/hystart", "0").
     knobs: tuple[tuple[str, str], ...] = ()
+    # Diagnostic sysctls of the receiver's namespace (`net.ipv4.x=v`), set before the flows start.
+    rcv_sysctls: tuple[str, ...] = ()
+    # Draw the flow starts as the case of this name does (a diagnostic variant of a core case
+    # keeps its starts, so run r compares with the core case's run r).
+    starts_of: str = ""
     # Diagnostic changes to the aqmlab side: `key = value` lines added to every TCP flow.
     aqmlab_flow_keys: tuple[str, ...] = ()
 
@@ -141,7 +146,7 @@ class LinuxCase:
 
     def starts(self, run: int) -> list[float]:
         """Start offsets of the flows for run (Linux) / seed (aqmlab) `run`, in seconds (ms grid)."""
-        rng = random.Random(f"{self.name}/{run}")
+        rng = random.Random(f"{self.starts_of or self.name}/{run}")
         return [round(rng.uniform(0, self.start_spread), 3) for _ in range(self.n_flows)]
 
     def quick(self) -> "LinuxCase":
@@ -335,7 +340,8 @@ def guest_script(case: LinuxCase, run: int) -> str:
         # namespace may make a restricted module (dctcp) a default unless it is allowed there.
         *(["  sysctl -qw net.ipv4.tcp_allowed_congestion_control='reno cubic dctcp' &&"] if ccs == {"dctcp"} else []),
         f"  $D sysctl -qw net.ipv4.tcp_congestion_control={'dctcp' if ccs == {'dctcp'} else 'cubic'}"
-        + "".join(f" &&\n  echo {v} > {k}" for k, v in case.knobs),
+        + "".join(f" &&\n  echo {v} > {k}" for k, v in case.knobs)
+        + "".join(f" &&\n  $D sysctl -qw {kv}" for kv in case.rcv_sysctls),
         "}",
         "case_router() {",
     ]
@@ -1033,6 +1039,12 @@ def _cases() -> list[LinuxCase]:
     hystart_off = (("/sys/module/tcp_cubic/parameters/hystart", "0"),)
     out.append(replace(out[0], name="diag-cubic5-pfifo1000-20M-24ms-nohystart", group="diag", knobs=hystart_off,
                        note="Linux CUBIC without HyStart"))
+    # The receiver without SACK compression (tcp_comp_sack_nr = 0: every out-of-order segment
+    # acknowledged at once, as aqmlab's `ack.sack_compress = "0s"`), the five-CUBIC FQ-CoDel case.
+    fq50 = next(c for c in out if c.name == "cubic5-fq_codel-50M-80ms")
+    out.append(replace(fq50, name="diag-cubic5-fq_codel-50M-80ms-nocompsack", group="diag",
+                       rcv_sysctls=("net.ipv4.tcp_comp_sack_nr=0",), starts_of=fq50.name,
+                       note="Linux receiver without SACK compression"))
     return out + _cake_cases()
 
 

@@ -60,7 +60,22 @@ pub struct TcpSink {
     last_ack_sent: u64,
     /// Quick-ACK segments left (Linux: ACK at once at connection start).
     quick_left: u32,
+    /// SACK compression delay (0: off).
+    compress: SimTime,
+    /// Immediate duplicate ACKs sent at the current `rcv_nxt` (Linux `dup_ack_counter`).
+    dup_acks: u32,
+    /// `rcv_nxt` the duplicate-ACK count belongs to (Linux `compressed_ack_rcv_nxt`).
+    comp_rcv_nxt: u64,
+    /// Out-of-order segments held for the compressed ACK (Linux `compressed_ack`).
+    compressed: u32,
+    /// The compressed ACK's echo, RETX flag and SACK blocks (the newest segment's).
+    comp_pending: Option<(SimTime, u8, SackBlocks)>,
 }
+
+/// Linux's `tcp_comp_sack_nr` default: at most this many segments behind one compressed ACK.
+const COMP_SACK_NR: u32 = 44;
+/// Linux's `TCP_FASTRETRANS_THRESH`: immediate duplicate ACKs before compressing.
+const FASTRETRANS_THRESH: u32 = 3;
 
 impl TcpSink {
     /// A sink configured by `cfg`.
@@ -88,6 +103,11 @@ impl TcpSink {
             ts_recent: 0,
             last_ack_sent: 0,
             quick_left: cfg.quickack,
+            compress: cfg.sack_compress,
+            dup_acks: 0,
+            comp_rcv_nxt: u64::MAX,
+            compressed: 0,
+            comp_pending: None,
         }
     }
 
@@ -109,6 +129,8 @@ impl TcpSink {
         }
         let ts = if self.timestamps { self.ts_recent } else { ts };
         self.last_ack_sent = self.rcv_nxt;
+        self.compressed = 0;
+        self.comp_pending = None;
         out.segs.push(OutSeg {
             kind: PacketKind::Ack,
             seq,
@@ -233,6 +255,34 @@ impl TcpSink {
         if quick {
             self.quick_left -= 1;
         }
+        // Linux 6.1 `__tcp_ack_snd_check`: with a hole still open, no more than one segment
+        // newly in order and no quick-ACK mode, the first three duplicate ACKs at one
+        // `rcv_nxt` go at once, later ones wait (`compressed_ack_timer`) up to `compress`,
+        // at most `tcp_comp_sack_nr` of them behind one ACK.
+        if self.compress > 0
+            && self.sack.is_some()
+            && !urgent
+            && seq >= before
+            && !self.ooo.is_empty()
+            && self.rcv_nxt <= self.last_ack_sent + 1
+            && self.quick_left == 0
+            && self.compressed < COMP_SACK_NR
+        {
+            if self.comp_rcv_nxt != self.rcv_nxt {
+                self.comp_rcv_nxt = self.rcv_nxt;
+                self.dup_acks = 0;
+            }
+            if self.dup_acks < FASTRETRANS_THRESH {
+                self.dup_acks += 1;
+            } else {
+                self.compressed += 1;
+                self.comp_pending = Some((ts, retx, blocks));
+                if !self.timer.running() {
+                    self.timer.set(now + self.compress, TimerKind::DelAck, out);
+                }
+                return before..self.rcv_nxt;
+            }
+        }
         if !self.delayed || !in_order_no_gap || quick || urgent {
             self.held = None;
             self.timer.cancel();
@@ -253,6 +303,8 @@ impl TcpSink {
         if self.timer.fire(gen, now, TimerKind::DelAck, out) {
             if let Some((ts, retx)) = self.held.take() {
                 self.ack(ts, retx, SackBlocks::default(), out);
+            } else if let Some((ts, retx, blocks)) = self.comp_pending.take() {
+                self.ack(ts, retx, blocks, out);
             }
         }
     }
@@ -494,5 +546,55 @@ mod tests {
         let mut c = sink("ecn = true");
         c.on_data(0, syn, Ecn::NotEct, 0, 0, &mut out);
         assert_eq!(acks(&mut out)[0].1 & flags::CWR, 0);
+    }
+
+    #[test]
+    fn sack_compression_follows_linux_tcp_ack_snd_check() {
+        // Hand-worked from Linux 6.1 `__tcp_ack_snd_check`: segment 2 is lost; 3, 4, 5 give
+        // three immediate duplicate ACKs; 6 and 7 wait on one timer started at 6's arrival
+        // (+1 ms) and leave as one ACK carrying the newest block [3, 8); the retransmitted 2
+        // fills the hole and is acknowledged at once (ICSK_ACK_NOW).
+        let mut s =
+            sink("sack = true\nack = { delayed = true, quickack = 0, sack_compress = \"1ms\" }");
+        let mut out = Outbox::default();
+        s.on_data(0, 0, Ecn::NotEct, 0, 0, &mut out);
+        s.on_data(1, 0, Ecn::NotEct, 0, 0, &mut out);
+        assert_eq!(acks(&mut out), vec![(2, 0)]);
+        out.timers.clear();
+        for (seq, t) in [(3, 10), (4, 20), (5, 30)] {
+            s.on_data(seq, 0, Ecn::NotEct, t, t, &mut out);
+        }
+        assert_eq!(acks(&mut out), vec![(2, 0), (2, 0), (2, 0)]);
+        s.on_data(6, 0, Ecn::NotEct, 40, 40, &mut out);
+        s.on_data(7, 0, Ecn::NotEct, 50, 50, &mut out);
+        assert!(out.segs.is_empty());
+        assert_eq!(out.timers.len(), 1);
+        let (t, k, g) = out.timers[0];
+        assert_eq!((t, k), (40 + 1_000_000, TimerKind::DelAck));
+        s.on_timer(g, t, &mut out);
+        assert_eq!(out.segs.len(), 1);
+        assert_eq!((out.segs[0].ack, out.segs[0].ts), (2, 50));
+        assert_eq!(s.sack_for(out.segs[0].seq).unwrap().blocks()[0], (3, 8));
+        out.segs.clear();
+        s.on_data(2, flags::RETX, Ecn::NotEct, 60, 60, &mut out);
+        assert_eq!(acks(&mut out), vec![(8, flags::RETX)]);
+        // A second hole at a new rcv_nxt starts the count of immediate duplicates again.
+        for seq in [9, 10, 11] {
+            s.on_data(seq, 0, Ecn::NotEct, 70, 70, &mut out);
+        }
+        assert_eq!(acks(&mut out), vec![(8, 0), (8, 0), (8, 0)]);
+        // Linux's tcp_comp_sack_nr (44): the 45th held segment is acknowledged at once.
+        for seq in 12..12 + 44 {
+            s.on_data(seq, 0, Ecn::NotEct, 80, 80, &mut out);
+        }
+        assert!(out.segs.is_empty());
+        s.on_data(56, 0, Ecn::NotEct, 90, 90, &mut out);
+        assert_eq!(acks(&mut out), vec![(8, 0)]);
+        // Off by default: every out-of-order segment is acknowledged at once.
+        let mut plain = sink("sack = true\ndelayed_ack = true");
+        for seq in [0, 2, 3, 4, 5, 6] {
+            plain.on_data(seq, 0, Ecn::NotEct, 0, 0, &mut out);
+        }
+        assert_eq!(out.segs.len(), 5);
     }
 }

@@ -85,6 +85,8 @@ pub struct TcpConfig {
     pub timestamps: bool,
     /// Delayed-ACK quick-ACK count at connection start.
     pub quickack: u32,
+    /// SACK compression delay after three duplicate ACKs (0: off).
+    pub sack_compress: SimTime,
     /// Pacing settings.
     pub pacing: PacingConfig,
     /// Per-flow event trace.

@@ -319,6 +319,11 @@ pub struct AckOptions {
     /// (Linux's quick-ACK mode). Default by profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quickack: Option<u32>,
+    /// With SACK: after the third duplicate ACK of one hole, further out-of-order segments
+    /// are acknowledged together at most this long after the first of them (Linux's SACK
+    /// compression, `tcp_comp_sack_delay_ns`; "0s" = every one at once). Default "0s".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sack_compress: Option<Duration>,
 }
 
 /// Explicit Congestion Notification.

@@ -279,3 +279,20 @@ fn the_linux_and_ns3_profiles_pick_their_cubic_and_window_rules() {
     let e = TcpParams::config_from("cc = { kind = \"cubic\", hystart = \"bsd\" }").unwrap_err();
     assert!(e.contains("cc.hystart") && e.contains("\"linux\""), "{e}");
 }
+
+#[test]
+fn sack_compress_needs_sack_and_a_bounded_delay() {
+    let e = TcpParams::config_from("ack = { sack_compress = \"1ms\" }\nloss = { sack = false }")
+        .unwrap_err();
+    assert!(
+        e.contains("ack.sack_compress") && e.contains("loss.sack"),
+        "{e}"
+    );
+    let e = TcpParams::config_from("ack = { sack_compress = \"2s\" }\nloss = { sack = true }")
+        .unwrap_err();
+    assert!(e.contains("ack.sack_compress") && e.contains("1s"), "{e}");
+    let c = TcpParams::config_from("ack = { sack_compress = \"1ms\" }\nloss = { sack = true }")
+        .unwrap();
+    assert_eq!(c.sack_compress, 1_000_000);
+    assert_eq!(TcpParams::config_from("").unwrap().sack_compress, 0);
+}

@@ -266,8 +266,15 @@ impl TcpParams {
         if quickack > 0 && !delayed_ack {
             return Err("ack.quickack: only applies with delayed ACKs (ack.delayed = true)".into());
         }
+        let sack_compress = a.sack_compress.unwrap_or_default().0;
+        if sack_compress > 1_000_000_000 {
+            return Err("ack.sack_compress: must be at most 1s".into());
+        }
         let (ecn, ect, precise_ecn, accecn) = ecn_mode(&p.ecn, &needs, name)?;
         let sack = l.sack == Some(true);
+        if sack_compress > 0 && !sack {
+            return Err("ack.sack_compress: needs SACK (loss.sack = true)".into());
+        }
         if p.rtt.sack_samples == Some(true) && !sack {
             return Err("rtt.sack_samples: needs SACK (loss.sack = true)".into());
         }
@@ -353,6 +360,7 @@ impl TcpParams {
             delayed_ack,
             delayed_ack_timeout,
             quickack,
+            sack_compress,
             pacing,
             trace: p.trace.events == Some(true),
             rtt_log: p.trace.rtt == Some(true),

@@ -1,0 +1,215 @@
+"""Slow-start exits and flow starts: the experiments behind the Jain index of many CUBIC flows
+through a deep pfifo (bench/peer/README.md, the `cubic20-pfifo1000-50M-80ms` item of "The misses
+and what is known of each"). Linux side: the recorded runs (measured/ and the raw guest records in
+results/linux_raw/); aqmlab side: the case's scenario as `run.py --peer linux --cached` renders it,
+changed as the options say.
+
+    python bench/peer/linux_exits.py [CASE] --exits        # per flow: data start, slow-start exit, goodput
+    python bench/peer/linux_exits.py [CASE] --acks         # Linux: ACKs per delivered segment, first `ss` samples
+    python bench/peer/linux_exits.py [CASE] --start-jitter 4 --draws 16 [--recycle-starts] [--key ...]
+    python bench/peer/linux_exits.py [CASE] --linux-exits [--start-jitter 4 --draws 6]
+
+CASE defaults to cubic20-pfifo1000-50M-80ms.
+--exits: Linux runs 1-3 and aqmlab seeds 1-3 side by side: each flow's data start, its slow-start
+  exit window (the first ssthresh: Linux's first `ss` sample with one, aqmlab's `flow_series`) and
+  its goodput over the window.
+--acks: for each Linux run, each data connection's `segs_in` (ACKs received) against `delivered`
+  in its first `ss` samples (1 ACK per segment gives 1.0, delayed ACKs every second segment 0.5).
+--start-jitter MS: each aqmlab flow starts at its recorded Linux data start plus a uniform draw in
+  [-MS, +MS] (the guest records a data start as an `ss` sample's time less `busy`, whose unit is
+  a 4-ms jiffy at HZ = 250, so flows recorded at the same instant did not start together);
+  --draws N such draws per seed, the Jain index averaged over them. --recycle-starts: seeds
+  without a Linux run (4, 5) take run ((seed - 1) mod 3) + 1's data starts instead of the drawn
+  offsets mapped onto the recorded span (run.py's rule for them).
+--linux-exits: each aqmlab flow's `initial_ssthresh` set to its Linux run's exit window (seeds 1-3
+  against runs 1-3): whether the exits decide the Jain index.
+--key: a `key = value` line put into every TCP flow (as linux_exp.py --key).
+Standard library only; aqmlab runs in a child interpreter that imports it.
+"""
+import argparse
+import json
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import linuxpeer as lp  # noqa: E402
+
+DEFAULT_CASE = "cubic20-pfifo1000-50M-80ms"
+
+# The child: one scenario in, per-flow goodput [Mb/s] and first finite ssthresh [segments] out.
+CHILD = r'''
+import json, sys, warnings
+warnings.filterwarnings("ignore")
+try:
+    import tomllib
+except ModuleNotFoundError:
+    import tomli as tomllib
+import aqmlab
+res = aqmlab.run(tomllib.loads(sys.stdin.read()))
+flows = sorted((n for n, f in res.summary["flows"].items() if f.get("kind") == "tcp"),
+               key=lambda n: int("".join(c for c in n if c.isdigit()) or 0))
+fs = res.tables["flow_series"]
+exits = []
+for n in flows:
+    d = fs[(fs.flow == n) & (fs.ssthresh_pkts < 1e9)]
+    exits.append(float(d.ssthresh_pkts.iloc[0]) if len(d) else None)
+print(json.dumps({"goodput": [res.summary["flows"][n]["goodput_bps"] / 1e6 for n in flows], "exits": exits}))
+'''
+
+
+def jain(x: list[float]) -> float:
+    return sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+
+
+def parse_ss_fields(text: str) -> list[tuple[float, dict[str, dict]]]:
+    """`@ t` + `ss -tinH` records -> [(t, {peer: {field: int}})] with bytes_acked, delivered,
+    segs_in, cwnd, ssthresh where present (the data connection to a port is the one with the
+    most bytes acknowledged)."""
+    out: list[tuple[float, dict[str, dict]]] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("@ "):
+            out.append((float(line[2:]), {}))
+        elif out and re.match(r"\s*ESTAB", line) and i + 1 < len(lines):
+            peer = line.split()[4]
+            d = {k: int(m.group(1)) for k in ("bytes_acked", "delivered", "segs_in", "cwnd", "ssthresh")
+                 if (m := re.search(rf"\b{k}:(\d+)", lines[i + 1]))}
+            if d.get("bytes_acked", 0) >= out[-1][1].get(peer, {}).get("bytes_acked", -1):
+                out[-1][1][peer] = d
+    return out
+
+
+def linux_flows(case, run: int) -> list[list[tuple[float, dict]]] | None:
+    """Per flow of Linux run `run`: its data connection's samples [(t since the experiment's
+    start, fields)], or None without raw records."""
+    raw = lp.RESULTS / "linux_raw" / lp.cache_name(case, run).replace(".json", ".tar.gz")
+    if not raw.exists():
+        return None
+    with tarfile.open(raw) as tf:
+        text = {m.name: tf.extractfile(m).read().decode(errors="replace") for m in tf.getmembers() if m.isfile()}
+    t0 = float(text["t0"].split()[0])
+    samples = parse_ss_fields(text["ss.txt"])
+    out = []
+    for i in range(len(case.flow_list())):
+        port = f":{lp.BASE_PORT + i}"
+        out.append([(round(t - t0, 3), d) for t, conns in samples for peer, d in conns.items()
+                    if peer.endswith(port) and d.get("bytes_acked", 0) > 1000])
+    return out
+
+
+def first_exit(samples: list[tuple[float, dict]]) -> int | None:
+    return next((d["ssthresh"] for _, d in samples if "ssthresh" in d), None)
+
+
+def aqmlab_run(case, seed: int, starts: list[float], exits: list[int] | None = None) -> dict:
+    text = lp.aqmlab_scenario(case, seed, starts)
+    if exits is not None:
+        it = iter(exits)
+        text = re.sub(r'window_bytes = "64MB"',
+                      lambda m: f'window = {{ receive_bytes = "64MB", initial_ssthresh = {next(it)} }}', text)
+    p = subprocess.run([sys.executable, "-c", CHILD], input=text, capture_output=True, text=True)
+    if p.returncode:
+        raise SystemExit(f"aqmlab failed: {p.stderr[-2000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def jittered(starts: list[float], ms: float, rng: random.Random) -> list[float]:
+    """Each start moved by a uniform draw in [-ms, +ms] milliseconds (never before 1 ms)."""
+    return [max(0.001, round(t + rng.uniform(-ms, ms) / 1e3, 6)) for t in starts]
+
+
+def base_starts(case, seed: int, linux: list[dict], recycle: bool) -> list[float]:
+    runs = [r["run"] for r in linux if r.get("data_starts_s")]
+    if recycle and seed not in runs and runs:
+        seed = runs[(seed - 1) % len(runs)]
+    return lp.aqmlab_starts(case, seed, linux)
+
+
+def show_exits(case, linux):
+    fmt = lambda xs, f: " ".join(f"{x:{f}}" if x is not None else "    -" for x in xs)  # noqa: E731
+    for r in linux:
+        if r["run"] > 3:
+            continue
+        flows = linux_flows(case, r["run"])
+        if flows is None:
+            print(f"linux run {r['run']}: no raw records in {lp.RESULTS / 'linux_raw'}")
+            continue
+        a = aqmlab_run(case, r["run"], lp.aqmlab_starts(case, r["run"], linux))
+        print(f"run/seed {r['run']}: Jain linux {r['jain_index']:.4f} aqmlab {jain(a['goodput']):.4f}")
+        print(f"  data start [s]   {fmt(r['data_starts_s'], '5.3f')}")
+        print(f"  exit  linux      {fmt([first_exit(f) for f in flows], '5d')}")
+        print(f"  exit  aqmlab     {fmt([round(x) if x else None for x in a['exits']], '5d')}")
+        print(f"  goodput linux    {fmt(r['goodput_per_flow_mbps'], '5.2f')}")
+        print(f"  goodput aqmlab   {fmt(a['goodput'], '5.2f')}")
+
+
+def show_acks(case, linux):
+    for r in linux:
+        flows = linux_flows(case, r["run"])
+        if not flows:
+            continue
+        print(f"linux run {r['run']}: segs_in / delivered of each data connection at its first three `ss` samples")
+        for i, f in enumerate(flows):
+            cells = [f"{t:.2f}s {d['segs_in']}/{d['delivered']}={d['segs_in'] / d['delivered']:.2f}"
+                     for t, d in f[:3] if d.get("delivered")]
+            print(f"  flow {i + 1:2d} exit {first_exit(f)}: " + "; ".join(cells))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("case", nargs="?", default=DEFAULT_CASE)
+    ap.add_argument("--exits", action="store_true", help="per flow: start, exit window, goodput (runs/seeds 1-3)")
+    ap.add_argument("--acks", action="store_true", help="Linux: segs_in / delivered in the first ss samples")
+    ap.add_argument("--start-jitter", type=float, default=0.0, help="ms: uniform start offsets in [-MS, +MS]")
+    ap.add_argument("--draws", type=int, default=1, help="jitter draws per seed")
+    ap.add_argument("--seeds", default="1,2,3,4,5")
+    ap.add_argument("--recycle-starts", action="store_true", help="seeds 4, 5 take runs 1, 2's data starts")
+    ap.add_argument("--linux-exits", action="store_true", help="initial_ssthresh per flow = Linux's exit (seeds 1-3)")
+    ap.add_argument("--key", action="append", default=[], help="a `key = value` line for every TCP flow")
+    a = ap.parse_args()
+    case = next((c for c in lp._cases() if c.name == a.case), None)
+    if case is None:
+        ap.error(f"unknown case {a.case!r}")
+    case = replace(case, aqmlab_flow_keys=tuple(a.key))
+    linux = [{**x, "run": r} for r in (1, 2, 3) if (x := lp.run_linux(case, r, cached=True))]
+    if not linux:
+        raise SystemExit(f"no recorded Linux runs of {case.name} in {lp.MEASURED}")
+    if a.exits:
+        return show_exits(case, linux)
+    if a.acks:
+        return show_acks(case, linux)
+    seeds = [int(s) for s in a.seeds.split(",")]
+    exits = {}
+    if a.linux_exits:
+        seeds = [s for s in seeds if s in (r["run"] for r in linux)]
+        for s in seeds:
+            flows = linux_flows(case, s)
+            if flows is None:
+                raise SystemExit(f"--linux-exits needs the raw records of run {s} in {lp.RESULTS / 'linux_raw'}")
+            exits[s] = [first_exit(f) for f in flows]
+    per: dict[int, list[float]] = {}
+    for s in seeds:
+        base = base_starts(case, s, linux, a.recycle_starts)
+        for d in range(a.draws):
+            rng = random.Random(f"{case.name}/{s}/{d}")
+            starts = jittered(base, a.start_jitter, rng) if a.start_jitter else base
+            per.setdefault(s, []).append(jain(aqmlab_run(case, s, starts, exits.get(s))["goodput"]))
+    allj = [x for v in per.values() for x in v]
+    lj = [r["jain_index"] for r in linux]
+    paired = [x for s, v in per.items() if s in (r["run"] for r in linux) for x in v]
+    print(f"{case.name} {' '.join(sys.argv[1:])}")
+    print(f"  Jain linux {statistics.mean(lj):.4f} (runs {[round(x, 4) for x in lj]})")
+    print(f"  Jain aqmlab {statistics.mean(allj):.4f} over {len(allj)} runs (sd {statistics.pstdev(allj):.3f}); "
+          f"per seed {', '.join(f'{s}: {statistics.mean(v):.4f}' for s, v in per.items())}; "
+          f"seeds with a Linux run {statistics.mean(paired):.4f}")
+    return None
+
+
+if __name__ == "__main__":
+    main()

@@ -107,16 +107,32 @@ def first_exit(samples: list[tuple[float, dict]]) -> int | None:
     return next((d["ssthresh"] for _, d in samples if "ssthresh" in d), None)
 
 
-def aqmlab_run(case, seed: int, starts: list[float], exits: list[int] | None = None) -> dict:
+def aqmlab_run(case, seed: int, starts: list[float]) -> dict:
+    """Per-flow goodput and slow-start exit of aqmlab's run of `case` for `seed`."""
     text = lp.aqmlab_scenario(case, seed, starts)
-    if exits is not None:
-        it = iter(exits)
-        text = re.sub(r'window_bytes = "64MB"',
-                      lambda m: f'window = {{ receive_bytes = "64MB", initial_ssthresh = {next(it)} }}', text)
     p = subprocess.run([sys.executable, "-c", CHILD], input=text, capture_output=True, text=True)
     if p.returncode:
         raise SystemExit(f"aqmlab failed: {p.stderr[-2000:]}")
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def aqmlab_metrics(case, seed: int, starts: list[float], exits: list[int] | None = None) -> dict:
+    """run.py's aqmlab side (`linuxpeer.run_aqmlab`: every metric of the table) for flows starting
+    at `starts`, each flow's initial_ssthresh set to `exits` when given."""
+    if exits is None:
+        return lp.run_aqmlab(case, seed, starts=starts)
+    render = lp.aqmlab_scenario
+
+    def with_exits(c, s, st):
+        it = iter(exits)
+        return re.sub(r'window_bytes = "64MB"',
+                      lambda m: f'window = {{ receive_bytes = "64MB", initial_ssthresh = {next(it)} }}', render(c, s, st))
+
+    lp.aqmlab_scenario = with_exits  # run_aqmlab renders through the module's function
+    try:
+        return lp.run_aqmlab(case, seed, starts=starts)
+    finally:
+        lp.aqmlab_scenario = render
 
 
 def jittered(starts: list[float], ms: float, rng: random.Random) -> list[float]:
@@ -194,12 +210,17 @@ def main():
                 raise SystemExit(f"--linux-exits needs the raw records of run {s} in {lp.RESULTS / 'linux_raw'}")
             exits[s] = [first_exit(f) for f in flows]
     per: dict[int, list[float]] = {}
+    results = []
     for s in seeds:
         base = base_starts(case, s, linux, a.recycle_starts)
         for d in range(a.draws):
             rng = random.Random(f"{case.name}/{s}/{d}")
             starts = jittered(base, a.start_jitter, rng) if a.start_jitter else base
-            per.setdefault(s, []).append(jain(aqmlab_run(case, s, starts, exits.get(s))["goodput"]))
+            res = aqmlab_metrics(case, s, starts, exits.get(s))
+            if "unsupported" in res:
+                raise SystemExit(res["unsupported"])
+            results.append(res)
+            per.setdefault(s, []).append(res["jain_index"])
     allj = [x for v in per.values() for x in v]
     lj = [r["jain_index"] for r in linux]
     paired = [x for s, v in per.items() if s in (r["run"] for r in linux) for x in v]
@@ -208,6 +229,8 @@ def main():
     print(f"  Jain aqmlab {statistics.mean(allj):.4f} over {len(allj)} runs (sd {statistics.pstdev(allj):.3f}); "
           f"per seed {', '.join(f'{s}: {statistics.mean(v):.4f}' for s, v in per.items())}; "
           f"seeds with a Linux run {statistics.mean(paired):.4f}")
+    print("  every cell of the case (Linux runs against all the aqmlab runs above):")
+    print(lp.markdown([(case, linux, results)]))
     return None
 
 

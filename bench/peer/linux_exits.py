@@ -8,6 +8,8 @@ changed as the options say.
     python bench/peer/linux_exits.py [CASE] --acks         # Linux: ACKs per delivered segment, first `ss` samples
     python bench/peer/linux_exits.py [CASE] --start-jitter 4 --draws 16 [--recycle-starts] [--key ...]
     python bench/peer/linux_exits.py [CASE] --linux-exits [--start-jitter 4 --draws 6]
+    python bench/peer/linux_exits.py [CASE] --windows      # Jain within 3-10, 10-20, 20-30, 30-40 s
+    python bench/peer/linux_exits.py [CASE] --count-big [--big 150] [--start-jitter 4 --draws 16 --recycle-starts]
 
 CASE defaults to cubic20-pfifo1000-50M-80ms.
 --exits: Linux runs 1-3 and aqmlab seeds 1-3 side by side: each flow's data start, its slow-start
@@ -23,6 +25,10 @@ CASE defaults to cubic20-pfifo1000-50M-80ms.
   offsets mapped onto the recorded span (run.py's rule for them).
 --linux-exits: each aqmlab flow's `initial_ssthresh` set to its Linux run's exit window (seeds 1-3
   against runs 1-3): whether the exits decide the Jain index.
+--windows: the Jain index within 3-10, 10-20, 20-30 and 30-40 s on both sides (Linux runs 1-3 from
+  `ss` bytes_acked, aqmlab seeds 1-5 from `flow_series`): when the unfairness is set.
+--count-big: how many flows leave slow start at or above --big segments (default 150), in each
+  Linux run and per aqmlab seed (averaged over the start draws).
 --key: a `key = value` line put into every TCP flow (as linux_exp.py --key).
 Standard library only; aqmlab runs in a child interpreter that imports it.
 """
@@ -59,7 +65,12 @@ exits = []
 for n in flows:
     d = fs[(fs.flow == n) & (fs.ssthresh_pkts < 1e9)]
     exits.append(float(d.ssthresh_pkts.iloc[0]) if len(d) else None)
-print(json.dumps({"goodput": [res.summary["flows"][n]["goodput_bps"] / 1e6 for n in flows], "exits": exits}))
+# each flow's delivered bytes at whole seconds (per-window Jain)
+cum = [[float(v) for v in fs[(fs.flow == n) & ((fs.time_s * 10).round() % 10 == 0)].sort_values("time_s").delivered_cum_bytes]
+       for n in flows]
+secs = [float(t) for t in sorted(set(fs[(fs.time_s * 10).round() % 10 == 0].time_s))]
+print(json.dumps({"goodput": [res.summary["flows"][n]["goodput_bps"] / 1e6 for n in flows], "exits": exits,
+                  "cum_bytes": cum, "secs": secs}))
 '''
 
 
@@ -165,6 +176,56 @@ def show_exits(case, linux):
         print(f"  goodput aqmlab   {fmt(a['goodput'], '5.2f')}")
 
 
+def count_big(case, linux, a):
+    """How many flows leave slow start at or above `a.big` segments: each Linux run, and aqmlab
+    per seed over the start draws."""
+    for r in linux:
+        flows = linux_flows(case, r["run"])
+        if flows is not None:
+            print(f"linux run {r['run']}: {sum((first_exit(f) or 0) >= a.big for f in flows)} flows exit at >= {a.big:g}")
+    for s in (int(x) for x in a.seeds.split(",")):
+        base = base_starts(case, s, linux, a.recycle_starts)
+        n = []
+        for d in range(a.draws):
+            starts = jittered(base, a.start_jitter, random.Random(f"{case.name}/{s}/{d}")) if a.start_jitter else base
+            n.append(sum((x or 0) >= a.big for x in aqmlab_run(case, s, starts)["exits"]))
+        print(f"aqmlab seed {s}: {statistics.mean(n):.2f} flows exit at >= {a.big:g} (draws {n})")
+
+
+WINDOWS = ((3, 10), (10, 20), (20, 30), (30, 40))
+
+
+def interp(points: list[tuple[float, float]], t: float) -> float:
+    """Linear interpolation in sorted (time, value) points (held at the ends)."""
+    if t <= points[0][0]:
+        return points[0][1]
+    for (t0, v0), (t1, v1) in zip(points, points[1:]):
+        if t0 <= t <= t1:
+            return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else v1
+    return points[-1][1]
+
+
+def show_windows(case, linux, a):
+    """The Jain index of the flows' goodputs within 3-10, 10-20, 20-30 and 30-40 s: Linux from
+    each data connection's `ss` bytes_acked (1-s samples, interpolated), aqmlab from
+    `flow_series`' delivered bytes at whole seconds; means over runs and seeds."""
+    rows: dict[str, list[list[float]]] = {"linux": [], "aqmlab": []}
+    for r in linux:
+        flows = linux_flows(case, r["run"])
+        if flows is None:
+            continue
+        pts = [[(t, d.get("bytes_acked", 0)) for t, d in f] for f in flows]
+        rows["linux"].append([jain([interp(p, w1) - interp(p, w0) for p in pts]) for w0, w1 in WINDOWS])
+    for s in (int(x) for x in a.seeds.split(",")):
+        res = aqmlab_run(case, s, lp.aqmlab_starts(case, s, linux))
+        pts = [list(zip(res["secs"], c)) for c in res["cum_bytes"]]
+        rows["aqmlab"].append([jain([interp(p, w1) - interp(p, w0) for p in pts]) for w0, w1 in WINDOWS])
+    for side, v in rows.items():
+        if v:
+            print(f"{side:6s} ({len(v)} runs) Jain within " + ", ".join(
+                f"{w0}-{w1} s: {statistics.mean(x[i] for x in v):.3f}" for i, (w0, w1) in enumerate(WINDOWS)))
+
+
 def show_acks(case, linux):
     for r in linux:
         flows = linux_flows(case, r["run"])
@@ -187,6 +248,9 @@ def main():
     ap.add_argument("--seeds", default="1,2,3,4,5")
     ap.add_argument("--recycle-starts", action="store_true", help="seeds 4, 5 take runs 1, 2's data starts")
     ap.add_argument("--linux-exits", action="store_true", help="initial_ssthresh per flow = Linux's exit (seeds 1-3)")
+    ap.add_argument("--windows", action="store_true", help="Jain within 3-10, 10-20, 20-30, 30-40 s")
+    ap.add_argument("--count-big", action="store_true", help="flows exiting slow start at >= --big segments")
+    ap.add_argument("--big", type=float, default=150.0)
     ap.add_argument("--key", action="append", default=[], help="a `key = value` line for every TCP flow")
     a = ap.parse_args()
     case = next((c for c in lp._cases() if c.name == a.case), None)
@@ -200,6 +264,10 @@ def main():
         return show_exits(case, linux)
     if a.acks:
         return show_acks(case, linux)
+    if a.windows:
+        return show_windows(case, linux, a)
+    if a.count_big:
+        return count_big(case, linux, a)
     seeds = [int(s) for s in a.seeds.split(",")]
     exits = {}
     if a.linux_exits:

@@ -16,7 +16,8 @@ CASE defaults to cubic20-pfifo1000-50M-80ms.
   exit window (the first ssthresh: Linux's first `ss` sample with one, aqmlab's `flow_series`) and
   its goodput over the window.
 --acks: for each Linux run, each data connection's `segs_in` (ACKs received) against `delivered`
-  in its first `ss` samples (1 ACK per segment gives 1.0, delayed ACKs every second segment 0.5).
+  in its first `ss` samples (1 ACK per segment gives 1.0, delayed ACKs every second segment 0.5),
+  and how busy the guest's CPU was between the first `ss` samples (/proc/stat).
 --start-jitter MS: each aqmlab flow starts at its recorded Linux data start plus a uniform draw in
   [-MS, +MS] (the guest records a data start as an `ss` sample's time less `busy`, whose unit is
   a 4-ms jiffy at HZ = 250, so flows recorded at the same instant did not start together);
@@ -231,6 +232,14 @@ def show_acks(case, linux):
         flows = linux_flows(case, r["run"])
         if not flows:
             continue
+        raw = lp.RESULTS / "linux_raw" / lp.cache_name(case, r["run"]).replace(".json", ".tar.gz")
+        with tarfile.open(raw) as tf:
+            text = {m.name: tf.extractfile(m).read().decode(errors="replace") for m in tf.getmembers() if m.isfile()}
+        t0 = float(text["t0"].split()[0])
+        cpu = [(t - t0, c) for t, c, _ in lp.parse_ss(text["ss.txt"]) if c]
+        busy = [f"{a[0]:.1f}-{b[0]:.1f} s {1 - (b[1]['idle'] - a[1]['idle']) / max(1, b[1]['total'] - a[1]['total']):.0%}"
+                for a, b in zip(cpu, cpu[1:5])]
+        print(f"linux run {r['run']}: guest CPU busy (/proc/stat at the `ss` samples) {', '.join(busy)}")
         print(f"linux run {r['run']}: segs_in / delivered of each data connection at its first three `ss` samples")
         for i, f in enumerate(flows):
             cells = [f"{t:.2f}s {d['segs_in']}/{d['delivered']}={d['segs_in'] / d['delivered']:.2f}"

@@ -30,6 +30,10 @@ CASE defaults to cubic20-pfifo1000-50M-80ms.
   `ss` bytes_acked, aqmlab seeds 1-5 from `flow_series`): when the unfairness is set.
 --count-big: how many flows leave slow start at or above --big segments (default 150), in each
   Linux run and per aqmlab seed (averaged over the start draws).
+--ack-stalls ON_MS,OFF_MS: an on-off UDP source on the ACK path at twice the link rate until 2.5 s
+  (exponential on and off periods of these means), so ACKs wait up to an on period in the first
+  seconds, as they might behind a busy guest CPU: a sensitivity test of the slow-start exits (the
+  UDP flow is left out of goodput and Jain; it shares only the reverse direction).
 --key: a `key = value` line put into every TCP flow (as linux_exp.py --key).
 Standard library only; aqmlab runs in a child interpreter that imports it.
 """
@@ -128,17 +132,34 @@ def aqmlab_run(case, seed: int, starts: list[float]) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def aqmlab_metrics(case, seed: int, starts: list[float], exits: list[int] | None = None) -> dict:
+def stall_flow(case, stalls: str) -> str:
+    """An on-off UDP source on the ACK path (receiver side to sender side, through the
+    bottleneck's reverse direction) at twice the link rate until 2.5 s: ACKs queued behind an on
+    period wait up to its length (`stalls` = "ON_MS,OFF_MS", the periods' means). Named "pong" so
+    that run.py's child leaves it out of goodput and Jain, as it does the ping replies."""
+    on, off = (float(x) for x in stalls.split(","))
+    n = len(case.flow_list())
+    rate = 2 * case.rate_mbps * 1e6 * lp.IP_PKT / lp.FRAME
+    return (f'\n[[flows]]\nkind = "onoff"\nname = "pong"\nfrom = "d{n}"\nto = "s{n}"\nrate = "{rate:.0f}bps"\n'
+            f'size = "1500B"\non_time = "{on:g}ms"\noff_time = "{off:g}ms"\nstop = "2.5s"\n')
+
+
+def aqmlab_metrics(case, seed: int, starts: list[float], exits: list[int] | None = None,
+                   stalls: str | None = None) -> dict:
     """run.py's aqmlab side (`linuxpeer.run_aqmlab`: every metric of the table) for flows starting
-    at `starts`, each flow's initial_ssthresh set to `exits` when given."""
-    if exits is None:
+    at `starts`, each flow's initial_ssthresh set to `exits` when given, with ACK-path stalls in
+    the first 2.5 s when `stalls` is given."""
+    if exits is None and stalls is None:
         return lp.run_aqmlab(case, seed, starts=starts)
     render = lp.aqmlab_scenario
 
     def with_exits(c, s, st):
-        it = iter(exits)
-        return re.sub(r'window_bytes = "64MB"',
-                      lambda m: f'window = {{ receive_bytes = "64MB", initial_ssthresh = {next(it)} }}', render(c, s, st))
+        text = render(c, s, st)
+        if exits is not None:
+            it = iter(exits)
+            text = re.sub(r'window_bytes = "64MB"',
+                          lambda m: f'window = {{ receive_bytes = "64MB", initial_ssthresh = {next(it)} }}', text)
+        return text + (stall_flow(c, stalls) if stalls else "")
 
     lp.aqmlab_scenario = with_exits  # run_aqmlab renders through the module's function
     try:
@@ -260,6 +281,7 @@ def main():
     ap.add_argument("--windows", action="store_true", help="Jain within 3-10, 10-20, 20-30, 30-40 s")
     ap.add_argument("--count-big", action="store_true", help="flows exiting slow start at >= --big segments")
     ap.add_argument("--big", type=float, default=150.0)
+    ap.add_argument("--ack-stalls", default=None, help="ON_MS,OFF_MS: on-off UDP on the ACK path until 2.5 s")
     ap.add_argument("--key", action="append", default=[], help="a `key = value` line for every TCP flow")
     a = ap.parse_args()
     case = next((c for c in lp._cases() if c.name == a.case), None)
@@ -293,7 +315,7 @@ def main():
         for d in range(a.draws):
             rng = random.Random(f"{case.name}/{s}/{d}")
             starts = jittered(base, a.start_jitter, rng) if a.start_jitter else base
-            res = aqmlab_metrics(case, s, starts, exits.get(s))
+            res = aqmlab_metrics(case, s, starts, exits.get(s), a.ack_stalls)
             if "unsupported" in res:
                 raise SystemExit(res["unsupported"])
             results.append(res)

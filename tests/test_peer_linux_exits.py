@@ -58,3 +58,22 @@ def test_jain_of_hand_worked_shares():
     # (1 + 3)^2 / (2 * (1 + 9)) = 0.8; equal shares give 1
     assert X.jain([1.0, 3.0]) == 0.8
     assert X.jain([2.0] * 20) == 1.0
+
+
+def test_ack_stalls_are_an_onoff_source_on_the_ack_path_that_the_child_ignores():
+    case = next(c for c in X.lp._cases() if c.name == X.DEFAULT_CASE)
+    text = X.stall_flow(case, "5,45")
+    # twice the bottleneck's IP rate: 2 x 50 Mb/s x 1500 / 1514 = 99,075,297 b/s, from the last
+    # receiver to the last sender (the reverse direction), stopping at 2.5 s
+    assert 'rate = "99075297bps"' in text
+    assert 'from = "d20"' in text and 'to = "s20"' in text
+    assert 'on_time = "5ms"' in text and 'off_time = "45ms"' in text and 'stop = "2.5s"' in text
+    assert 'name = "pong"' in text  # run.py's child leaves "ping"/"pong" out of goodput and Jain
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    import aqmlab
+
+    doc = tomllib.loads(X.lp.aqmlab_scenario(case, 1, [0.7 + i / 100 for i in range(20)]) + text)
+    aqmlab.validate(doc)  # the scenario with the source is accepted

@@ -8,6 +8,7 @@ changed as the options say.
     python bench/peer/linux_exits.py [CASE] --acks         # Linux: ACKs per delivered segment, first `ss` samples
     python bench/peer/linux_exits.py [CASE] --start-jitter 4 --draws 16 [--recycle-starts] [--key ...]
     python bench/peer/linux_exits.py [CASE] --linux-exits [--start-jitter 4 --draws 6]
+    python bench/peer/linux_exits.py [CASE] --ack-stalls 5,45 --start-jitter 4 --draws 16 --recycle-starts
     python bench/peer/linux_exits.py [CASE] --windows      # Jain within 3-10, 10-20, 20-30, 30-40 s
     python bench/peer/linux_exits.py [CASE] --count-big [--big 150] [--start-jitter 4 --draws 16 --recycle-starts]
 

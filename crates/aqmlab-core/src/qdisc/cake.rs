@@ -2062,7 +2062,7 @@ mod tests {
             ]
         );
         assert_eq!(fresh.count, 2);
-        let step = (100_000_000u128 * cfg_inv(&cfg, 2) as u128 >> 32) as i64;
+        let step = ((100_000_000u128 * cfg_inv(&cfg, 2) as u128) >> 32) as i64;
         assert_eq!(fresh.drop_next, 46_000_000 + step);
         let mut settled = CobaltVars::default();
         let d = cobalt_run(&mut settled, &cfg, &mut h, &times);

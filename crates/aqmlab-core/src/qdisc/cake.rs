@@ -662,7 +662,7 @@ impl Configure for Cake {
                 let interval = (rtt_ns + target - target_ns).max(2 * target);
                 Tin {
                     t: FlowTable::new(QUEUES, || CakeFlow {
-                        cobalt: CobaltVars::default(),
+                        cobalt: CobaltVars::zeroed(),
                         set: FlowSet::None,
                         srchost: 0,
                         dsthost: 0,
@@ -2015,6 +2015,59 @@ mod tests {
         assert_eq!(h.effects.dropped, [(a, Reason::Delay)]);
         assert_eq!(q.tins[0].t.flows[idx].vars.cobalt.count, 7);
         assert_eq!(q.tin_stats()[0].drops, 1);
+    }
+
+    /// COBALT's decisions for packets given as (enqueued, dequeued) times in µs.
+    fn cobalt_run(
+        v: &mut CobaltVars,
+        cfg: &CobaltConfig,
+        h: &mut Harness,
+        times: &[(u64, u64)],
+    ) -> Vec<Decision> {
+        let mut out = Vec::new();
+        for &(e, d) in times {
+            let p = h.packet(1000);
+            h.pool.get_mut(p).enqueued = e * 1000;
+            h.now = d * 1000;
+            out.push(h.with_ctx(|ctx| v.should_drop(cfg, p, 0, ctx)));
+        }
+        out
+    }
+
+    #[test]
+    fn a_fresh_flows_first_episode_over_target_drops_at_once() {
+        // Linux 6.1 sch_cake's cobalt_vars_init zeroes a flow's state, rec_inv_sqrt included,
+        // and rec_inv_sqrt changes only with count (cobalt_invsqrt); cobalt_control(now,
+        // interval, 0) = now. Worked by hand at 20 Mbit/s besteffort (target 5 ms, interval
+        // 100 ms; four MTU times 2.42 ms): a 1-ms sojourn at 1 ms (count 0: drop_next = 101 ms);
+        // a 6-ms sojourn at 46 ms enters the dropping state with drop_next = control_law(46 ms)
+        // and count 1; the next 6-ms sojourn, at 46.6 ms, is dropped if drop_next <= 46.6 ms.
+        // Zeroed (a fresh CAKE flow): drop_next = 46 ms, so it is, count 2, and drop_next
+        // 46 ms + 100 ms / sqrt(2). With 1/sqrt(count) at 1.0 (the state after any count
+        // change back to 0): drop_next = 46 ms + 100 ms, nothing dropped.
+        let mut h = Harness::new();
+        let q = cake(&mut h, "bandwidth = \"20Mbps\"\ndiffserv = \"besteffort\"");
+        let cfg = q.tins[0].cparams;
+        assert_eq!((cfg.target(), cfg.interval()), (5_000_000, 100_000_000));
+        let mut fresh = q.tins[0].t.flows[0].vars.cobalt;
+        assert_eq!(fresh.rec_inv_sqrt, 0);
+        let times = [(0, 1_000), (40_000, 46_000), (40_600, 46_600)];
+        let d = cobalt_run(&mut fresh, &cfg, &mut h, &times);
+        assert_eq!(
+            d,
+            [
+                Decision::Send,
+                Decision::Send,
+                Decision::Drop(Reason::Delay)
+            ]
+        );
+        assert_eq!(fresh.count, 2);
+        let step = ((100_000_000u128 * cfg_inv(&cfg, 2) as u128) >> 32) as i64;
+        assert_eq!(fresh.drop_next, 46_000_000 + step);
+        let mut settled = CobaltVars::default();
+        let d = cobalt_run(&mut settled, &cfg, &mut h, &times);
+        assert_eq!(d, [Decision::Send; 3]);
+        assert_eq!((settled.count, settled.dropping), (1, true));
     }
 
     fn cfg_inv(_cfg: &CobaltConfig, n: usize) -> u32 {

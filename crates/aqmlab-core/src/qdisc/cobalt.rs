@@ -26,6 +26,9 @@
 //!   transmission times, and in ingress mode 2 per bulk flow) apply only under `cake`
 //!   (`CobaltConfig::cake`); `fq_cobalt` leaves them out, as ns-3 does. No CE threshold / L4S
 //!   mode (ns-3 `CeThreshold`, `UseL4s`).
+//! * A new instance's 1/sqrt(count) is 1.0 (`cobalt`, `fq_cobalt`); `cake`'s flows start from
+//!   [`CobaltVars::zeroed`] instead, as Linux's `cobalt_vars_init` leaves them (0 until count
+//!   first changes, so the first control interval is 0).
 //! * Reasons: CoDel drops and marks are `delay`, BLUE drops `early`.
 
 use super::classify::{Classifier, ClassifyBy};
@@ -177,6 +180,18 @@ impl Default for CobaltVars {
             blue_timer: 0,
             p_drop: 0.0,
             dropping: false,
+        }
+    }
+}
+
+impl CobaltVars {
+    /// A new flow's state as `sch_cake` sets it (Linux 6.1 `cobalt_vars_init`: all zero).
+    /// `rec_inv_sqrt` stays 0 until `count` first changes, so the flow's first control
+    /// interval is 0: its first episode over target drops the second packet over target.
+    pub fn zeroed() -> Self {
+        CobaltVars {
+            rec_inv_sqrt: 0,
+            ..CobaltVars::default()
         }
     }
 }

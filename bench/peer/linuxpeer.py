@@ -1310,11 +1310,15 @@ def main(ap, args) -> int:
                     lin.setdefault(case.name, []).append(res)
     aq: dict = {}
     if not args.peer_only:
-        for case in cases:
-            for seed in seeds:
-                print(f"  aqmlab: {case.name} seed {seed}", file=sys.stderr, flush=True)
-                res = run_aqmlab(case, seed, args.python, aqmlab_starts(case, seed, lin.get(case.name, [])),
-                                 shaper=args.shaper)
+        def one_aqmlab(job):
+            case, seed = job
+            print(f"  aqmlab: {case.name} seed {seed}", file=sys.stderr, flush=True)
+            return job, run_aqmlab(case, seed, args.python, aqmlab_starts(case, seed, lin.get(case.name, [])),
+                                   shaper=args.shaper)
+
+        # aqmlab runs are independent and deterministic: --jobs of them at once, kept in order
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for (case, seed), res in pool.map(one_aqmlab, [(c, s) for c in cases for s in seeds]):
                 if "unsupported" in res:
                     print(f"  aqmlab: {case.name}: {res['unsupported']}", file=sys.stderr)
                     continue

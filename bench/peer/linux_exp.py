@@ -159,7 +159,7 @@ def show(name, linux, res):
 def fq_pie_collision():
     case = next(c for c in lp._cases() if c.name == "cubic5-fq_pie-20M-20ms")
     linux = linux_runs(case, (1, 2, 3, 4, 5))
-    a = argparse.Namespace(shaper="htb", burst=None, slow_reverse=False)
+    a = argparse.Namespace(shaper="htb", burst=None, slow_reverse=False, keep_rtt=False)
     for prios in ([1, 2, 3, 4, 5], [1, 2, 2, 3, 4]):
         res = []
         for seed in (1, 2, 3, 4, 5):

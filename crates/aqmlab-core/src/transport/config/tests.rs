@@ -304,7 +304,10 @@ fn the_linux_profile_compresses_sacks_as_linux_6_1_does_by_default() {
     // compresses SACKs for 1 ms; no other profile does.
     assert_eq!(config("profile = \"linux\"").sack_compress, 1_000_000);
     assert_eq!(config("profile = \"ns3\"").sack_compress, 0);
-    assert_eq!(config("profile = \"ns2\"\nloss = { sack = true }").sack_compress, 0);
+    assert_eq!(
+        config("profile = \"ns2\"\nloss = { sack = true }").sack_compress,
+        0
+    );
     // Without SACK there is nothing to compress, and the profile does not ask for it.
     let c = config("profile = \"linux\"\nloss = { sack = false }");
     assert_eq!(c.sack_compress, 0);
@@ -320,10 +323,7 @@ fn the_linux_profile_compresses_sacks_as_linux_6_1_does_by_default() {
     // The resolved text names it only where the profile sets it.
     let t: toml::Table = "profile = \"linux\"".parse().unwrap();
     let (p, _) = TcpParams::read(&t, "").unwrap();
-    assert_eq!(
-        p.resolved().ack.sack_compress.map(|d| d.0),
-        Some(1_000_000)
-    );
+    assert_eq!(p.resolved().ack.sack_compress.map(|d| d.0), Some(1_000_000));
     let t: toml::Table = "profile = \"ns3\"".parse().unwrap();
     let (p, _) = TcpParams::read(&t, "").unwrap();
     assert_eq!(p.resolved().ack.sack_compress, None);

@@ -276,15 +276,52 @@ def test_data_starts_and_the_aqmlab_side_starts():
 def test_a_diagnostic_variant_sets_the_receivers_sysctl_and_keeps_the_core_starts():
     """bench/peer/README.md's SACK-compression control: the receiver's namespace gets
     `tcp_comp_sack_nr=0` before the flows start, the flows start as the core case's (same
-    offsets per run), and the aqmlab side is the core case's rendering unchanged."""
+    offsets per run), and the aqmlab side is the core case's rendering without SACK compression."""
     core = next(c for c in L.CASES if c.name == "cubic5-fq_codel-50M-80ms")
     diag = next(c for c in L.CASES if c.name == "diag-cubic5-fq_codel-50M-80ms-nocompsack")
     script = L.guest_script(diag, 1)
     assert "$D sysctl -qw net.ipv4.tcp_comp_sack_nr=0" in script.split("case_router()")[0]
     assert "tcp_comp_sack_nr" not in L.guest_script(core, 1)
     assert [diag.starts(r) for r in (1, 2, 3)] == [core.starts(r) for r in (1, 2, 3)]
+    # the aqmlab side is the core case's rendering with SACK compression off in every TCP flow
+    # (the linux profile's default is Linux's, 1 ms; the guest's receiver here has none)
     strip = lambda t: t.split("\n", 2)[2]  # noqa: E731  (the name and description lines)
-    assert strip(L.aqmlab_scenario(diag, 1, None)) == strip(L.aqmlab_scenario(core, 1, None))
+    d, c = strip(L.aqmlab_scenario(diag, 1, None)), strip(L.aqmlab_scenario(core, 1, None))
+    assert d.replace('\nack = { sack_compress = "0s" }', "") == c
+    assert d.count('ack = { sack_compress = "0s" }') == core.n_flows
+    flows = [f for f in tomllib.loads(d)["flows"] if f["kind"] == "tcp"]
+    assert all(f["ack"] == {"sack_compress": "0s"} for f in flows)
+
+
+@pytest.mark.parametrize("case", [c for c in L.CASES if not c.qdisc.shapes], ids=lambda c: c.name)
+def test_the_htb_rendering_is_the_guests_shaper(case):
+    """run.py's default rendering (bench/peer/README.md): the guest's htb, at the same rate and
+    bucket (counted in IP bytes, as aqmlab's htb counts them), with the case's discipline beneath,
+    on a link too fast to serialize at the rate; the ACK path unshaped, as the guest's veth."""
+    guest = L.guest_script(case, 1)
+    plain = tomllib.loads(L.aqmlab_scenario(case, 1))
+    doc = tomllib.loads(L.htb_rendering(L.aqmlab_scenario(case, 1), case))
+    aqmlab.validate(doc)
+    b, pb = doc["topology"]["bottleneck"], plain["topology"]["bottleneck"]
+    assert b["rate"] == "10Gbps" and b["reverse_qdisc"] == {"kind": "pfifo", "limit": 100000}
+    htb = b["qdisc"]
+    assert htb["kind"] == "htb" and htb["rate"] == pb["rate"] and len(htb["classes"]) == 1
+    cls = htb["classes"][0]
+    assert cls["rate"] == pb["rate"] and cls["qdisc"] == pb["qdisc"]
+    # the guest's burst in frames (rate x 1 ms + 1514 B) is this many IP bytes (x 1500/1514)
+    frames = int(re.search(r" burst (\d+) cburst", guest).group(1))
+    for key in (htb["burst"], cls["burst"], cls["cburst"]):
+        assert float(key.removesuffix("B")) == pytest.approx(frames * 1500 / 1514, abs=1.0)
+    # everything else is the plain rendering's
+    for k in ("flows", "simulation"):
+        assert doc[k] == plain[k]
+    assert doc["topology"]["right_access"] == plain["topology"]["right_access"]
+
+
+def test_a_shaping_cake_has_no_htb_to_render():
+    cake = next(c for c in L.CASES if c.qdisc.shapes)
+    with pytest.raises(ValueError, match="CAKE shapes by itself"):
+        L.htb_rendering(L.aqmlab_scenario(cake, 1), cake)
 
 
 def test_cpio_archive_is_what_cpio_reads(tmp_path):

@@ -91,9 +91,9 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
                         window={"initial": 10, "growth": "per_segment", "cwnd_limited_growth": True,
                                 "abc_limit": False},
                         recovery="prr", min_rto="200ms",
-                        initial_rto="1s", max_rto="120s", timer_granularity="200ms", delayed_ack=True,
-                        delayed_ack_timeout="40ms", quickack=16, sack=True,
-                        rtt={"timestamps": True, "sack_samples": True}, loss_detection="rack")
+                        initial_rto="1s", max_rto="120s", timer_granularity="200ms",
+                        ack={"delayed": True, "timeout": "40ms", "quickack": 16, "sack_compress": "1ms"},
+                        sack=True, rtt={"timestamps": True, "sack_samples": True}, loss_detection="rack")
     # (the `profile` label column says which profile was named: "linux" against the default "ns2")
     assert linux.flows.drop(columns="profile").equals(explicit.flows.drop(columns="profile"))
     assert (linux.flows["profile"].astype(str) == "linux").all() and (explicit.flows["profile"].astype(str) == "ns2").all()

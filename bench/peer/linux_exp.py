@@ -10,10 +10,12 @@ Linux's data starts, as `run.py --peer linux --cached`).
     python bench/peer/linux_exp.py --all [options above]      # every core case: the agreement table
 
 --key: a `key = value` line put into every TCP flow (replacing the profile's choice).
---shaper htb: the bottleneck rendered as the guest's shaper: a 10-Gb/s link with an `htb` at
-  the rate (burst rate x 1 ms + one packet, or --burst) and the case's discipline as its class's
-  child, so no packet is serialized at the rate on the link itself; utilization and queueing
-  delay in frames at the case's rate, as the guest counts them. --keep-rtt adds the segment's
+--shaper htb (the default, as run.py --peer linux since issue 29's session 5): the bottleneck
+  rendered as the guest's shaper: a 10-Gb/s link with an `htb` at the rate (burst rate x 1 ms +
+  one packet, or --burst) and the case's discipline as its class's child, so no packet is
+  serialized at the rate on the link itself; utilization and queueing delay in frames at the
+  case's rate, as the guest counts them. --shaper link: the plain link serializing at the rate
+  (the rendering of every experiment recorded before session 5). --keep-rtt adds the segment's
   transmission time back to the receiver's access delay (the smallest RTT stays the case's);
   --slow-reverse serializes the ACK path at the rate again (an htb on it), as the plain
   rendering's full-duplex bottleneck does.
@@ -133,17 +135,8 @@ def render(case, seed, starts, a) -> tuple[str, dict]:
         # back to back (a test of BBR's delivery-rate samples against uneven ACK timing)
         text += (f'\n[[flows]]\nkind = "poisson"\nname = "ackjitter"\nfrom = "d1"\nto = "s1"\n'
                  f'rate = "{a.ack_jitter * 1e6:.0f}bps"\nsize = "1500B"\n')
-    if a.shaper == "htb":
-        lines = text.splitlines()
-        burst = a.burst if a.burst else rate / 8 * 1e-3 + lp.IP_PKT
-        rev = '{ kind = "pfifo", limit = 100000 }'
-        if a.slow_reverse:
-            rev = (f'{{ kind = "htb", rate = "{rate:.6f}bps", burst = "1500B", classes = [{{ rate = "{rate:.6f}bps", '
-                   f'burst = "1500B", cburst = "1500B", qdisc = {{ kind = "pfifo", limit = 100000 }} }}] }}')
-        i = next(k for k, l in enumerate(lines) if l.startswith("bottleneck = "))
-        lines[i] = (f'bottleneck = {{ rate = "10Gbps", delay = "0s", qdisc = {{ kind = "htb", rate = "{rate:.6f}bps", '
-                    f'burst = "{burst:.0f}B", classes = [{{ rate = "{rate:.6f}bps", burst = "{burst:.0f}B", '
-                    f'cburst = "{burst:.0f}B", qdisc = {lp.aqmlab_qdisc(case.qdisc)} }}] }}, reverse_qdisc = {rev} }}')
+    if a.shaper == "htb" and not case.qdisc.shapes:
+        lines = lp.htb_rendering(text, case, a.burst, a.slow_reverse).splitlines()
         if a.keep_rtt:
             j = next(k for k, l in enumerate(lines) if l.startswith("right_access = "))
             lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + tx / 2 * 1e6:.3f}us"',
@@ -166,7 +159,7 @@ def show(name, linux, res):
 def fq_pie_collision():
     case = next(c for c in lp._cases() if c.name == "cubic5-fq_pie-20M-20ms")
     linux = linux_runs(case, (1, 2, 3, 4, 5))
-    a = argparse.Namespace(shaper="link")
+    a = argparse.Namespace(shaper="htb", burst=None, slow_reverse=False, keep_rtt=False)
     for prios in ([1, 2, 3, 4, 5], [1, 2, 2, 3, 4]):
         res = []
         for seed in (1, 2, 3, 4, 5):
@@ -185,7 +178,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("case", nargs="?")
     ap.add_argument("--key", action="append", default=[], help="a `key = value` line for every TCP flow")
-    ap.add_argument("--shaper", choices=("link", "htb"), default="link")
+    ap.add_argument("--shaper", choices=("link", "htb"), default="htb",
+                    help="htb (default, as run.py --peer linux since issue 29's session 5) or link (the plain link)")
     ap.add_argument("--burst", type=float, default=None, help="--shaper htb: bucket depth in bytes")
     ap.add_argument("--keep-rtt", action="store_true")
     ap.add_argument("--slow-reverse", action="store_true")

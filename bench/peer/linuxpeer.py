@@ -969,9 +969,40 @@ def aqmlab_starts(case: LinuxCase, seed: int, linux: list[dict]) -> list[float] 
     return [round(lo + u / case.start_spread * (hi - lo), 3) for u in case.starts(seed)]
 
 
-def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable, starts: list[float] | None = None) -> dict:
+SHAPERS = ("htb", "link")
+
+
+def htb_rendering(text: str, case: LinuxCase, burst: float | None = None, slow_reverse: bool = False) -> str:
+    """The scenario `text` of a case the guest shapes with `htb` (every case but a shaping CAKE),
+    its bottleneck rendered as the guest's: a 10-Gb/s link (a veth) with an `htb` at the rate
+    (in IP bytes, as the plain link), burst rate x 1 ms + one packet as the guest's (or `burst`
+    bytes), the case's discipline as its class's child; the ACK path unshaped, as the guest's
+    (`slow_reverse`: an htb at the rate on it too, as the plain link's full-duplex serialization).
+    Utilization and queueing delay are then read in frames at the case's rate (`shaper_bps`)."""
+    if case.qdisc.shapes:
+        raise ValueError(f"{case.name}: CAKE shapes by itself; no htb to render")
+    rate = case.rate_mbps * 1e6 * IP_PKT / FRAME
+    burst = burst if burst else rate / 8 * 1e-3 + IP_PKT
+    rev = aqmlab_qdisc(case.reverse) if case.reverse is not None else '{ kind = "pfifo", limit = 100000 }'
+    if slow_reverse:
+        rev = (f'{{ kind = "htb", rate = "{rate:.6f}bps", burst = "1500B", classes = [{{ rate = "{rate:.6f}bps", '
+               f'burst = "1500B", cburst = "1500B", qdisc = {rev} }}] }}')
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("bottleneck = "))
+    lines[i] = (f'bottleneck = {{ rate = "10Gbps", delay = "0s", qdisc = {{ kind = "htb", rate = "{rate:.6f}bps", '
+                f'burst = "{burst:.0f}B", classes = [{{ rate = "{rate:.6f}bps", burst = "{burst:.0f}B", '
+                f'cburst = "{burst:.0f}B", qdisc = {aqmlab_qdisc(case.qdisc)} }}] }}, reverse_qdisc = {rev} }}')
+    return "\n".join(lines) + "\n"
+
+
+def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable, starts: list[float] | None = None,
+               shaper: str = "htb") -> dict:
     """aqmlab on the case's scenario for `seed` (flows starting at `starts`, default the drawn
-    offsets of Linux run `seed`)."""
+    offsets of Linux run `seed`). `shaper`: "htb" renders the bottleneck of every case the guest
+    shapes with htb as the guest's (`htb_rendering`; the default since issue 29's session 5),
+    "link" as a plain link serializing at the rate; a shaping CAKE is rendered as itself either way."""
+    if shaper not in SHAPERS:
+        raise ValueError(f"shaper: {shaper!r}; one of {SHAPERS}")
     text = aqmlab_scenario(case, seed, starts)
     rate = case.rate_mbps * 1e6 * IP_PKT / FRAME
     # The probe's one-way delay, less its forward propagation ((RTT - tx) / 2, see aqmlab_scenario),
@@ -984,6 +1015,9 @@ def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable, starts:
     spec = {"scenario": text, "ping_return_s": ping_return, "window_s": case.duration - case.warmup}
     if case.qdisc.shapes:
         spec["shaper_bps"] = cake_rate_bps(case.qdisc.cake)
+    elif shaper == "htb":
+        spec["scenario"] = htb_rendering(text, case)
+        spec["shaper_bps"] = case.rate_mbps * 1e6  # frames at the guest's rate
     if case.reverse is not None and case.reverse.kind == "cake":
         spec["reverse_bps"] = cake_rate_bps(case.reverse.cake)
     p = subprocess.run([python, "-c", AQMLAB_CHILD], input=json.dumps(spec), capture_output=True, text=True)
@@ -1044,6 +1078,7 @@ def _cases() -> list[LinuxCase]:
     fq50 = next(c for c in out if c.name == "cubic5-fq_codel-50M-80ms")
     out.append(replace(fq50, name="diag-cubic5-fq_codel-50M-80ms-nocompsack", group="diag",
                        rcv_sysctls=("net.ipv4.tcp_comp_sack_nr=0",), starts_of=fq50.name,
+                       aqmlab_flow_keys=('ack = { sack_compress = "0s" }',),
                        note="Linux receiver without SACK compression"))
     return out + _cake_cases()
 
@@ -1275,10 +1310,15 @@ def main(ap, args) -> int:
                     lin.setdefault(case.name, []).append(res)
     aq: dict = {}
     if not args.peer_only:
-        for case in cases:
-            for seed in seeds:
-                print(f"  aqmlab: {case.name} seed {seed}", file=sys.stderr, flush=True)
-                res = run_aqmlab(case, seed, args.python, aqmlab_starts(case, seed, lin.get(case.name, [])))
+        def one_aqmlab(job):
+            case, seed = job
+            print(f"  aqmlab: {case.name} seed {seed}", file=sys.stderr, flush=True)
+            return job, run_aqmlab(case, seed, args.python, aqmlab_starts(case, seed, lin.get(case.name, [])),
+                                   shaper=args.shaper)
+
+        # aqmlab runs are independent and deterministic: --jobs of them at once, kept in order
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for (case, seed), res in pool.map(one_aqmlab, [(c, s) for c in cases for s in seeds]):
                 if "unsupported" in res:
                     print(f"  aqmlab: {case.name}: {res['unsupported']}", file=sys.stderr)
                     continue

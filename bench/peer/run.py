@@ -585,7 +585,11 @@ def main() -> int:
     ap.add_argument("--record", action="store_true", help="store the fresh peer results in measured/")
     ap.add_argument("--peer-only", action="store_true", help="ns2, linux: skip aqmlab")
     ap.add_argument("--seeds", default="1,2,3,4,5", help="linux: aqmlab seeds (default 1-5); --runs: Linux runs (default 1,2,3)")
-    ap.add_argument("--jobs", type=int, default=1, help="linux: guests at once (at most 2)")
+    ap.add_argument("--jobs", type=int, default=1, help="linux: guests at once (at most 2), and aqmlab runs at once")
+    ap.add_argument("--shaper", choices=("htb", "link"), default="htb",
+                    help="linux: the aqmlab side's bottleneck for the cases the guest shapes with htb: htb "
+                         "(default, as the guest: an htb at the rate on a 10-Gb/s link, the discipline beneath) "
+                         "or link (a plain link serializing at the rate, the rendering before issue 29's session 5)")
     args = ap.parse_args()
     if args.peer == "linux":
         import linuxpeer

@@ -77,6 +77,8 @@ pub struct ProfileDefaults {
     pub abc_limit: bool,
     /// RTT samples from newly SACKed segments (`rtt.sack_samples`).
     pub sack_rtt: bool,
+    /// SACK compression delay with SACK (`ack.sack_compress`, ns; 0: off).
+    pub sack_compress: u64,
 }
 
 impl ProfileDefaults {
@@ -120,6 +122,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         dctcp_cwr: false,
         abc_limit: true,
         sack_rtt: false,
+        sack_compress: 0,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -151,6 +154,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             abc_limit: false,
             // tcp_sacktag_one → sack_rtt_us → tcp_ack_update_rtt.
             sack_rtt: true,
+            // __tcp_ack_snd_check with tcp_comp_sack_delay_ns = 1 ms, tcp_comp_sack_nr = 44.
+            sack_compress: MS,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -180,6 +185,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             dctcp_cwr: false,
             abc_limit: true,
             sack_rtt: false,
+            sack_compress: 0,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

@@ -296,3 +296,35 @@ fn sack_compress_needs_sack_and_a_bounded_delay() {
     assert_eq!(c.sack_compress, 1_000_000);
     assert_eq!(TcpParams::config_from("").unwrap().sack_compress, 0);
 }
+
+#[test]
+fn the_linux_profile_compresses_sacks_as_linux_6_1_does_by_default() {
+    // Linux 6.1's defaults: net.ipv4.tcp_comp_sack_delay_ns = 1,000,000 ns (1 ms) and
+    // tcp_comp_sack_nr = 44 (Documentation/networking/ip-sysctl.rst), so the linux profile
+    // compresses SACKs for 1 ms; no other profile does.
+    assert_eq!(config("profile = \"linux\"").sack_compress, 1_000_000);
+    assert_eq!(config("profile = \"ns3\"").sack_compress, 0);
+    assert_eq!(
+        config("profile = \"ns2\"\nloss = { sack = true }").sack_compress,
+        0
+    );
+    // Without SACK there is nothing to compress, and the profile does not ask for it.
+    let c = config("profile = \"linux\"\nloss = { sack = false }");
+    assert_eq!(c.sack_compress, 0);
+    // An explicit value wins (0s turns it off, as tcp_comp_sack_nr = 0 does in the guest).
+    assert_eq!(
+        config("profile = \"linux\"\nack = { sack_compress = \"0s\" }").sack_compress,
+        0
+    );
+    assert_eq!(
+        config("profile = \"linux\"\nack = { sack_compress = \"500us\" }").sack_compress,
+        500_000
+    );
+    // The resolved text names it only where the profile sets it.
+    let t: toml::Table = "profile = \"linux\"".parse().unwrap();
+    let (p, _) = TcpParams::read(&t, "").unwrap();
+    assert_eq!(p.resolved().ack.sack_compress.map(|d| d.0), Some(1_000_000));
+    let t: toml::Table = "profile = \"ns3\"".parse().unwrap();
+    let (p, _) = TcpParams::read(&t, "").unwrap();
+    assert_eq!(p.resolved().ack.sack_compress, None);
+}

@@ -155,6 +155,10 @@ impl TcpParams {
         a.timeout.get_or_insert(Duration(d.delayed_ack_timeout));
         a.quickack
             .get_or_insert(if delayed { d.quickack } else { 0 });
+        // Like abc_limit: written only where the profile sets it (linux, with SACK).
+        if d.sack_compress > 0 && sack {
+            a.sack_compress.get_or_insert(Duration(d.sack_compress));
+        }
         fill_ecn(&mut r.ecn, &needs);
         let p = &mut r.pacing;
         let mode = *p.mode.get_or_insert(match needs.pacing {

@@ -41,7 +41,7 @@ pub enum PacketKind {
     Ack,
 }
 
-/// One packet. Sizes are on-the-wire IP bytes (headers included). Its 60 bytes of fields
+/// One packet. Sizes are on-the-wire IP bytes (headers included). Its 64 bytes of fields
 /// fill one 64-byte cache line, and the alignment keeps every slot of the pool in one line.
 #[derive(Clone, Debug, Default)]
 #[repr(align(64))]
@@ -72,6 +72,10 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Priority / DSCP value used by class-based schedulers.
     pub priority: u8,
+    /// Where the packet's next port is in the world's table of flow paths (`World::hops`,
+    /// set by the world when it creates the packet and advanced at each port it is offered
+    /// to); 0: none, the node's routing table decides.
+    pub hop: u32,
 }
 
 /// Owner of all live packets.

@@ -147,12 +147,23 @@ pub struct World {
     pub budget: Option<(u64, u64)>,
     /// Some TCP flow keeps a trace or an RTT log (their rows count against the budget).
     pub traces_rows: bool,
+    /// The ports of every flow's paths, data direction then ACK direction, at a fixed stride
+    /// (`plan_paths`); entry 0 is unused (a packet's `hop` of 0 means "no path"). A packet carries the
+    /// index of its next port, so forwarding reads the entry next to the one it read at the
+    /// previous hop instead of the node's routing table (several cache lines per hop when
+    /// thousands of flows take turns). The paths are the routing table's (`plan_paths`).
+    hops: Vec<PortId>,
+    /// The length of the longest path: each path's place in `hops` (0: no paths).
+    hop_stride: u32,
     /// Test-only step marker: (port, K) sets CE on ECT packets arriving to a queue of >= K.
     #[cfg(test)]
     test_marker: Option<(PortId, usize)>,
     /// Test-only: no hand-offs (every packet through pipe events), for comparisons.
     #[cfg(test)]
     no_handoff: bool,
+    /// Test-only: no flow paths (every hop from the routing table), for comparisons.
+    #[cfg(test)]
+    no_paths: bool,
 }
 
 impl World {
@@ -180,12 +191,16 @@ impl World {
             tcp_out: Outbox::default(),
             capture: None,
             monitored: Vec::new(),
+            hops: Vec::new(),
+            hop_stride: 0,
             budget: None,
             traces_rows: false,
             #[cfg(test)]
             test_marker: None,
             #[cfg(test)]
             no_handoff: false,
+            #[cfg(test)]
+            no_paths: false,
         }
     }
 
@@ -344,10 +359,79 @@ impl World {
             port.start(i as PortId, &mut io);
         }
         self.plan_handoffs();
+        self.plan_paths();
         for (i, f) in self.flows.iter().enumerate() {
-            self.events
-                .schedule(f.start, Event::SourceFire(i as FlowId));
+            // A TCP flow's start fires once: it waits with the timers (the same order either
+            // way, `sched.rs`), so the packet lane holds only the open-loop sources' events.
+            let ev = Event::SourceFire(i as FlowId);
+            match f.app {
+                App::Tcp(_) => self.events.schedule_timer(f.start, ev),
+                App::Udp(_) => self.events.schedule(f.start, ev),
+            }
         }
+    }
+
+    /// Lists each flow's ports, source to destination (and back for TCP's ACKs), as the
+    /// routing table gives them, in `hops`: path `2 f + d` (d = 0 data, 1 ACKs) of flow `f`
+    /// starts at `1 + (2 f + d) * hop_stride`, so a new packet's first hop is arithmetic (no
+    /// table read). Left empty (`hop_stride` 0: packets use the routing table at each node, as
+    /// every packet did before) if a path does not reach its destination (a world built without
+    /// the scenario's route checks) or if the fixed stride would take more than four times the
+    /// paths' own length.
+    fn plan_paths(&mut self) {
+        self.hops.clear();
+        self.hop_stride = 0;
+        let mut paths: Vec<PortId> = Vec::new();
+        let mut ends: Vec<(usize, usize)> = Vec::with_capacity(2 * self.flows.len());
+        let mut longest = 0;
+        for f in &self.flows {
+            let two_way = matches!(f.app, App::Tcp(_));
+            for (src, dst) in [(f.src, f.dst), (f.dst, f.src)]
+                .into_iter()
+                .take(1 + two_way as usize)
+            {
+                let start = paths.len();
+                let mut node = src;
+                while node != dst && paths.len() - start <= self.ports.len() {
+                    let Some(q) = self.routing.route(node, dst) else {
+                        return;
+                    };
+                    paths.push(q);
+                    node = self.ports[q as usize].to;
+                }
+                if node != dst {
+                    return;
+                }
+                longest = longest.max(paths.len() - start);
+                ends.push((start, paths.len()));
+            }
+            if !two_way {
+                ends.push((paths.len(), paths.len()));
+            }
+        }
+        let size = 1 + ends.len() * longest;
+        #[cfg(test)]
+        if self.no_paths {
+            return;
+        }
+        if longest == 0 || size > 4 * paths.len() + 1024 || size >= u32::MAX as usize {
+            return;
+        }
+        self.hops = vec![PortId::MAX; size];
+        for (i, &(a, b)) in ends.iter().enumerate() {
+            let at = 1 + i * longest;
+            self.hops[at..at + (b - a)].copy_from_slice(&paths[a..b]);
+        }
+        self.hop_stride = longest as u32;
+    }
+
+    /// The `hop` a new packet of flow `f` going `kind`'s way starts with (0: none).
+    #[inline]
+    fn first_hop(&self, f: FlowId, kind: PacketKind) -> u32 {
+        if self.hop_stride == 0 {
+            return 0;
+        }
+        1 + (2 * f + (kind == PacketKind::Ack) as u32) * self.hop_stride
     }
 
     #[inline]
@@ -454,6 +538,7 @@ impl World {
             ts: seg.ts,
             ecn: seg.ecn,
             priority: flow.priority,
+            hop: self.first_hop(f, seg.kind),
             ..Default::default()
         };
         let id = self.pool.alloc(pkt);
@@ -463,6 +548,7 @@ impl World {
 
     /// Creates a data packet of flow `f` and hands it to the flow's source node.
     pub fn send_data(&mut self, f: FlowId, size: u32, now: SimTime) {
+        let hop = self.first_hop(f, PacketKind::Data);
         let flow = &mut self.flows[f as usize];
         let seq = flow.next_seq;
         flow.next_seq += 1;
@@ -478,6 +564,7 @@ impl World {
             created: now,
             priority: flow.priority,
             ecn: flow.ecn,
+            hop,
             ..Default::default()
         };
         let src = flow.src;
@@ -489,15 +576,20 @@ impl World {
     /// Moves a packet at `node` one step: deliver it here or queue it on the next port.
     #[inline]
     fn forward(&mut self, node: NodeId, pkt: PacketId, now: SimTime) {
-        let dst = self.pool.get(pkt).dst;
-        if dst == node {
+        let pk = self.pool.get_mut(pkt);
+        if pk.dst == node {
             self.deliver(pkt, now);
             return;
         }
-        let port = self
-            .routing
-            .route(node, dst)
-            .expect("routes were validated when the scenario was built");
+        let port = if pk.hop != 0 {
+            let q = self.hops[pk.hop as usize];
+            pk.hop += 1;
+            q
+        } else {
+            self.routing
+                .route(node, pk.dst)
+                .expect("routes were validated when the scenario was built")
+        };
         self.enqueue(port, pkt, now);
     }
 
@@ -647,6 +739,10 @@ impl World {
             && (!next.monitor || self.no_sample_until(now, arrival))
             && next.passes_through_at(arrival)
         {
+            let pk = self.pool.get_mut(pkt);
+            if pk.hop != 0 {
+                pk.hop += 1; // offered to q directly, as `forward` would have
+            }
             self.port_op_once(q, |port, io| port.offer(q, pkt, arrival, io))
                 .map(|(pk, at)| (q, pk, at))
         } else {
@@ -676,13 +772,16 @@ impl World {
     #[inline]
     fn handoff_target(&self, p: PortId, pkt: PacketId) -> Option<PortId> {
         let node = self.ports[p as usize].to;
-        let dst = self.pool.get(pkt).dst;
-        if dst == node {
+        let pk = self.pool.get(pkt);
+        if pk.dst == node {
             return None;
         }
-        self.routing
-            .route(node, dst)
-            .filter(|&q| self.ports[q as usize].feeder() == p)
+        if pk.hop != 0 {
+            Some(self.hops[pk.hop as usize])
+        } else {
+            self.routing.route(node, pk.dst)
+        }
+        .filter(|&q| self.ports[q as usize].feeder() == p)
     }
 
     fn deliver(&mut self, pkt: PacketId, now: SimTime) {
@@ -855,6 +954,67 @@ ecn = {ecn}
             );
         }
         (ea, eb)
+    }
+
+    #[test]
+    fn flow_paths_forward_as_the_routing_table_does() {
+        // A 60-node transit-stub graph (paths of up to ~10 hops, shared links, several route
+        // lengths) with TCP flows both ways and a Poisson flow: forwarding by the flows' paths
+        // (`plan_paths`) must give every result of forwarding by each node's routing table,
+        // event count included (the reference: the routing table, as before the paths).
+        let text = r#"
+[simulation]
+duration = "4s"
+warmup = "1s"
+sample_interval = "500ms"
+seed = 3
+[topology]
+kind = "transit_stub"
+nodes = 60
+links = 66
+transit_link = { rate = "20Mbps", delay = "5ms" }
+transit_stub_link = { rate = "5Mbps", delay = "2ms" }
+stub_link = { rate = "5Mbps", delay = "1ms" }
+default_qdisc = { kind = "pfifo", limit = 30 }
+[[flows]]
+kind = "tcp"
+from = "s1.1"
+to = "s6.2"
+[[flows]]
+kind = "tcp"
+from = "s6.1"
+to = "s2.3"
+start = "0.3s"
+[[flows]]
+kind = "tcp"
+from = "s3.2"
+to = "s1.3"
+ecn = true
+[[flows]]
+kind = "poisson"
+from = "s2.1"
+to = "s5.2"
+rate = "2Mbps"
+size = "1000B"
+"#;
+        let run = |paths: bool| {
+            let mut world = crate::scenario::build(text, None).unwrap().world;
+            world.no_paths = !paths;
+            let res = world.run().unwrap();
+            (world.hop_stride, res)
+        };
+        let ((stride, a), (off, b)) = (run(true), run(false));
+        assert!(stride >= 4, "paths used, longest {stride} hops");
+        assert_eq!(off, 0, "no paths in the reference run");
+        assert!(a.summary["simulation"]["events"].as_u64().unwrap() > 1000);
+        assert_eq!(a.summary, b.summary);
+        for (name, t) in &a.tables {
+            assert_eq!(
+                format!("{t:?}"),
+                format!("{:?}", b.tables[name]),
+                "table {name}"
+            );
+        }
     }
 
     #[test]

@@ -89,7 +89,8 @@ impl World {
                 delay_mean_s: ratio(dsum, dn),
                 ipdv_mean_s: ratio(jsum, jn),
             };
-            self.flow_series.push(&row.into_row());
+            // The row is given away: its name moves into the table (the table `push` makes).
+            self.flow_series.push_owned(row.into_row(), false);
         }
         let next = now + self.config.sample_interval;
         if next <= self.config.duration {

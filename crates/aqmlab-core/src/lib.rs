@@ -141,7 +141,7 @@ mod tests {
         let text = std::fs::read_to_string(&scen).unwrap();
         assert!(run(&text, None).is_err());
         let r = run_file(&scen, None).unwrap();
-        assert_eq!(r.summary["flows"]["f1"]["throughput_bps"], 1e6);
+        assert_eq!(r.summary()["flows"]["f1"]["throughput_bps"], 1e6);
         let e = run_file(&dir.join("missing.toml"), None).err().unwrap();
         assert!(e.to_string().contains("missing.toml"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -172,10 +172,11 @@ mod tests {
             true
         })
         .unwrap();
-        assert_eq!(plain.summary.to_string(), watched.summary.to_string());
+        assert_eq!(plain.summary_text(), watched.summary_text());
+        assert_eq!(plain.summary_text(), plain.summary().to_string());
         // (compared through Debug text, in which NaN equals NaN, bit patterns aside)
         assert!(format!("{:?}", plain.tables) == format!("{:?}", watched.tables));
-        let events = plain.summary["simulation"]["events"].as_u64().unwrap();
+        let events = plain.summary()["simulation"]["events"].as_u64().unwrap();
         assert_eq!(seen.len() as u64, events / 1000);
         assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0));
         assert!(seen

@@ -918,8 +918,8 @@ count = 2
             crate::run(text, None).unwrap(),
             crate::run(&first.resolved, None).unwrap(),
         );
-        assert_eq!(a.summary["flows"], b.summary["flows"]);
-        assert_eq!(a.summary["queues"], b.summary["queues"]);
+        assert_eq!(a.summary()["flows"], b.summary()["flows"]);
+        assert_eq!(a.summary()["queues"], b.summary()["queues"]);
     }
 
     #[test]

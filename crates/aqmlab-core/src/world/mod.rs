@@ -793,7 +793,7 @@ ecn = {ecn}
     }
 
     fn flow_value(res: &Results, key: &str) -> f64 {
-        res.summary["flows"]["f1"][key].as_f64().unwrap()
+        res.summary()["flows"]["f1"][key].as_f64().unwrap()
     }
 
     #[test]
@@ -825,7 +825,7 @@ ecn = {ecn}
         assert!(min_gap >= 100_000_000, "reductions {min_gap} ns apart");
         // The queue stays near the marking threshold: utilization stays high with ~20 packets
         // (below the BDP of 120, so some idle time is expected after each halving).
-        let u = res.summary["links"]["r1->r2"]["utilization_frac"]
+        let u = res.summary()["links"]["r1->r2"]["utilization_frac"]
             .as_f64()
             .unwrap();
         assert!(u > 0.6, "{u}");
@@ -838,13 +838,13 @@ ecn = {ecn}
             let mut world = crate::scenario::build(text, None).unwrap().world;
             world.no_handoff = !handoff;
             let mut res = world.run().unwrap();
-            let events = res.summary["simulation"]["events"].as_u64().unwrap();
-            res.summary["simulation"]["events"] = serde_json::Value::Null;
+            let events = res.summary()["simulation"]["events"].as_u64().unwrap();
+            res.summary_head["simulation"]["events"] = serde_json::Value::Null;
             (res, events)
         };
         let ((a, ea), (b, eb)) = (run(true), run(false));
         eprintln!("hand-offs: {ea} events with, {eb} without");
-        assert_eq!(a.summary, b.summary);
+        assert_eq!(a.summary(), b.summary());
         assert_eq!(a.tables.len(), b.tables.len());
         for (name, t) in &a.tables {
             // Debug text: NaN cells compare equal.

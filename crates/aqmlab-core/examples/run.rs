@@ -14,8 +14,8 @@ fn main() {
     };
     let seed = args.get(2).and_then(|s| s.parse().ok());
     let t0 = Instant::now();
-    match aqmlab_core::run_file(std::path::Path::new(path), seed) {
-        Ok(r) => {
+    match aqmlab_core::run_file_keeping_world(std::path::Path::new(path), seed) {
+        Ok((r, world)) => {
             let wall = t0.elapsed().as_secs_f64();
             let mut r = r;
             r.summary_head["wall_s"] = serde_json::json!(wall);
@@ -27,6 +27,7 @@ fn main() {
             // The process ends here: leave the results and the world to the OS instead of
             // freeing hundreds of thousands of small allocations one by one.
             std::mem::forget(r);
+            std::mem::forget(world);
         }
         Err(e) => {
             eprintln!("error: {e}");

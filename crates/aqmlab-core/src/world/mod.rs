@@ -210,19 +210,27 @@ impl World {
         Ok(self.results())
     }
 
-    /// Runs like `run_observed` and returns the same results, dropping the world before the
-    /// summary's per-row sections are built from the tables (what the library's entry points
-    /// use: the world and those sections are never in memory together).
+    /// Runs like `run_observed` and returns the same results, the world dropped (what the
+    /// library's entry points use).
     pub fn run_into_results(
-        mut self,
+        self,
         every: u64,
         observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
     ) -> Result<Results, crate::RunError> {
+        self.run_keeping_world(every, observe).map(|(r, _)| r)
+    }
+
+    /// [`World::run_into_results`] handing the world back with the results (a process that
+    /// exits after writing them can leave the world to the OS instead of freeing it).
+    pub fn run_keeping_world(
+        mut self,
+        every: u64,
+        observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
+    ) -> Result<(Results, World), crate::RunError> {
         self.run_events(every, observe)?;
         let (mut results, rows) = self.results_but_row_sections();
-        drop(self);
         report::add_row_sections(&mut results, &rows);
-        Ok(results)
+        Ok((results, self))
     }
 
     /// The event loop to the end of the run, then the queues' identity checks.

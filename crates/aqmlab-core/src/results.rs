@@ -606,16 +606,18 @@ mod tests {
         let labels = ["b", "a\"q", "c\n", "a\"q", "\u{e9}t\u{e9}", "b"];
         for (i, l) in labels.iter().enumerate() {
             let x = [1.5, f64::NAN, -0.0, 1e300, f64::INFINITY, 3.0][i];
-            t.push(&vec![
+            t.push(&[
                 ("flow", Value::Str(l.to_string())),
                 ("z_rate", Value::F64(x)),
                 ("count", Value::U64(i as u64 * 1_000_000_007)),
                 ("cc \"x\"", Value::Str(format!("v{i}\t"))),
             ]);
         }
-        let mut r = Results::default();
-        r.summary_head = serde_json::json!({
-            "aggregate": {"n": 1}, "g": [1, 2.5, null], "links": "replaced", "zz": "end"});
+        let mut r = Results {
+            summary_head: serde_json::json!({
+                "aggregate": {"n": 1}, "g": [1, 2.5, null], "links": "replaced", "zz": "end"}),
+            ..Default::default()
+        };
         r.tables.insert("flows".into(), t.clone());
         r.tables.insert("links".into(), t);
         r.row_sections.push(RowSection {

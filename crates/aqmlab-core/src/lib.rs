@@ -83,17 +83,37 @@ pub fn run_loaded(
     every: u64,
     observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
 ) -> Result<Results, RunError> {
+    run_loaded_keeping_world(loaded, opts, every, observe).map(|(r, _)| r)
+}
+
+/// [`run_loaded`] handing the run's world back with the results (see
+/// [`world::World::run_keeping_world`]).
+pub fn run_loaded_keeping_world(
+    loaded: &scenario::Loaded,
+    opts: &scenario::BuildOptions,
+    every: u64,
+    observe: &mut dyn FnMut(time::SimTime, time::SimTime) -> bool,
+) -> Result<(Results, world::World), RunError> {
     let built = scenario::build_loaded(loaded, opts)?;
-    let mut results = built.world.run_into_results(every, observe)?;
+    let (mut results, world) = built.world.run_keeping_world(every, observe)?;
     results.resolved_scenario = built.resolved;
     results.scenario_hash = built.hash;
     results.warnings = built.warnings;
-    Ok(results)
+    Ok((results, world))
 }
 
 /// Reads and runs the scenario file at `path` (a graph file it names is read from the same
 /// directory); `seed` overrides `simulation.seed`. What the core-only runners in `examples/` use.
 pub fn run_file(path: &std::path::Path, seed: Option<u64>) -> Result<Results, RunError> {
+    run_file_keeping_world(path, seed).map(|(r, _)| r)
+}
+
+/// [`run_file`] handing the run's world back with the results: a runner that exits after
+/// printing them forgets it rather than free it piece by piece.
+pub fn run_file_keeping_world(
+    path: &std::path::Path,
+    seed: Option<u64>,
+) -> Result<(Results, world::World), RunError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ScenarioError::new("", format!("cannot read {}: {e}", path.display())))?;
     let opts = scenario::LoadOptions {
@@ -105,7 +125,7 @@ pub fn run_file(path: &std::path::Path, seed: Option<u64>) -> Result<Results, Ru
         seed,
         allow_large: false,
     };
-    run_loaded(&loaded, &build, u64::MAX, &mut |_, _| true)
+    run_loaded_keeping_world(&loaded, &build, u64::MAX, &mut |_, _| true)
 }
 
 /// Events between two interrupt checks in the bindings (a few hundred microseconds of work).
@@ -141,7 +161,7 @@ mod tests {
         let text = std::fs::read_to_string(&scen).unwrap();
         assert!(run(&text, None).is_err());
         let r = run_file(&scen, None).unwrap();
-        assert_eq!(r.summary["flows"]["f1"]["throughput_bps"], 1e6);
+        assert_eq!(r.summary()["flows"]["f1"]["throughput_bps"], 1e6);
         let e = run_file(&dir.join("missing.toml"), None).err().unwrap();
         assert!(e.to_string().contains("missing.toml"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -172,10 +192,11 @@ mod tests {
             true
         })
         .unwrap();
-        assert_eq!(plain.summary.to_string(), watched.summary.to_string());
+        assert_eq!(plain.summary_text(), watched.summary_text());
+        assert_eq!(plain.summary_text(), plain.summary().to_string());
         // (compared through Debug text, in which NaN equals NaN, bit patterns aside)
         assert!(format!("{:?}", plain.tables) == format!("{:?}", watched.tables));
-        let events = plain.summary["simulation"]["events"].as_u64().unwrap();
+        let events = plain.summary()["simulation"]["events"].as_u64().unwrap();
         assert_eq!(seen.len() as u64, events / 1000);
         assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0));
         assert!(seen

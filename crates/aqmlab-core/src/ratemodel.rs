@@ -555,7 +555,7 @@ links = [
                 .unwrap()
                 .world;
             let res = w.run().unwrap();
-            let thr = res.summary["links"]["b->c"]["throughput_bps"]
+            let thr = res.summary()["links"]["b->c"]["throughput_bps"]
                 .as_f64()
                 .unwrap();
             // Offered 40 Mb/s > every peak: the link is never idle.

@@ -326,6 +326,60 @@ impl Table {
         }
         map
     }
+    /// Writes what `serde_json::Value::Object(self.rows_json_by_label(rows))` prints (compact
+    /// JSON, keys in sorted order, a repeated label's last row kept), straight from the
+    /// columns: no JSON value is built per row or cell.
+    pub fn write_rows_json_by_label(
+        &self,
+        rows: impl Iterator<Item = usize>,
+        w: &mut impl std::io::Write,
+    ) -> std::io::Result<()> {
+        // Rows in the map's order: by label, the last row of a repeated label.
+        let mut order: Vec<(&str, usize)> = rows.map(|i| (self.label(0, i), i)).collect();
+        order.sort_by(|a, b| a.0.cmp(b.0)); // stable: equal labels keep their row order
+        order.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                earlier.1 = later.1;
+            }
+            same
+        });
+        // Columns in the row object's (sorted) key order, each key escaped once.
+        let mut cols: Vec<(&str, &Column)> =
+            self.columns.iter().map(|(n, c)| (n.as_str(), c)).collect();
+        cols.sort_by(|a, b| a.0.cmp(b.0));
+        cols.dedup_by(|a, b| a.0 == b.0);
+        let keys: Vec<Vec<u8>> = cols
+            .iter()
+            .map(|(n, _)| {
+                let mut k = serde_json::to_vec(n).expect("a string serializes");
+                k.push(b':');
+                k
+            })
+            .collect();
+        w.write_all(b"{")?;
+        for (k, &(label, i)) in order.iter().enumerate() {
+            if k > 0 {
+                w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *w, label)?;
+            w.write_all(b":{")?;
+            for (j, ((_, col), key)) in cols.iter().zip(&keys).enumerate() {
+                if j > 0 {
+                    w.write_all(b",")?;
+                }
+                w.write_all(key)?;
+                // serde_json writes a non-finite f64 as null, as `Value::to_json` makes it.
+                match col {
+                    Column::F64(v) => serde_json::to_writer(&mut *w, &v[i])?,
+                    Column::U64(v) => serde_json::to_writer(&mut *w, &v[i])?,
+                    Column::Str(l) => serde_json::to_writer(&mut *w, l.get(i))?,
+                }
+            }
+            w.write_all(b"}")?;
+        }
+        w.write_all(b"}")
+    }
     /// The label in row `i` of column `col` ("" if that column holds no labels).
     pub fn label(&self, col: usize, i: usize) -> &str {
         match &self.columns[col].1 {
@@ -427,11 +481,25 @@ impl Table {
     }
 }
 
+/// A summary section made of table rows: each row of table `name` (or the rows listed) as an
+/// object of its columns, keyed by its label (column 0). Kept as a reference to the table and
+/// written from it when the summary is ([`Results::write_summary`]).
+#[derive(Clone, Debug)]
+pub struct RowSection {
+    /// The section's name, which is also the table's.
+    pub name: String,
+    /// The rows it holds, in table order; `None` for every row.
+    pub rows: Option<Vec<usize>>,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, Default)]
 pub struct Results {
-    /// Scalar metrics, nested by section (simulation, queues, links, flows, aggregate).
-    pub summary: serde_json::Value,
+    /// The summary's sections other than the per-row ones (simulation, aggregate, ...): a JSON
+    /// object. The whole summary is [`Results::summary`] (or its text, [`Results::write_summary`]).
+    pub summary_head: serde_json::Value,
+    /// The summary's per-row sections (`queues`, `links`, `flows`), made from the tables.
+    pub row_sections: Vec<RowSection>,
     /// Tables by name (flows, queues, links, queue_series, flow_series, events).
     pub tables: BTreeMap<String, Table>,
     /// The scenario after defaults, as TOML text.
@@ -444,9 +512,137 @@ pub struct Results {
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
+impl Results {
+    /// The whole summary: the head with each per-row section filled in from its table (a row
+    /// section replaces a head section of the same name).
+    pub fn summary(&self) -> serde_json::Value {
+        if self.row_sections.is_empty() {
+            return self.summary_head.clone();
+        }
+        let mut map = self.summary_head.as_object().cloned().unwrap_or_default();
+        for sec in &self.row_sections {
+            map.insert(
+                sec.name.clone(),
+                serde_json::Value::Object(self.section_json(sec)),
+            );
+        }
+        serde_json::Value::Object(map)
+    }
+
+    fn section_json(&self, sec: &RowSection) -> serde_json::Map<String, serde_json::Value> {
+        match (self.tables.get(&sec.name), &sec.rows) {
+            (None, _) => serde_json::Map::new(),
+            (Some(t), Some(list)) => t.rows_json_by_label(list.iter().copied()),
+            (Some(t), None) => t.rows_json_by_label(0..t.rows()),
+        }
+    }
+
+    /// Writes the compact JSON text of [`Results::summary`] (byte for byte what
+    /// `serde_json::to_writer` gives of it), the per-row sections straight from their tables.
+    pub fn write_summary(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let empty = serde_json::Map::new();
+        let head = match &self.summary_head {
+            serde_json::Value::Object(m) => m,
+            other if self.row_sections.is_empty() => {
+                return serde_json::to_writer(&mut *w, other).map_err(std::io::Error::from)
+            }
+            _ => &empty,
+        };
+        // The sections in the map's (sorted) key order; a row section wins over a head entry.
+        enum Part<'a> {
+            Head(&'a serde_json::Value),
+            Rows(&'a RowSection),
+        }
+        let mut parts: Vec<(&str, Part)> = head
+            .iter()
+            .filter(|(k, _)| !self.row_sections.iter().any(|s| &s.name == *k))
+            .map(|(k, v)| (k.as_str(), Part::Head(v)))
+            .collect();
+        for sec in &self.row_sections {
+            // a section named twice: the later one, as inserting both would leave
+            parts.retain(|(k, _)| *k != sec.name);
+            parts.push((sec.name.as_str(), Part::Rows(sec)));
+        }
+        parts.sort_by(|a, b| a.0.cmp(b.0));
+        w.write_all(b"{")?;
+        for (k, (key, part)) in parts.iter().enumerate() {
+            if k > 0 {
+                w.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *w, key)?;
+            w.write_all(b":")?;
+            match part {
+                Part::Head(v) => serde_json::to_writer(&mut *w, v)?,
+                Part::Rows(sec) => match (self.tables.get(&sec.name), &sec.rows) {
+                    (None, _) => w.write_all(b"{}")?,
+                    (Some(t), Some(list)) => t.write_rows_json_by_label(list.iter().copied(), w)?,
+                    (Some(t), None) => t.write_rows_json_by_label(0..t.rows(), w)?,
+                },
+            }
+        }
+        w.write_all(b"}")
+    }
+
+    /// The text [`Results::write_summary`] writes.
+    pub fn summary_text(&self) -> String {
+        let mut out = Vec::new();
+        self.write_summary(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("JSON text is UTF-8")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_written_from_the_tables_is_the_text_of_the_json_value() {
+        // Oracle: serde_json's own printing of the summary built as JSON values (the way the
+        // summary was made before it was written from the tables). Labels out of order and
+        // repeated (the last row wins, as a map insert leaves it), NaN and infinite cells
+        // (null), labels and names needing escapes, head sections sorting before, between and
+        // after the row sections, and a head section a row section replaces.
+        let mut t = Table::new();
+        let labels = ["b", "a\"q", "c\n", "a\"q", "\u{e9}t\u{e9}", "b"];
+        for (i, l) in labels.iter().enumerate() {
+            let x = [1.5, f64::NAN, -0.0, 1e300, f64::INFINITY, 3.0][i];
+            t.push(&[
+                ("flow", Value::Str(l.to_string())),
+                ("z_rate", Value::F64(x)),
+                ("count", Value::U64(i as u64 * 1_000_000_007)),
+                ("cc \"x\"", Value::Str(format!("v{i}\t"))),
+            ]);
+        }
+        let mut r = Results {
+            summary_head: serde_json::json!({
+                "aggregate": {"n": 1}, "g": [1, 2.5, null], "links": "replaced", "zz": "end"}),
+            ..Default::default()
+        };
+        r.tables.insert("flows".into(), t.clone());
+        r.tables.insert("links".into(), t);
+        r.row_sections.push(RowSection {
+            name: "flows".into(),
+            rows: None,
+        });
+        r.row_sections.push(RowSection {
+            name: "links".into(),
+            rows: Some(vec![5, 1, 0]),
+        });
+        let text = r.summary_text();
+        assert_eq!(text, r.summary().to_string());
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["flows"].as_object().unwrap().len(), 4);
+        assert_eq!(v["flows"]["b"]["count"], 5_000_000_035u64);
+        assert_eq!(v["flows"]["a\"q"]["z_rate"], 1e300); // row 3, not row 1's NaN
+        assert!(v["flows"]["\u{e9}t\u{e9}"]["z_rate"].is_null());
+        assert_eq!(v["links"]["b"]["count"], 0); // row 0 is listed after row 5
+        assert_eq!(v["links"].as_object().unwrap().len(), 2);
+        // no row sections: the head as it is, an object or not
+        let mut plain = Results::default();
+        assert_eq!(plain.summary_text(), "null");
+        plain.summary_head = serde_json::json!({"b": 1, "a": {"c": "d"}});
+        assert_eq!(plain.summary_text(), r#"{"a":{"c":"d"},"b":1}"#);
+    }
 
     #[test]
     fn rows_read_back_whatever_the_column_order_and_label_pattern() {

@@ -515,10 +515,11 @@ mod tests {
                 assert!(r.tables[t.name].rows() > 0, "{} empty", t.name);
             }
         }
-        check_summary("simulation", &r.summary["simulation"]);
-        check_summary("aggregate", &r.summary["aggregate"]);
+        let summary = r.summary();
+        check_summary("simulation", &summary["simulation"]);
+        check_summary("aggregate", &summary["aggregate"]);
         for section in ["queues", "links", "flows", "tcp_transfer_summary"] {
-            let rows = r.summary[section].as_object().unwrap();
+            let rows = summary[section].as_object().unwrap();
             assert!(!rows.is_empty(), "{section}");
             for row in rows.values() {
                 check_summary(section, row);

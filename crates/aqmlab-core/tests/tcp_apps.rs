@@ -185,9 +185,9 @@ fn writes_end_in_partial_segments_on_the_wire_and_in_pcap() {
     }
     // Goodput counts the payload bytes of the completed transfers (and of the last, if any
     // part of it arrived).
-    let flows = &r.summary["flows"]["a->b#0"];
+    let flows = &r.summary()["flows"]["a->b#0"];
     let _ = flows;
-    let done = r.summary["tcp_transfer_summary"]
+    let done = r.summary()["tcp_transfer_summary"]
         .as_object()
         .unwrap()
         .values()

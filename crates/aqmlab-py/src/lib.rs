@@ -156,7 +156,7 @@ fn run(
 /// A core `Results` as {"summary", "resolved", "hash", "warnings", "tables", "files"}.
 fn results_to_py(py: Python<'_>, results: aqmlab_core::Results) -> PyResult<PyObject> {
     let out = PyDict::new_bound(py);
-    out.set_item("summary", results.summary.to_string())?;
+    out.set_item("summary", results.summary_text())?;
     out.set_item("resolved", results.resolved_scenario)?;
     out.set_item("hash", results.scenario_hash)?;
     out.set_item("warnings", warnings_to_py(py, &results.warnings))?;

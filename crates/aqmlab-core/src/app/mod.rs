@@ -162,7 +162,7 @@ mod worked_example {
             size = "500B"
         "#;
         let r = crate::run(text, None).unwrap();
-        let f = &r.summary["flows"]["f1"];
+        let f = &r.summary()["flows"]["f1"];
         let thr = f["throughput_bps"].as_f64().unwrap();
         assert!((thr / 2e6 - 1.0).abs() < 0.01, "{thr}");
         assert_eq!(f["dropped_pkts"].as_u64(), Some(0));

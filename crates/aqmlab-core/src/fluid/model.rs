@@ -486,7 +486,8 @@ pub fn simulate(
         "notes": s.notes,
     });
     Ok(Results {
-        summary,
+        summary_head: summary,
+        row_sections: Vec::new(),
         tables,
         resolved_scenario: s.resolved.clone(),
         scenario_hash: s.hash.clone(),

@@ -131,7 +131,7 @@ fn window_limited_flows_hold_the_queue_at_n_times_the_window_minus_the_pipe() {
         "{} vs {want}",
         q.last().unwrap()
     );
-    assert_eq!(r.summary["fluid"]["drop_frac"], 0.0);
+    assert_eq!(r.summary()["fluid"]["drop_frac"], 0.0);
 }
 
 #[test]
@@ -197,8 +197,8 @@ fn halving_the_step_changes_the_time_average_queue_by_less_than_half_a_percent()
     let a = fluid(&text, Some(h));
     let b = fluid(&text, Some(h / 2.0));
     let (qa, qb) = (
-        a.summary["fluid"]["mean_queue_pkts"].as_f64().unwrap(),
-        b.summary["fluid"]["mean_queue_pkts"].as_f64().unwrap(),
+        a.summary()["fluid"]["mean_queue_pkts"].as_f64().unwrap(),
+        b.summary()["fluid"]["mean_queue_pkts"].as_f64().unwrap(),
     );
     assert!((qa / qb - 1.0).abs() < 0.005, "{qa} {qb}");
 }

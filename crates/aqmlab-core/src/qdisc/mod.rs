@@ -433,7 +433,7 @@ mod worked_example {
             rate = "2Mbps"
         "#
         );
-        crate::run(&text, None).unwrap().summary["queues"]["r1->r2"].clone()
+        crate::run(&text, None).unwrap().summary()["queues"]["r1->r2"].clone()
     }
 
     #[test]

@@ -358,10 +358,10 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         };
         let q = &pp.qdisc;
         let disc = q.params.build(&link, &q.path)?;
-        if !resolved_qdiscs.add_same_spec(q, &name) {
+        if !resolved_qdiscs.add_same_spec(q, ports.len()) {
             let mut res = q.params.to_table();
             res.insert("kind".into(), q.params.kind().into());
-            resolved_qdiscs.add(name.clone(), res);
+            resolved_qdiscs.add(ports.len(), res);
             resolved_qdiscs.last_spec = Some(q.clone());
         }
         let window = config.warmup;
@@ -390,11 +390,13 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             tx_cache: Default::default(),
         });
     }
-    let resolved_qdiscs = toml::Value::Array(resolved_qdiscs.finish());
+    let port_name = |i: usize| ports[i].name.as_str();
     if let Some(recorded) = &r.recorded_qdiscs {
-        check_recorded_qdiscs(recorded, &resolved_qdiscs)?;
+        check_recorded_qdiscs(recorded, &resolved_qdiscs.value(port_name))?;
     }
-    topo_resolved.insert("resolved_qdiscs".into(), resolved_qdiscs);
+    // Printed with a marker for each group's port list, the lists spliced into the text.
+    topo_resolved.insert("resolved_qdiscs".into(), resolved_qdiscs.with_markers());
+    let port_lists = resolved_qdiscs.lists_text(port_name);
     resolved.insert("topology".into(), toml::Value::Table(topo_resolved));
 
     let pairs: Vec<(NodeId, NodeId)> = plan.ports.iter().map(|p| (p.from, p.to)).collect();
@@ -440,12 +442,25 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         world.capture = Some(Box::new(build_capture(pc, &world, &plan.names, shapes)?));
         resolved.insert("pcap".into(), toml::Value::Table(to_table(pc)));
     }
-    let resolved = toml::to_string(&resolved).map_err(|e| {
-        ScenarioError::new(
-            "",
-            format!("internal: cannot print the resolved scenario: {e}"),
-        )
-    })?;
+    let print = |t: &toml::Table| {
+        toml::to_string(t).map_err(|e| {
+            ScenarioError::new(
+                "",
+                format!("internal: cannot print the resolved scenario: {e}"),
+            )
+        })
+    };
+    let resolved = match splice_port_lists(&print(&resolved)?, &port_lists) {
+        Some(text) => text,
+        None => {
+            // A marker's text written in the scenario itself: print the lists as values.
+            let names = |i: usize| world.ports[i].name.as_str();
+            if let Some(toml::Value::Table(topo)) = resolved.get_mut("topology") {
+                topo.insert("resolved_qdiscs".into(), resolved_qdiscs.value(names));
+            }
+            print(&resolved)?
+        }
+    };
     Ok(Built {
         world,
         hash: scenario_hash(&resolved),
@@ -705,7 +720,8 @@ fn reachable(routing: &mut Routing, pairs: &[(NodeId, NodeId)], src: NodeId, dst
 /// graph no longer holds 24,000 tables while its ports are built).
 #[derive(Default)]
 struct QdiscGroups {
-    groups: Vec<(toml::Table, Vec<toml::Value>)>,
+    /// Each group's resolved table and its ports (indexes into the port list, in port order).
+    groups: Vec<(toml::Table, Vec<usize>)>,
     index: std::collections::HashMap<String, usize>,
     last: Option<usize>,
     /// The discipline spec whose table went into group `last` (the same spec gives the same
@@ -713,12 +729,16 @@ struct QdiscGroups {
     last_spec: Option<Arc<QdiscSpec>>,
 }
 
+/// Stands for group `k`'s port list (`"<marker>k"`) in the printed resolved scenario until
+/// [`splice_port_lists`] puts the list's text there.
+const PORTS_MARKER: &str = "aqmlab:resolved_qdiscs.ports:";
+
 impl QdiscGroups {
-    /// Adds the next port to the last group if its discipline spec is the one that made it.
-    fn add_same_spec(&mut self, spec: &Arc<QdiscSpec>, name: &str) -> bool {
+    /// Adds port `port` to the last group if its discipline spec is the one that made it.
+    fn add_same_spec(&mut self, spec: &Arc<QdiscSpec>, port: usize) -> bool {
         match (self.last, &self.last_spec) {
             (Some(g), Some(s)) if Arc::ptr_eq(s, spec) => {
-                self.groups[g].1.push(name.into());
+                self.groups[g].1.push(port);
                 true
             }
             _ => false,
@@ -726,7 +746,7 @@ impl QdiscGroups {
     }
 
     /// Adds the next port (in port order) with its resolved discipline table.
-    fn add(&mut self, name: String, table: toml::Table) {
+    fn add(&mut self, port: usize, table: toml::Table) {
         // Neighbouring ports usually share a table: compare with the last group first.
         let found = match self.last {
             Some(g) if self.groups[g].0 == table => Some(g),
@@ -740,20 +760,95 @@ impl QdiscGroups {
                 self.groups.len() - 1
             }
         };
-        self.groups[g].1.push(name.into());
+        self.groups[g].1.push(port);
         self.last = Some(g);
     }
 
-    /// The `resolved_qdiscs` array.
-    fn finish(self) -> toml::value::Array {
+    /// The `resolved_qdiscs` array, each group's `ports` the names of its ports.
+    fn value<'a>(&self, name: impl Fn(usize) -> &'a str) -> toml::Value {
+        self.with(|k| {
+            toml::Value::Array(
+                self.groups[k]
+                    .1
+                    .iter()
+                    .map(|&i| toml::Value::from(name(i)))
+                    .collect(),
+            )
+        })
+    }
+
+    /// The `resolved_qdiscs` array with group `k`'s `ports` a marker string.
+    fn with_markers(&self) -> toml::Value {
+        self.with(|k| toml::Value::from(format!("{PORTS_MARKER}{k}")))
+    }
+
+    fn with(&self, ports: impl Fn(usize) -> toml::Value) -> toml::Value {
+        toml::Value::Array(
+            self.groups
+                .iter()
+                .enumerate()
+                .map(|(k, (table, _))| {
+                    let mut table = table.clone();
+                    table.insert("ports".into(), ports(k));
+                    toml::Value::Table(table)
+                })
+                .collect(),
+        )
+    }
+
+    /// Each group's `ports` list as the TOML text `toml` prints of it (an inline array of
+    /// basic strings, `", "` between them).
+    fn lists_text<'a>(&self, name: impl Fn(usize) -> &'a str) -> Vec<String> {
         self.groups
-            .into_iter()
-            .map(|(mut table, ports)| {
-                table.insert("ports".into(), toml::Value::Array(ports));
-                toml::Value::Table(table)
+            .iter()
+            .map(|(_, ports)| {
+                let mut out = String::with_capacity(ports.len() * 12 + 2);
+                out.push('[');
+                for (j, &i) in ports.iter().enumerate() {
+                    if j > 0 {
+                        out.push_str(", ");
+                    }
+                    push_toml_string(&mut out, name(i));
+                }
+                out.push(']');
+                out
             })
             .collect()
     }
+}
+
+/// Appends `s` as `toml` prints a string value: a name of letters, digits and `-_.>#:+@/`
+/// needs no escape and is written between double quotes; anything else is printed by `toml`.
+fn push_toml_string(out: &mut String, s: &str) {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-_.>#:+@/".contains(&b))
+    {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&toml::Value::from(s).to_string());
+    }
+}
+
+/// `text` with each group's marker string (`"<marker>k"`, in group order) replaced by the
+/// group's port list; `None` if the markers are not there exactly once each (the scenario's
+/// own text holds one), for the caller to print the lists as values instead.
+fn splice_port_lists(text: &str, lists: &[String]) -> Option<String> {
+    if text.matches(PORTS_MARKER).count() != lists.len() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + lists.iter().map(String::len).sum::<usize>());
+    let mut rest = text;
+    for (k, list) in lists.iter().enumerate() {
+        let marker = format!("\"{PORTS_MARKER}{k}\"");
+        let at = rest.find(&marker)?;
+        out.push_str(&rest[..at]);
+        out.push_str(list);
+        rest = &rest[at + marker.len()..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// A resolved scenario read back: its `resolved_qdiscs` must be what this build makes, since
@@ -806,6 +901,64 @@ fn check_recorded_qdiscs(recorded: &toml::Value, built: &toml::Value) -> Result<
 
 #[cfg(test)]
 mod tests {
+    use super::{splice_port_lists, QdiscGroups, PORTS_MARKER};
+
+    #[test]
+    fn port_lists_spliced_into_the_text_are_what_toml_prints_of_the_values() {
+        // Oracle: the `toml` crate printing the whole table with the lists as values. Names
+        // on the fast path and names `toml` must quote or escape itself.
+        let names = [
+            "r1->r2",
+            "s1->r1#2",
+            "a.b_c:d+e@f/g",
+            "x y",
+            "q\"uote",
+            "back\\slash",
+            "it's",
+            "\u{e9}t\u{e9}",
+            "tab\t",
+            "",
+        ];
+        let mut g = QdiscGroups::default();
+        let mut red = toml::Table::new();
+        red.insert("kind".into(), "red".into());
+        let mut fifo = toml::Table::new();
+        fifo.insert("kind".into(), "pfifo".into());
+        fifo.insert("limit".into(), 100.into());
+        for i in 0..names.len() {
+            g.add(
+                i,
+                if i % 3 == 1 {
+                    red.clone()
+                } else {
+                    fifo.clone()
+                },
+            );
+        }
+        let name = |i: usize| names[i];
+        let doc = |qd: toml::Value| {
+            let mut topo = toml::Table::new();
+            topo.insert("kind".into(), "graph".into());
+            topo.insert("resolved_qdiscs".into(), qd);
+            let mut t = toml::Table::new();
+            t.insert("name".into(), "n".into());
+            t.insert("topology".into(), toml::Value::Table(topo));
+            toml::to_string(&t).unwrap()
+        };
+        let full = doc(g.value(name));
+        let spliced = splice_port_lists(&doc(g.with_markers()), &g.lists_text(name)).unwrap();
+        assert_eq!(spliced, full);
+        assert!(
+            full.contains(r#"ports = ["r1->r2", "a.b_c:d+e@f/g", "x y", "#),
+            "{full}"
+        );
+        // A marker's text already in the document: no splice (the caller prints the values).
+        let mut t: toml::Table = toml::from_str(&doc(g.with_markers())).unwrap();
+        t.insert("description".into(), format!("{PORTS_MARKER}0").into());
+        let text = toml::to_string(&t).unwrap();
+        assert_eq!(splice_port_lists(&text, &g.lists_text(name)), None);
+    }
+
     /// `bench/scale.py`'s dumbbell: `bench/peer/scenarios/red.toml` with `n` pairs and flows,
     /// no warm-up, 1-s samples, run for `duration`.
     fn scale_dumbbell(n: u32, duration: &str) -> String {
@@ -854,8 +1007,8 @@ mod tests {
     #[test]
     fn memory_estimates_are_within_one_and_a_half_times_the_measured_peak() {
         // Peak RSS of the core runner on `bench/scale.py`'s cases (`/usr/bin/time -f %M
-        // target/release/examples/run FILE`, medians of 7 runs — the 1-ms run: of 11, session
-        // 4 —; docs/performance.md, "Scale"). The estimate depends on the counts of nodes,
+        // target/release/examples/run FILE`; session 5, after the summary was written from
+        // the tables: medians of 3 runs, the 1-ms run of 7; docs/performance.md, "Scale"). The estimate depends on the counts of nodes,
         // links, flows and samples only, so the transit-stub graph's 300 flows may be placed
         // differently from the bench's.
         let ts_flows: String = (1..=300)
@@ -877,10 +1030,10 @@ mod tests {
              stub_link = {{ rate = \"10Mbps\", delay = \"1ms\" }}\n{ts_flows}"
         );
         let cases = [
-            (scale_dumbbell(1000, "30s"), 22.0e6),
-            (scale_dumbbell(10000, "1ms"), 90.9e6),
-            (scale_dumbbell(10000, "30s"), 151.5e6),
-            (ts10k, 82.4e6),
+            (scale_dumbbell(1000, "30s"), 23.2e6),
+            (scale_dumbbell(10000, "1ms"), 89.5e6),
+            (scale_dumbbell(10000, "30s"), 157.2e6),
+            (ts10k, 71.5e6),
         ];
         for (i, (text, measured)) in cases.iter().enumerate() {
             assert!(
@@ -918,8 +1071,8 @@ count = 2
             crate::run(text, None).unwrap(),
             crate::run(&first.resolved, None).unwrap(),
         );
-        assert_eq!(a.summary["flows"], b.summary["flows"]);
-        assert_eq!(a.summary["queues"], b.summary["queues"]);
+        assert_eq!(a.summary()["flows"], b.summary()["flows"]);
+        assert_eq!(a.summary()["queues"], b.summary()["queues"]);
     }
 
     #[test]

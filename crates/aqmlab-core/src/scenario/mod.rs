@@ -32,7 +32,7 @@ mod worked_examples {
         let start = page[at..].find("```toml\n").expect("toml block") + at + 8;
         let end = page[start..].find("\n```").expect("end of block") + start;
         let r = crate::run(&page[start..end], None).unwrap();
-        let s = &r.summary;
+        let s = &r.summary();
         let u = s["links"]["r1->r2"]["utilization_frac"].as_f64().unwrap();
         assert!(u > 0.99, "{u}");
         assert_eq!(s["queues"]["r1->r2"]["qdisc"], "pfifo_head");

@@ -514,9 +514,9 @@ mod worked_example {
             e.contains("flows[0].loss.sack: cc = \"scalable\" needs SACK"),
             "{e}"
         );
-        let f = &r.summary["flows"]["f1"];
+        let f = &r.summary()["flows"]["f1"];
         assert!(f["retransmissions"].as_u64().unwrap() > 0, "no loss: {f}");
-        let u = r.summary["links"]["r1->r2"]["utilization_frac"]
+        let u = r.summary()["links"]["r1->r2"]["utilization_frac"]
             .as_f64()
             .unwrap();
         assert!(u > 0.99, "{u}");

@@ -225,19 +225,27 @@ impl World {
         Ok(self.results())
     }
 
-    /// Runs like `run_observed` and returns the same results, dropping the world before the
-    /// summary's per-row sections are built from the tables (what the library's entry points
-    /// use: the world and those sections are never in memory together).
+    /// Runs like `run_observed` and returns the same results, the world dropped (what the
+    /// library's entry points use).
     pub fn run_into_results(
-        mut self,
+        self,
         every: u64,
         observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
     ) -> Result<Results, crate::RunError> {
+        self.run_keeping_world(every, observe).map(|(r, _)| r)
+    }
+
+    /// [`World::run_into_results`] handing the world back with the results (a process that
+    /// exits after writing them can leave the world to the OS instead of freeing it).
+    pub fn run_keeping_world(
+        mut self,
+        every: u64,
+        observe: &mut dyn FnMut(SimTime, SimTime) -> bool,
+    ) -> Result<(Results, World), crate::RunError> {
         self.run_events(every, observe)?;
         let (mut results, rows) = self.results_but_row_sections();
-        drop(self);
         report::add_row_sections(&mut results, &rows);
-        Ok(results)
+        Ok((results, self))
     }
 
     /// The event loop to the end of the run, then the queues' identity checks.
@@ -892,7 +900,7 @@ ecn = {ecn}
     }
 
     fn flow_value(res: &Results, key: &str) -> f64 {
-        res.summary["flows"]["f1"][key].as_f64().unwrap()
+        res.summary()["flows"]["f1"][key].as_f64().unwrap()
     }
 
     #[test]
@@ -924,7 +932,7 @@ ecn = {ecn}
         assert!(min_gap >= 100_000_000, "reductions {min_gap} ns apart");
         // The queue stays near the marking threshold: utilization stays high with ~20 packets
         // (below the BDP of 120, so some idle time is expected after each halving).
-        let u = res.summary["links"]["r1->r2"]["utilization_frac"]
+        let u = res.summary()["links"]["r1->r2"]["utilization_frac"]
             .as_f64()
             .unwrap();
         assert!(u > 0.6, "{u}");
@@ -937,13 +945,13 @@ ecn = {ecn}
             let mut world = crate::scenario::build(text, None).unwrap().world;
             world.no_handoff = !handoff;
             let mut res = world.run().unwrap();
-            let events = res.summary["simulation"]["events"].as_u64().unwrap();
-            res.summary["simulation"]["events"] = serde_json::Value::Null;
+            let events = res.summary()["simulation"]["events"].as_u64().unwrap();
+            res.summary_head["simulation"]["events"] = serde_json::Value::Null;
             (res, events)
         };
         let ((a, ea), (b, eb)) = (run(true), run(false));
         eprintln!("hand-offs: {ea} events with, {eb} without");
-        assert_eq!(a.summary, b.summary);
+        assert_eq!(a.summary(), b.summary());
         assert_eq!(a.tables.len(), b.tables.len());
         for (name, t) in &a.tables {
             // Debug text: NaN cells compare equal.

@@ -371,7 +371,7 @@ impl World {
         let mut summary = serde_json::Map::new();
         summary.insert("simulation".into(), row_to_json(&sim.into_row()));
         summary.insert("aggregate".into(), row_to_json(&aggregate.into_row()));
-        results.summary = serde_json::Value::Object(summary);
+        results.summary_head = serde_json::Value::Object(summary);
         if let Some(cap) = self.capture.take() {
             let mut files = serde_json::Map::new();
             for f in cap.files {
@@ -381,7 +381,7 @@ impl World {
                 );
                 results.files.insert(format!("pcap/{}", f.name), f.bytes);
             }
-            results.summary["pcap"] = serde_json::Value::Object(files);
+            results.summary_head["pcap"] = serde_json::Value::Object(files);
         }
         results.tables.insert("queues".into(), queues);
         results.tables.insert("links".into(), links);
@@ -428,7 +428,7 @@ impl World {
                 results.tables.insert("tcp_transfers".into(), rows);
             }
             results.tables.insert("tcp_transfer_summary".into(), sums);
-            results.summary["tcp_transfer_summary"] = serde_json::Value::Object(json);
+            results.summary_head["tcp_transfer_summary"] = serde_json::Value::Object(json);
         }
         results.tables.insert(
             "queue_series".into(),
@@ -450,21 +450,19 @@ pub(super) struct SummaryRows {
 
 /// Adds the summary's `queues`, `links` and `flows` sections: each row of the table, keyed by
 /// its name (first) column, as the JSON object `row_to_json` makes of the row that was pushed
-/// (a table row holds the same values: one declared schema, every column present).
+/// (a table row holds the same values: one declared schema, every column present). They are
+/// written from the tables with the summary ([`Results::write_summary`]), never built as JSON
+/// values in a run.
 pub(super) fn add_row_sections(results: &mut Results, rows: &SummaryRows) {
     for (section, which) in [
         ("queues", Some(&rows.ports)),
         ("links", Some(&rows.ports)),
         ("flows", None),
     ] {
-        let table = &results.tables[section];
-        let map = match which {
-            Some(list) => table.rows_json_by_label(list.iter().copied()),
-            None => table.rows_json_by_label(0..table.rows()),
-        };
-        if let Some(summary) = results.summary.as_object_mut() {
-            summary.insert(section.into(), serde_json::Value::Object(map));
-        }
+        results.row_sections.push(crate::results::RowSection {
+            name: section.into(),
+            rows: which.cloned(),
+        });
     }
 }
 

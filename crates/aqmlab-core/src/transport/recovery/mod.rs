@@ -293,7 +293,7 @@ loss = { detection = \"rto_only\" }",
             "#
             );
             let r = crate::run(&text, None).unwrap();
-            r.summary["flows"]["f1"].clone()
+            r.summary()["flows"]["f1"].clone()
         };
         let (timer, newreno) = (run("loss = { detection = \"rto_only\" }"), run(""));
         assert_eq!(timer["fast_retransmits"].as_u64(), Some(0), "{timer}");

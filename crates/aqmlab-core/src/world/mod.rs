@@ -1014,8 +1014,8 @@ size = "1000B"
         let ((stride, a), (off, b)) = (run(true), run(false));
         assert!(stride >= 4, "paths used, longest {stride} hops");
         assert_eq!(off, 0, "no paths in the reference run");
-        assert!(a.summary["simulation"]["events"].as_u64().unwrap() > 1000);
-        assert_eq!(a.summary, b.summary);
+        assert!(a.summary()["simulation"]["events"].as_u64().unwrap() > 1000);
+        assert_eq!(a.summary(), b.summary());
         for (name, t) in &a.tables {
             assert_eq!(
                 format!("{t:?}"),

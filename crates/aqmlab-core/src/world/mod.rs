@@ -951,17 +951,22 @@ ecn = {ecn}
         };
         let ((a, ea), (b, eb)) = (run(true), run(false));
         eprintln!("hand-offs: {ea} events with, {eb} without");
+        assert_same_results(&a, &b);
+        (ea, eb)
+    }
+
+    /// Asserts that two runs' summaries and tables are the same (tables by their Debug text, so
+    /// NaN cells compare equal).
+    fn assert_same_results(a: &crate::results::Results, b: &crate::results::Results) {
         assert_eq!(a.summary(), b.summary());
         assert_eq!(a.tables.len(), b.tables.len());
         for (name, t) in &a.tables {
-            // Debug text: NaN cells compare equal.
             assert_eq!(
                 format!("{t:?}"),
                 format!("{:?}", b.tables[name]),
                 "table {name}"
             );
         }
-        (ea, eb)
     }
 
     #[test]
@@ -1015,14 +1020,7 @@ size = "1000B"
         assert!(stride >= 4, "paths used, longest {stride} hops");
         assert_eq!(off, 0, "no paths in the reference run");
         assert!(a.summary()["simulation"]["events"].as_u64().unwrap() > 1000);
-        assert_eq!(a.summary(), b.summary());
-        for (name, t) in &a.tables {
-            assert_eq!(
-                format!("{t:?}"),
-                format!("{:?}", b.tables[name]),
-                "table {name}"
-            );
-        }
+        assert_same_results(&a, &b);
     }
 
     #[test]

@@ -312,10 +312,85 @@ def test_the_htb_rendering_is_the_guests_shaper(case):
     frames = int(re.search(r" burst (\d+) cburst", guest).group(1))
     for key in (htb["burst"], cls["burst"], cls["cburst"]):
         assert float(key.removesuffix("B")) == pytest.approx(frames * 1500 / 1514, abs=1.0)
-    # everything else is the plain rendering's
+    # everything else is the plain rendering's, but for the receivers' access delays (their
+    # base RTT: test_the_rendered_base_rtt_is_the_cases)
     for k in ("flows", "simulation"):
         assert doc[k] == plain[k]
-    assert doc["topology"]["right_access"] == plain["topology"]["right_access"]
+    assert len(doc["topology"]["right_access"]) == len(plain["topology"]["right_access"])
+
+
+def _seconds(x: str) -> float:
+    for unit, f in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+        if x.endswith(unit):
+            return float(x.removesuffix(unit)) * f
+    raise ValueError(x)
+
+
+def _bps(x: str) -> float:
+    for unit, f in (("Gbps", 1e9), ("Mbps", 1e6), ("bps", 1.0)):
+        if x.endswith(unit):
+            return float(x.removesuffix(unit)) * f
+    raise ValueError(x)
+
+
+def hand_base_rtt(doc: dict, src: int, dst: int) -> float:
+    """The idle round trip of a full segment from s<src> to d<dst> and its ACK (52 IP bytes: 40
+    of headers + 12 of timestamps) in the rendered scenario, worked out from the links alone:
+    each link's propagation both ways, the segment's serialization at each forward rate and the
+    ACK's at each reverse rate (the bottleneck link is full duplex at its one rate). Shapers
+    (htb with a burst of tokens, a shaping CAKE) add nothing at an idle queue, as Linux's."""
+    t = doc["topology"]
+    left = t["left_access"] if isinstance(t["left_access"], dict) else t["left_access"][src - 1]
+    links = [left, t["bottleneck"], t["right_access"][dst - 1]]
+    return sum(2 * _seconds(l["delay"]) + (1500 + 52) * 8 / _bps(l["rate"]) for l in links)
+
+
+@pytest.mark.parametrize("case", L.CASES, ids=lambda c: c.name)
+def test_the_rendered_base_rtt_is_the_cases(case):
+    """What run.py hands aqmlab (`aqmlab_spec`: the htb rendering, or a shaping CAKE's own) has
+    the guest's idle base RTT: netem's delay alone (Linux: `ss` minrtt 40.00 ms and an idle ping
+    of 40.05 ms at a 40-ms case, bench/peer/README.md), within the few microseconds the 10-Gb/s
+    links take. Issue 29's session 5 left the htb rendering one segment's time at the rate
+    (0.61 ms at 20 Mb/s) short; this fails there."""
+    spec = L.aqmlab_spec(case, 1)
+    doc = tomllib.loads(spec["scenario"])
+    tcp = [f for f in doc["flows"] if f["kind"] == "tcp"]
+    for f, (_, rtt) in zip(tcp, case.flow_list()):
+        src, dst = int(f["from"].removeprefix("s")), int(f["to"].removeprefix("d"))
+        assert hand_base_rtt(doc, src, dst) == pytest.approx(rtt / 1e3, abs=5e-6), f["name"]
+    # the probe: its one-way delay at an idle queue (an 84-B packet: the access delay and three
+    # 10-Gb/s serializations) + the return path reads the base RTT, as the guest's idle ping
+    t = doc["topology"]
+    one_way = _seconds(t["right_access"][0]["delay"]) + 3 * L.PING_IP * 8 / 10e9
+    assert one_way + spec["ping_return_s"] == pytest.approx(case.flow_list()[0][1] / 1e3, abs=5e-6)
+
+
+@pytest.mark.parametrize("name", ["bbr1-pfifo1000-20M-40ms", "cubic1-fq_codel-20M-80ms", "cake-be-cubic5-20M-40ms"])
+def test_aqmlab_measures_the_cases_base_rtt(name):
+    """Run, not worked out: the first 0.3 s of the rendered case (flows at once), its first
+    flow's smallest RTT sample is the case's base RTT within 5 us, as the guest's `ss` minrtt
+    (40.00 ms at 40 ms). Session 5's htb rendering gave 39.39 ms here."""
+    case = next(c for c in L.CASES if c.name == name)
+    doc = tomllib.loads(L.aqmlab_spec(case, 1, [0.0] * case.n_flows)["scenario"])
+    doc["simulation"].update(duration="0.3s", warmup="0s")
+    doc["flows"][0]["trace"] = {"rtt": True}
+    res = aqmlab.run(doc)
+    t = res.tables["tcp_rtt"]
+    assert t[t.flow == doc["flows"][0]["name"]].rtt_s.min() == pytest.approx(case.flow_list()[0][1] / 1e3, abs=5e-6)
+
+
+def test_the_recorded_guest_base_rtt_is_netems_delay():
+    """The reference the rendering is held to: every recorded guest run's idle ping (20 echoes
+    before the flows) is the case's base RTT + 0.03-0.1 ms of ICMP handling, never less."""
+    seen = 0
+    for case in L.CASES:
+        for path in L.MEASURED.glob(f"linux_{case.name}_run*.json"):
+            r = json.loads(path.read_text())
+            if r.get("idle_ping_ms") is None:
+                continue
+            seen += 1
+            assert 0.03 <= r["idle_ping_ms"] - case.flow_list()[0][1] <= 0.1, path.name
+    assert seen >= 50
 
 
 def test_a_shaping_cake_has_no_htb_to_render():

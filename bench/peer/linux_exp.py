@@ -5,7 +5,7 @@ Linux's data starts, as `run.py --peer linux --cached`).
 
     python bench/peer/linux_exp.py CASE [--key 'cc = { kind = "dctcp", cwr = false }'] ...
     python bench/peer/linux_exp.py CASE --ack-jitter MBPS
-    python bench/peer/linux_exp.py CASE --shaper htb [--burst BYTES] [--keep-rtt] [--slow-reverse]
+    python bench/peer/linux_exp.py CASE --shaper htb [--burst BYTES] [--short-rtt] [--slow-reverse]
     python bench/peer/linux_exp.py --fq-pie-collision
     python bench/peer/linux_exp.py --all [options above]      # every core case: the agreement table
 
@@ -15,9 +15,10 @@ Linux's data starts, as `run.py --peer linux --cached`).
   one packet, or --burst) and the case's discipline as its class's child, so no packet is
   serialized at the rate on the link itself; utilization and queueing delay in frames at the
   case's rate, as the guest counts them. --shaper link: the plain link serializing at the rate
-  (the rendering of every experiment recorded before session 5). --keep-rtt adds the segment's
-  transmission time back to the receiver's access delay (the smallest RTT stays the case's);
-  --slow-reverse serializes the ACK path at the rate again (an htb on it), as the plain
+  (the rendering of every experiment recorded before session 5). The htb rendering keeps the
+  case's base RTT (the segment's transmission time the plain link pays is added back to the
+  receiver's access delay, since session 6); --short-rtt leaves it out (session 5's rendering,
+  whose base RTT was 0.61 ms short at 20 Mb/s); --slow-reverse serializes the ACK path at the rate again (an htb on it), as the plain
   rendering's full-duplex bottleneck does.
 --rtt-spread MS: the flows' base RTTs spread evenly over [RTT - MS/2, RTT + MS/2] on the aqmlab
   side (a test of synchronization between identical flows).
@@ -116,10 +117,7 @@ def child(text: str, spec: dict) -> dict:
 def render(case, seed, starts, a) -> tuple[str, dict]:
     """The case's scenario for `seed`, changed as the options say, and the child's spec."""
     text = lp.aqmlab_scenario(case, seed, starts)
-    rate = case.rate_mbps * 1e6 * lp.IP_PKT / lp.FRAME
-    tx = lp.IP_PKT * 8 / rate
-    rtt1 = case.flow_list()[0][1] / 1e3
-    spec = {"ping_return_s": rtt1 - (rtt1 - tx) / 2, "window_s": case.duration - case.warmup}
+    spec = {"window_s": case.duration - case.warmup}
     if getattr(a, "rtt_spread", 0):
         # flow i's base RTT moved by (i / (n - 1) - 1/2) x spread: a desynchronizing experiment
         lines = text.splitlines()
@@ -136,13 +134,9 @@ def render(case, seed, starts, a) -> tuple[str, dict]:
         text += (f'\n[[flows]]\nkind = "poisson"\nname = "ackjitter"\nfrom = "d1"\nto = "s1"\n'
                  f'rate = "{a.ack_jitter * 1e6:.0f}bps"\nsize = "1500B"\n')
     if a.shaper == "htb" and not case.qdisc.shapes:
-        lines = lp.htb_rendering(text, case, a.burst, a.slow_reverse).splitlines()
-        if a.keep_rtt:
-            j = next(k for k, l in enumerate(lines) if l.startswith("right_access = "))
-            lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + tx / 2 * 1e6:.3f}us"',
-                              lines[j])
-        text = "\n".join(lines) + "\n"
+        text = lp.htb_rendering(text, case, a.burst, a.slow_reverse, a.short_rtt)
         spec["shaper_bps"] = case.rate_mbps * 1e6  # frames at the guest's rate
+    spec["ping_return_s"] = lp.ping_return_s(case, text)
     return text, spec
 
 
@@ -159,7 +153,7 @@ def show(name, linux, res):
 def fq_pie_collision():
     case = next(c for c in lp._cases() if c.name == "cubic5-fq_pie-20M-20ms")
     linux = linux_runs(case, (1, 2, 3, 4, 5))
-    a = argparse.Namespace(shaper="htb", burst=None, slow_reverse=False, keep_rtt=False)
+    a = argparse.Namespace(shaper="htb", burst=None, slow_reverse=False, short_rtt=False)
     for prios in ([1, 2, 3, 4, 5], [1, 2, 2, 3, 4]):
         res = []
         for seed in (1, 2, 3, 4, 5):
@@ -181,7 +175,8 @@ def main():
     ap.add_argument("--shaper", choices=("link", "htb"), default="htb",
                     help="htb (default, as run.py --peer linux since issue 29's session 5) or link (the plain link)")
     ap.add_argument("--burst", type=float, default=None, help="--shaper htb: bucket depth in bytes")
-    ap.add_argument("--keep-rtt", action="store_true")
+    ap.add_argument("--short-rtt", action="store_true",
+                    help="--shaper htb: base RTT one segment's transmission time short (session 5's rendering)")
     ap.add_argument("--slow-reverse", action="store_true")
     ap.add_argument("--rtt-spread", type=float, default=0.0,
                     help="ms: spread the flows' base RTTs evenly over ± half of this (aqmlab side only)")

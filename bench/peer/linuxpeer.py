@@ -972,12 +972,17 @@ def aqmlab_starts(case: LinuxCase, seed: int, linux: list[dict]) -> list[float] 
 SHAPERS = ("htb", "link")
 
 
-def htb_rendering(text: str, case: LinuxCase, burst: float | None = None, slow_reverse: bool = False) -> str:
+def htb_rendering(text: str, case: LinuxCase, burst: float | None = None, slow_reverse: bool = False,
+                  short_rtt: bool = False) -> str:
     """The scenario `text` of a case the guest shapes with `htb` (every case but a shaping CAKE),
     its bottleneck rendered as the guest's: a 10-Gb/s link (a veth) with an `htb` at the rate
     (in IP bytes, as the plain link), burst rate x 1 ms + one packet as the guest's (or `burst`
     bytes), the case's discipline as its class's child; the ACK path unshaped, as the guest's
     (`slow_reverse`: an htb at the rate on it too, as the plain link's full-duplex serialization).
+    Each receiver's access delay gets back the half segment transmission time `aqmlab_scenario`
+    took off for the plain link's serialization (no segment pays it here at an idle queue), so
+    the idle base RTT is the case's, as the guest's netem delay alone (`short_rtt`: leave it
+    0.61 ms short at 20 Mb/s, the rendering of issue 29's session 5, for reproducing its runs).
     Utilization and queueing delay are then read in frames at the case's rate (`shaper_bps`)."""
     if case.qdisc.shapes:
         raise ValueError(f"{case.name}: CAKE shapes by itself; no htb to render")
@@ -992,7 +997,21 @@ def htb_rendering(text: str, case: LinuxCase, burst: float | None = None, slow_r
     lines[i] = (f'bottleneck = {{ rate = "10Gbps", delay = "0s", qdisc = {{ kind = "htb", rate = "{rate:.6f}bps", '
                 f'burst = "{burst:.0f}B", classes = [{{ rate = "{rate:.6f}bps", burst = "{burst:.0f}B", '
                 f'cburst = "{burst:.0f}B", qdisc = {aqmlab_qdisc(case.qdisc)} }}] }}, reverse_qdisc = {rev} }}')
+    if not short_rtt:
+        tx = IP_PKT * 8 / rate
+        j = next(k for k, line in enumerate(lines) if line.startswith("right_access = "))
+        lines[j] = re.sub(r'delay = "([0-9.]+)us"', lambda m: f'delay = "{float(m.group(1)) + tx / 2 * 1e6:.3f}us"',
+                          lines[j])
     return "\n".join(lines) + "\n"
+
+
+def ping_return_s(case: LinuxCase, text: str) -> float:
+    """What turns the probe's one-way delay in the rendered scenario `text` into Linux's ping RTT:
+    the case's base RTT less the probe's forward propagation (receiver 1's access delay; the
+    other links have none), so an idle probe reads the base RTT plus any wait at the bottleneck,
+    as the guest's echo (which leaves htb without a transmission time)."""
+    right = re.search(r'^right_access = \[\{[^}]*delay = "([0-9.]+)us"', text, re.M)
+    return case.flow_list()[0][1] / 1e3 - float(right.group(1)) * 1e-6
 
 
 def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable, starts: list[float] | None = None,
@@ -1001,30 +1020,31 @@ def run_aqmlab(case: LinuxCase, seed: int, python: str = sys.executable, starts:
     offsets of Linux run `seed`). `shaper`: "htb" renders the bottleneck of every case the guest
     shapes with htb as the guest's (`htb_rendering`; the default since issue 29's session 5),
     "link" as a plain link serializing at the rate; a shaping CAKE is rendered as itself either way."""
-    if shaper not in SHAPERS:
-        raise ValueError(f"shaper: {shaper!r}; one of {SHAPERS}")
-    text = aqmlab_scenario(case, seed, starts)
-    rate = case.rate_mbps * 1e6 * IP_PKT / FRAME
-    # The probe's one-way delay, less its forward propagation ((RTT - tx) / 2, see aqmlab_scenario),
-    # plus the configured base RTT: the configured RTT plus the time waiting at the bottleneck, as
-    # Linux's ping measures it (its echo leaves htb without a transmission time).
-    rtt1 = case.flow_list()[0][1] / 1e3
-    if case.qdisc.shapes:
-        rate = LINK_UNDER_CAKE
-    ping_return = rtt1 - (rtt1 - IP_PKT * 8 / rate) / 2
-    spec = {"scenario": text, "ping_return_s": ping_return, "window_s": case.duration - case.warmup}
-    if case.qdisc.shapes:
-        spec["shaper_bps"] = cake_rate_bps(case.qdisc.cake)
-    elif shaper == "htb":
-        spec["scenario"] = htb_rendering(text, case)
-        spec["shaper_bps"] = case.rate_mbps * 1e6  # frames at the guest's rate
-    if case.reverse is not None and case.reverse.kind == "cake":
-        spec["reverse_bps"] = cake_rate_bps(case.reverse.cake)
+    spec = aqmlab_spec(case, seed, starts, shaper)
     p = subprocess.run([python, "-c", AQMLAB_CHILD], input=json.dumps(spec), capture_output=True, text=True)
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     if p.returncode != 0 or not lines:
         return {"unsupported": f"aqmlab run failed ({p.returncode}): {p.stderr.strip()[-800:]}"}
     return json.loads(lines[-1])
+
+
+def aqmlab_spec(case: LinuxCase, seed: int, starts: list[float] | None = None, shaper: str = "htb") -> dict:
+    """What `run_aqmlab` hands its child: the rendered scenario (`scenario`), the probe's return
+    path (`ping_return_s`), the window, and the rate utilization and queueing delay are read at."""
+    if shaper not in SHAPERS:
+        raise ValueError(f"shaper: {shaper!r}; one of {SHAPERS}")
+    text = aqmlab_scenario(case, seed, starts)
+    spec = {"window_s": case.duration - case.warmup}
+    if case.qdisc.shapes:
+        spec["shaper_bps"] = cake_rate_bps(case.qdisc.cake)
+    elif shaper == "htb":
+        text = htb_rendering(text, case)
+        spec["shaper_bps"] = case.rate_mbps * 1e6  # frames at the guest's rate
+    spec["scenario"] = text
+    spec["ping_return_s"] = ping_return_s(case, text)
+    if case.reverse is not None and case.reverse.kind == "cake":
+        spec["reverse_bps"] = cake_rate_bps(case.reverse.cake)
+    return spec
 
 
 # --------------------------------------------------------------------------------------------

@@ -108,6 +108,9 @@ pub struct LossInfo {
     /// already retransmitted by timeout (RFC 5681: hold ssthresh) or the timeout ends a fast
     /// recovery that already set ssthresh.
     pub repeated_timeout: bool,
+    /// The RFC 5681 reductions halve cwnd instead of FlightSize (`compat.reno_ssthresh =
+    /// "linux"`: Linux 6.1 `tcp_reno_ssthresh`).
+    pub ssthresh_from_cwnd: bool,
 }
 
 /// How the sender recovers from a loss detected by duplicate ACKs.

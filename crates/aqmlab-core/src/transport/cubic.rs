@@ -438,6 +438,7 @@ mod tests {
             now: 0,
             flight: 100,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         c.on_loss(&mut w, &l);
         assert_eq!(w.cwnd, 70.0);
@@ -489,6 +490,7 @@ mod tests {
             now: 0,
             flight: 100,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         c.on_loss(&mut w, &l);
         assert_eq!(w.cwnd, 70.0);
@@ -522,6 +524,7 @@ mod tests {
             now: 0,
             flight: 0,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         let mut w = Window {
             cwnd: 100.0,
@@ -565,6 +568,7 @@ mod tests {
                 now: 0,
                 flight: 100,
                 repeated_timeout: false,
+                ssthresh_from_cwnd: false,
             },
         );
         let rtt = S / 10;
@@ -622,6 +626,7 @@ mod tests {
                 now: 0,
                 flight: 10,
                 repeated_timeout: false,
+                ssthresh_from_cwnd: false,
             },
         );
         assert_eq!(w.cwnd, 7.0);
@@ -707,6 +712,7 @@ mod tests {
             now: 0,
             flight: 100,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         c.on_loss(&mut w, &l);
         w.cwnd = 100.0;
@@ -747,6 +753,7 @@ mod tests {
             now: 30_000_000,
             flight: 37,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         c.on_timeout(&mut w, &l);
         assert_eq!(c.w_max(), 0.0); // bictcp_reset

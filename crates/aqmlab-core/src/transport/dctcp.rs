@@ -211,6 +211,7 @@ mod tests {
             now: 0,
             flight: 40,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         d.on_ecn(&mut w, &l);
         // cwnd·(1 − α/2) = 40·0.875 = 35.

@@ -358,6 +358,7 @@ mod tests {
             now: 0,
             flight: 40,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         let mut w = win(40.0);
         l.on_loss(&mut w, &li);

@@ -148,6 +148,10 @@ impl Timer {
     pub fn cancel(&mut self) {
         self.deadline = None;
     }
+    /// The deadline, if set.
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.deadline
+    }
     /// True while a deadline is set.
     pub fn running(&self) -> bool {
         self.deadline.is_some()

@@ -178,6 +178,7 @@ mod tests {
             now: 0,
             flight: 40,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         p.on_ecn(&mut w, &l);
         // 40·(1 − 0.5/2) = 30.

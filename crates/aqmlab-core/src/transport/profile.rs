@@ -79,6 +79,11 @@ pub struct ProfileDefaults {
     pub sack_rtt: bool,
     /// SACK compression delay with SACK (`ack.sack_compress`, ns; 0: off).
     pub sack_compress: u64,
+    /// A SACK RTT sample older than the head's last transmission restarts the RTO
+    /// (`rto.sack_rearm`; with `rtt.sack_samples`).
+    pub sack_rearm: bool,
+    /// The RFC 5681 reductions halve cwnd (`compat.reno_ssthresh = "linux"`).
+    pub reno_ssthresh_cwnd: bool,
 }
 
 impl ProfileDefaults {
@@ -123,6 +128,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         abc_limit: true,
         sack_rtt: false,
         sack_compress: 0,
+        sack_rearm: false,
+        reno_ssthresh_cwnd: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -156,6 +163,11 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack_rtt: true,
             // __tcp_ack_snd_check with tcp_comp_sack_delay_ns = 1 ms, tcp_comp_sack_nr = 44.
             sack_compress: MS,
+            // tcp_clean_rtx_queue: FLAG_SET_XMIT_TIMER on a SACK RTT sample older than the
+            // head's last transmission → tcp_set_xmit_timer → tcp_rearm_rto.
+            sack_rearm: true,
+            // tcp_reno_ssthresh: max(cwnd >> 1, 2).
+            reno_ssthresh_cwnd: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -186,6 +198,8 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             abc_limit: true,
             sack_rtt: false,
             sack_compress: 0,
+            sack_rearm: false,
+            reno_ssthresh_cwnd: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

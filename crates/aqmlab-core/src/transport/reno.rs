@@ -44,11 +44,17 @@ pub fn aimd_increase(w: &mut Window, a: &AckInfo, bytes_acked: &mut f64) {
     }
 }
 
-/// ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), held on a repeated timeout.
+/// ssthresh = max(FlightSize/2, 2) (RFC 5681 eq. 4), or with `l.ssthresh_from_cwnd`
+/// max(floor(cwnd)/2, 2) (Linux 6.1 `tcp_reno_ssthresh`: `max(tcp_snd_cwnd(tp) >> 1, 2)`, the
+/// integer window halved with truncation); held on a repeated timeout.
 #[inline]
 pub fn reduce_ssthresh(w: &mut Window, l: &LossInfo) {
     if !l.repeated_timeout {
-        w.ssthresh = (l.flight as f64 / 2.0).max(2.0);
+        w.ssthresh = if l.ssthresh_from_cwnd {
+            (w.cwnd.floor() / 2.0).floor().max(2.0)
+        } else {
+            (l.flight as f64 / 2.0).max(2.0)
+        };
     }
 }
 
@@ -213,6 +219,7 @@ mod tests {
                 now: 0,
                 flight: 12,
                 repeated_timeout: false,
+                ssthresh_from_cwnd: false,
             },
         );
         assert_eq!(r.bytes_acked, 0.0);
@@ -304,6 +311,7 @@ mod tests {
             now: 0,
             flight: 17,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         r.on_loss(&mut w, &l);
         assert_eq!((w.cwnd, w.ssthresh), (8.5, 8.5));
@@ -314,8 +322,45 @@ mod tests {
         let l = LossInfo {
             flight: 40,
             repeated_timeout: true,
+            ssthresh_from_cwnd: false,
             ..l
         };
+        r.on_timeout(&mut w, &l);
+        assert_eq!((w.cwnd, w.ssthresh), (1.0, 2.0));
+    }
+
+    #[test]
+    fn linux_reduction_halves_the_integer_cwnd_not_the_flight() {
+        // Linux 6.1 tcp_reno_ssthresh: max(tcp_snd_cwnd(tp) >> 1, 2). After a SACK recovery
+        // the flight (snd_max - snd_una, SACKed segments included) can be far above cwnd:
+        // cwnd 21.7 (integer 21), flight 60: Linux 21 >> 1 = 10; RFC 5681 60 / 2 = 30.
+        let mut r = Reno::default();
+        let mut w = Window {
+            cwnd: 21.7,
+            ssthresh: 100.0,
+        };
+        let l = LossInfo {
+            now: 0,
+            flight: 60,
+            repeated_timeout: false,
+            ssthresh_from_cwnd: true,
+        };
+        r.on_loss(&mut w, &l);
+        assert_eq!((w.cwnd, w.ssthresh), (10.0, 10.0));
+        let mut rfc = Window {
+            cwnd: 21.7,
+            ssthresh: 100.0,
+        };
+        r.on_loss(
+            &mut rfc,
+            &LossInfo {
+                ssthresh_from_cwnd: false,
+                ..l
+            },
+        );
+        assert_eq!(rfc.ssthresh, 30.0);
+        // A timeout at cwnd 3 (integer 3 >> 1 = 1): the floor of 2 segments.
+        w.cwnd = 3.0;
         r.on_timeout(&mut w, &l);
         assert_eq!((w.cwnd, w.ssthresh), (1.0, 2.0));
     }

@@ -267,6 +267,16 @@ impl Scoreboard {
         self.rack.is_some() || self.sack_rtt
     }
 
+    /// True if the last [`Scoreboard::on_sack`] took an RTT sample (`first_sackt`) from a
+    /// segment sent before the oldest unacknowledged segment's last (re)transmission (Linux
+    /// 6.1 `tcp_clean_rtx_queue`: `sack_rtt_us` > now − the head's timestamp).
+    pub fn sack_sample_predates_head(&self) -> bool {
+        match (self.first_sackt, self.xmit.front()) {
+            (Some(t), Some(&head)) => t < head,
+            _ => false,
+        }
+    }
+
     /// Records a transmission of `s` at `now` (RACK or `sack_rtt` only; a no-op otherwise).
     pub fn on_transmit(&mut self, s: u64, now: SimTime) {
         if !self.keeps_xmit() || s < self.una {
@@ -737,6 +747,35 @@ mod tests {
         off.on_transmit(0, 0);
         off.on_sack(&[(1, 2)], 2, 10 * MS);
         assert_eq!(off.first_sackt, None);
+    }
+
+    #[test]
+    fn a_sack_sample_predates_the_head_only_if_sent_before_its_last_transmission() {
+        // Linux 6.1 tcp_clean_rtx_queue's test `sack_rtt_us > now − head's timestamp`, i.e.
+        // first_sackt < the head's last send time. Segment s leaves at s ms; 0 is the head.
+        const MS: SimTime = 1_000_000;
+        let mut sb = Scoreboard::new(3);
+        sb.sack_rtt = true;
+        for s in 0..6 {
+            sb.on_transmit(s, s * MS);
+        }
+        // 2 SACKed: sent at 2 ms, after the head (0 ms): no.
+        sb.on_sack(&[(2, 3)], 6, 50 * MS);
+        assert_eq!(sb.first_sackt, Some(2 * MS));
+        assert!(!sb.sack_sample_predates_head());
+        // The head is retransmitted at 60 ms; 3 (sent at 3 ms) SACKed: yes.
+        sb.on_retransmit(0);
+        sb.on_transmit(0, 60 * MS);
+        sb.on_sack(&[(2, 4)], 6, 70 * MS);
+        assert!(sb.sack_sample_predates_head());
+        // 6 sent at 60 ms, the same instant as the head's retransmission: not before it.
+        sb.on_transmit(6, 60 * MS);
+        sb.on_sack(&[(6, 7), (2, 4)], 7, 80 * MS);
+        assert_eq!(sb.first_sackt, Some(60 * MS));
+        assert!(!sb.sack_sample_predates_head());
+        // No newly SACKed segment, no sample: no.
+        sb.on_sack(&[(6, 7), (2, 4)], 7, 90 * MS);
+        assert!(!sb.sack_sample_predates_head());
     }
 
     #[test]

@@ -99,6 +99,7 @@ mod tests {
             now: 0,
             flight: 101,
             repeated_timeout: false,
+            ssthresh_from_cwnd: false,
         };
         c.on_loss(&mut w, &l);
         assert!((w.cwnd - 101.0 * 0.875).abs() < 1e-9 && w.ssthresh == w.cwnd);
@@ -120,6 +121,7 @@ mod tests {
                 now: 0,
                 flight: 10,
                 repeated_timeout: false,
+                ssthresh_from_cwnd: false,
             },
         );
         assert_eq!((w.cwnd, w.ssthresh), (5.0, 5.0));

@@ -314,6 +314,7 @@ fn recovery_conserves_packets_for_a_round_then_restores() {
         now: 0,
         flight: 203,
         repeated_timeout: false,
+        ssthresh_from_cwnd: false,
     };
     b.on_loss(&mut w, &l); // saves 203
                            // The ACK that starts recovery: 3 lost, 1 delivered, 150 in flight: cwnd = 150 + 1.

@@ -119,6 +119,11 @@ pub struct TcpConfig {
     pub abc_limit: bool,
     /// RTT samples from newly SACKed, never retransmitted segments (`rtt.sack_samples`).
     pub sack_rtt: bool,
+    /// An ACK whose SACK RTT sample predates the head's last transmission restarts the RTO
+    /// (`rto.sack_rearm`, Linux `tcp_clean_rtx_queue`).
+    pub sack_rearm: bool,
+    /// The RFC 5681 reductions halve cwnd, not FlightSize (`compat.reno_ssthresh = "linux"`).
+    pub ssthresh_from_cwnd: bool,
 }
 
 /// How a sender detects losses (`loss.detection`).

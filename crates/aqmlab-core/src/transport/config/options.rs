@@ -271,6 +271,14 @@ pub struct RtoOptions {
     /// Largest backoff multiplier. Default 64.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_backoff: Option<u32>,
+    /// With `rtt.sack_samples`: an ACK that acknowledges nothing new cumulatively restarts the
+    /// RTO when a segment it newly SACKs (never retransmitted) was sent before the oldest
+    /// outstanding segment's last (re)transmission (Linux 6.1 `tcp_clean_rtx_queue` sets
+    /// FLAG_SET_XMIT_TIMER when `sack_rtt_us` exceeds the head's age; `tcp_ack` →
+    /// `tcp_set_xmit_timer` → `tcp_rearm_rto`). false: only an ACK that advances restarts it
+    /// (RFC 6298 5.3). Default by profile (linux true; ns2 and ns3 false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sack_rearm: Option<bool>,
 }
 
 /// RTT measurement.
@@ -411,6 +419,22 @@ pub struct CompatOptions {
     /// `slowdown` at every timeout; cc = "reno" or "tahoe" without SACK). Default "rfc5681".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_ssthresh: Option<Reduction>,
+    /// ssthresh of the RFC 5681 reductions (reno, newreno, tahoe; dctcp, scalable and ledbat
+    /// at a loss) at a fast retransmit or timeout: "rfc5681" (max(FlightSize/2, 2), RFC 5681
+    /// eq. 4) or "linux" (max(floor(cwnd)/2, 2): Linux 6.1 `tcp_reno_ssthresh`, and DCTCP's
+    /// `dctcp_react_to_loss`). Default by profile (linux "linux"; ns2 and ns3 "rfc5681").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reno_ssthresh: Option<RenoSsthresh>,
+}
+
+/// What the RFC 5681 reductions halve (`compat.reno_ssthresh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RenoSsthresh {
+    /// FlightSize (RFC 5681 eq. 4).
+    Rfc5681,
+    /// cwnd (Linux 6.1 `tcp_reno_ssthresh`).
+    Linux,
 }
 
 /// ns-2's or RFC 6582's fast-retransmit guard.

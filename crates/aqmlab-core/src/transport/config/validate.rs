@@ -133,6 +133,13 @@ impl TcpParams {
         let sack = *l.sack.get_or_insert(d.sack || needs.sack);
         if d.sack_rtt && sack {
             r.rtt.sack_samples.get_or_insert(true);
+            if d.sack_rearm && r.rtt.sack_samples == Some(true) {
+                r.rto.sack_rearm.get_or_insert(true);
+            }
+        }
+        // Written only where the profile departs from RFC 5681 (linux), as abc_limit above.
+        if d.reno_ssthresh_cwnd {
+            r.compat.reno_ssthresh.get_or_insert(RenoSsthresh::Linux);
         }
         l.detection.get_or_insert(if sack {
             d.loss_detection
@@ -282,6 +289,12 @@ impl TcpParams {
         if p.rtt.sack_samples == Some(true) && !sack {
             return Err("rtt.sack_samples: needs SACK (loss.sack = true)".into());
         }
+        if p.rto.sack_rearm == Some(true) && p.rtt.sack_samples != Some(true) {
+            return Err(
+                "rto.sack_rearm: needs SACK RTT samples (rtt.sack_samples = true, with SACK)"
+                    .into(),
+            );
+        }
         if needs.sack && !sack {
             return Err(format!(
                 "loss.sack: cc = {name:?} needs SACK (it reads the RFC 6675 scoreboard); \
@@ -339,6 +352,8 @@ impl TcpParams {
             cwnd_limited_growth: w.cwnd_limited_growth == Some(true),
             abc_limit: w.abc_limit != Some(false),
             sack_rtt: p.rtt.sack_samples == Some(true),
+            sack_rearm: p.rto.sack_rearm == Some(true),
+            ssthresh_from_cwnd: p.compat.reno_ssthresh == Some(RenoSsthresh::Linux),
             ns2_halving,
             cc,
             prr,

@@ -139,6 +139,7 @@ impl DupackRecovery {
             now,
             flight: self.ep.dup_mark.min(c.snd_max) - c.snd_una,
             repeated_timeout: false,
+            ssthresh_from_cwnd: c.cfg.ssthresh_from_cwnd,
         };
         self.ep.recover = Some(c.snd_max);
         c.mark_congestion_window();

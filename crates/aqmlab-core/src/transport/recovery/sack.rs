@@ -96,6 +96,7 @@ impl SackRecovery {
             now: io.now,
             flight: before_limited,
             repeated_timeout: false,
+            ssthresh_from_cwnd: c.cfg.ssthresh_from_cwnd,
         };
         self.ep.recover = Some(c.snd_max);
         c.mark_congestion_window();
@@ -277,6 +278,13 @@ impl LossRecovery for SackRecovery {
         let acked = a.ack.saturating_sub(c.snd_una);
         let prior_in_flight = self.sb.pipe(c.flight());
         let delivered = self.update(c, a, io);
+        // Linux 6.1 tcp_clean_rtx_queue, before any retransmission of this ACK: no FLAG_ACKED,
+        // but a SACK RTT sample (sack_rtt_us >= 0) longer than the head's age (now − its last
+        // transmission) sets FLAG_SET_XMIT_TIMER; tcp_ack → tcp_set_xmit_timer →
+        // tcp_rearm_rto (no loss probe outside the Open state): the RTO restarts at now + RTO.
+        // An ACK queued behind others thus keeps pushing on the RTO of a retransmission whose
+        // own ACK is still on its way.
+        let sack_rearm = !advanced && c.cfg.sack_rearm && self.sb.sack_sample_predates_head();
         if c.finish_if_done(now) {
             let st = self.trace_state(c);
             c.trace.end_step(&c.w, st);
@@ -310,6 +318,8 @@ impl LossRecovery for SackRecovery {
         }
         if advanced {
             c.rearm_rto(true, io);
+        } else if sack_rearm {
+            c.arm_rto(io);
         }
         let mut state_change = None;
         if c.rate.is_some() {

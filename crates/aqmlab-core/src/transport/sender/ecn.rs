@@ -116,6 +116,7 @@ impl Conn {
             now: io.now,
             flight: self.snd_max - self.snd_una,
             repeated_timeout: false,
+            ssthresh_from_cwnd: self.cfg.ssthresh_from_cwnd,
         };
         let prior_cwnd = self.w.cwnd;
         self.cc.on_ecn(&mut self.w, &l);

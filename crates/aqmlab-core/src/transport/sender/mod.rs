@@ -242,6 +242,7 @@ impl TcpSender {
             // 3.1) or ssthresh was already cut by the fast retransmit of this recovery (as
             // Linux does); FlightSize is inflated by then.
             repeated_timeout: c.timed_out_seq == Some(c.snd_una) || in_recovery,
+            ssthresh_from_cwnd: c.cfg.ssthresh_from_cwnd,
         };
         // ns-2's window at the timeout: cwnd_ (in Reno's recovery the reduced window, which
         // the sender keeps in ssthresh while cwnd is inflated), capped by window_.

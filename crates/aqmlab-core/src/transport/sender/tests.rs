@@ -727,6 +727,112 @@ fn sack_samples_time_duplicate_acks_by_the_lowest_newly_sacked_original() {
 }
 
 #[test]
+fn a_sack_sample_older_than_the_heads_retransmission_restarts_the_rto() {
+    // Linux 6.1 tcp_clean_rtx_queue: an ACK that acknowledges nothing cumulatively but takes a
+    // SACK RTT sample older than the head's last (re)transmission sets FLAG_SET_XMIT_TIMER,
+    // and tcp_ack → tcp_set_xmit_timer → tcp_rearm_rto restarts the RTO at now + RTO.
+    // Worked by hand with RFC 6298's estimator (alpha 1/8, beta 1/4, G 10 ms, floor 200 ms).
+    // Segments 0..9 leave at 0 (initial window 10); segment 1 is lost.
+    let flow = |rearm: bool| {
+        format!(
+            "compat = {{ syn = false }}\ncc = \"newreno\"\nwindow = {{ initial = 10 }}\n\
+             loss = {{ sack = true, limited_transmit = false }}\n\
+             rtt = {{ sack_samples = true }}\nrto = {{ sack_rearm = {rearm} }}"
+        )
+    };
+    let rto_at = |d: &Drive| d.s.c.timer.deadline().unwrap();
+    for rearm in [true, false] {
+        let mut d = drive_text(&flow(rearm));
+        d.sent();
+        // 100 ms: ACK 1: sample 100 ms, SRTT 100, RTTVAR 50, RTO 300 ms: timer at 400 ms.
+        // Slow start sends 10 and 11 at 100 ms.
+        ack_at(&mut d, 100, 1, 0, 0, &[]);
+        assert_eq!(rto_at(&d), 400 * MS);
+        // 200 ms: SACK of 2, sent at 0 as the head (1) was: the sample (200 ms) is not longer
+        // than the head's age (200 ms), so the timer stays. SRTT 112.5, RTTVAR 62.5, RTO 362.5.
+        ack_at(&mut d, 200, 1, 0, 0, &[(2, 3)]);
+        assert_eq!(rto_at(&d), 400 * MS);
+        // 250 ms: SACK of 4 (sent at 0): sample 250; SRTT = 7/8·112.5 + 1/8·250 = 129.6875,
+        // RTTVAR = 3/4·62.5 + 1/4·137.5 = 81.25, RTO = 454.6875 ms; still no restart.
+        ack_at(&mut d, 250, 1, 0, 0, &[(4, 5), (2, 3)]);
+        assert_eq!(rto_at(&d), 400 * MS);
+        // 300 ms: SACK of 10 (sent at 100): sample 200; SRTT = 7/8·129.6875 + 25 =
+        // 138.4765625, RTTVAR = 3/4·81.25 + 1/4·70.3125 = 78.515625, RTO = 452.5390625 ms.
+        // The third duplicate ACK: fast retransmit of 1 at 300 ms, the RTO restarted with it
+        // (at 752.5390625 ms) either way.
+        ack_at(&mut d, 300, 1, 0, 0, &[(10, 11), (4, 5), (2, 3)]);
+        assert!(d.s.in_recovery());
+        let near = |x: SimTime, want: f64| (x as f64 - want).abs() <= 1.0;
+        assert!(near(d.s.c.rtt.rto(), 452_539_062.5), "{}", d.s.c.rtt.rto());
+        let at_fr = rto_at(&d);
+        assert_eq!(at_fr, 300 * MS + d.s.c.rtt.rto());
+        // 350 ms: SACK of 5 (sent at 0, before the head's retransmission at 300 ms): sample
+        // 350 ms; SRTT = 7/8·138.4765625 + 43.75 = 164.91699..., RTTVAR = 3/4·78.515625 +
+        // 1/4·211.5234375 = 111.767578125, RTO = SRTT + 4·RTTVAR = 611.987304... ms.
+        // Linux restarts: 350 + 611.987 = 961.987 ms; RFC 6298 alone keeps 752.539 ms.
+        ack_at(&mut d, 350, 1, 0, 0, &[(4, 6), (10, 11), (2, 3)]);
+        let srtt = 0.875 * 138_476_562.5 + 0.125 * 350e6;
+        let rttvar = 0.75 * 78_515_625.0 + 0.25 * (350e6 - 138_476_562.5);
+        assert!(
+            near(d.s.c.rtt.rto(), srtt + 4.0 * rttvar),
+            "{}",
+            d.s.c.rtt.rto()
+        );
+        let want = if rearm {
+            350 * MS + d.s.c.rtt.rto()
+        } else {
+            at_fr
+        };
+        assert_eq!(rto_at(&d), want, "rearm {rearm}");
+        // 400 ms: SACK of 11, sent at 100 ms, before the head's retransmission too: restarts
+        // again (400 ms + RTO).
+        ack_at(&mut d, 400, 1, 0, 0, &[(10, 12), (4, 6), (2, 3)]);
+        let want = if rearm {
+            400 * MS + d.s.c.rtt.rto()
+        } else {
+            at_fr
+        };
+        assert_eq!(rto_at(&d), want, "rearm {rearm}");
+    }
+    // It needs the SACK samples; the linux profile sets it, ns2 and ns3 do not.
+    let e = TcpParams::config_from(
+        "loss = { sack = true }\nrtt = { sack_samples = false }\nrto = { sack_rearm = true }",
+    )
+    .unwrap_err();
+    assert!(e.starts_with("rto.sack_rearm: "), "{e}");
+    assert!(
+        TcpParams::config_from("profile = \"linux\"")
+            .unwrap()
+            .sack_rearm
+    );
+    let no_samples = "profile = \"linux\"\nrtt = { sack_samples = false }";
+    assert!(!TcpParams::config_from(no_samples).unwrap().sack_rearm);
+    for p in ["ns2", "ns3"] {
+        let c = TcpParams::config_from(&format!("profile = \"{p}\"\nloss = {{ sack = true }}"));
+        assert!(!c.unwrap().sack_rearm, "{p}");
+    }
+}
+
+#[test]
+fn the_linux_profile_halves_cwnd_as_tcp_reno_ssthresh() {
+    // compat.reno_ssthresh: "linux" in the linux profile (Linux 6.1 tcp_reno_ssthresh), RFC
+    // 5681's FlightSize elsewhere; a wrong value is refused naming the key.
+    let linux = TcpParams::config_from("profile = \"linux\"\ncc = \"newreno\"").unwrap();
+    assert!(linux.ssthresh_from_cwnd);
+    for p in ["ns2", "ns3"] {
+        assert!(
+            !TcpParams::config_from(&format!("profile = \"{p}\""))
+                .unwrap()
+                .ssthresh_from_cwnd
+        );
+    }
+    let c = TcpParams::config_from("compat = { reno_ssthresh = \"linux\" }").unwrap();
+    assert!(c.ssthresh_from_cwnd);
+    let e = TcpParams::config_from("compat = { reno_ssthresh = \"half\" }").unwrap_err();
+    assert!(e.contains("reno_ssthresh"), "{e}");
+}
+
+#[test]
 fn sack_samples_need_sack_and_are_the_linux_profiles_default() {
     let e = TcpParams::config_from("loss = { sack = false }\nrtt = { sack_samples = true }")
         .unwrap_err();

@@ -85,11 +85,12 @@ def _summary(profile: str, cc) -> dict:
     return {k: f[k] for k in ("goodput_bytes", "retransmissions", "ecn_reductions", "marked_pkts")}
 
 
-@pytest.mark.parametrize("kind,options", [("dctcp", ("cwr",)), ("bbr", ("tso_quantum", "min_rtt_strict"))])
+@pytest.mark.parametrize("kind,options", [("dctcp", ("cwr",)), ("bbr", ("tso_quantum", "min_rtt_strict", "edt_inflight"))])
 def test_linux_profile_turns_on_linuxs_dctcp_and_bbr_rules(kind, options):
     """docs/tcp.md, Profiles (issue 29, session 3): the linux profile models Linux 6.1's DCTCP
-    reduction through CWR (tcp_cwnd_reduction) and BBR's TSO quantum and strict RTprop refresh
-    (tcp_bbr.c); the other profiles keep them off. The mechanisms are checked by hand-worked
+    reduction through CWR (tcp_cwnd_reduction) and BBR's TSO quantum, strict RTprop refresh and
+    (session 6) EDT in-flight accounting (tcp_bbr.c's bbr_packets_in_net_at_edt); the other
+    profiles keep them off. The mechanisms are checked by hand-worked
     traces in the Rust tests; here: the profile's run is the run with the options on, and differs
     from the one with them off (a DCTCP flow through a step at 20 packets, or BBR, for 4 s)."""
     on = {"kind": kind, **{o: True for o in options}}

@@ -68,8 +68,9 @@ pub struct ProfileDefaults {
     pub cubic_variant: CubicVariant,
     /// Grow cwnd only while cwnd-limited (`window.cwnd_limited_growth`).
     pub cwnd_limited_growth: bool,
-    /// BBR v1's Linux send quantum and strict RTprop refresh (`cc.tso_quantum`,
-    /// `cc.min_rtt_strict`).
+    /// BBR v1's Linux send quantum, strict RTprop refresh and EDT in-flight accounting
+    /// (`cc.tso_quantum`, `cc.min_rtt_strict`, `cc.edt_inflight`: Linux 6.1 `tcp_bbr.c`'s
+    /// `bbr_tso_segs_goal`, `bbr_update_min_rtt`, `bbr_packets_in_net_at_edt`).
     pub bbr_linux: bool,
     /// DCTCP reduces through CWR over a round trip (`cc.cwr`).
     pub dctcp_cwr: bool,

@@ -37,7 +37,8 @@
 //!   ACK epoch, windowed max over 5–10 rounds, capped at cwnd and at 100 ms of BtlBw).
 //!   Linux's rounding of cwnd up to an even number (only with `tso_quantum`, below) and its
 //!   earliest-departure-time correction of in-flight (only with `edt_inflight`) are not
-//!   modelled by default; without an RTprop the target is the flow's initial window.
+//!   modelled by default (both are in the `linux` profile); without an RTprop the target is the
+//!   flow's initial window.
 //! - Options `tso_quantum` and `min_rtt_strict` (both on in the `linux` profile, off by
 //!   default; issue 29): with `tso_quantum` the send quantum is Linux 6.1's
 //!   `bbr_tso_segs_goal`, max(⌊pacing rate × 2^-10 s / MSS⌋, 2 segments, or 1 below
@@ -45,11 +46,13 @@
 //!   rounded up to an even number (`bbr_quantization_budget`); with `min_rtt_strict` only a
 //!   sample below RTprop refreshes it (`bbr_update_min_rtt`: `rtt_us < min_rtt_us`), so a flow
 //!   enters PROBE_RTT every 10 s unless it sees a strictly lower RTT.
-//! - Options `edt_inflight` and `tso_bursts` (off in every profile; issue 29's experiments on
-//!   the Linux peer's BBR queueing delay): `edt_inflight` counts in-flight for DRAIN's exit and
-//!   the PROBE_BW phase tests as `bbr_packets_in_net_at_edt` does (+ one send quantum while the
-//!   pacing gain is above 1, − ⌊BtlBw × (next departure − now)⌋); `tso_bursts` makes the pacer
-//!   send the TSO goal's segments back to back as one unit (Linux's `tcp_tso_autosize` skb).
+//! - Option `edt_inflight` (on in the `linux` profile since issue 29's session 6, off by
+//!   default): in-flight for DRAIN's exit and the PROBE_BW phase tests counted as Linux 6.1's
+//!   `bbr_packets_in_net_at_edt` (`tcp_bbr.c`) does (+ one send quantum while the pacing gain
+//!   is above 1, − ⌊BtlBw × (next departure − now)⌋). Option `tso_bursts` (off in every
+//!   profile; an experiment on the Linux peer's BBR queueing delay that moved it away from
+//!   Linux): the pacer sends the TSO goal's segments back to back as one unit (Linux's
+//!   `tcp_tso_autosize` skb).
 //! - Long-term bandwidth sampling (Linux's policer detection, `lt_bw`) and the restart-from-
 //!   idle pacing of app-limited flows are not modelled (ns-3 has neither).
 //! - The PROBE_BW starting phase is drawn from the flow's own random stream, so runs are
@@ -94,8 +97,8 @@ const QUANTUM: f64 = 1.0;
 /// Linux `bbr_min_tso_rate`: below 1.2 Mb/s the TSO goal is one segment, else two.
 const MIN_TSO_RATE_BPS: f64 = 1_200_000.0;
 
-/// BBR v1's options, `cc = { kind = "bbr", ... }` (both off by default; on in the `linux`
-/// profile).
+/// BBR v1's options, `cc = { kind = "bbr", ... }` (all off by default; `tso_quantum`,
+/// `min_rtt_strict` and `edt_inflight` on in the `linux` profile).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BbrParams {
@@ -550,6 +553,9 @@ impl Configure for Bbr {
         }
         if !written("min_rtt_strict") {
             p.min_rtt_strict = d.bbr_linux;
+        }
+        if !written("edt_inflight") {
+            p.edt_inflight = d.bbr_linux;
         }
     }
     fn configure(p: &BbrParams, env: &CcEnv) -> Result<Self, String> {

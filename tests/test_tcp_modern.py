@@ -90,8 +90,10 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
     explicit = one_flow(cc={"kind": "cubic", "hystart": "linux", "variant": "linux"}, mss="1448B",
                         window={"initial": 10, "growth": "per_segment", "cwnd_limited_growth": True,
                                 "abc_limit": False},
-                        recovery="prr", min_rto="200ms",
-                        initial_rto="1s", max_rto="120s", timer_granularity="200ms",
+                        recovery="prr",
+                        rto={"min": "200ms", "initial": "1s", "max": "120s", "granularity": "200ms",
+                             "sack_rearm": True},
+                        compat={"reno_ssthresh": "linux"},
                         ack={"delayed": True, "timeout": "40ms", "quickack": 16, "sack_compress": "1ms"},
                         sack=True, rtt={"timestamps": True, "sack_samples": True}, loss_detection="rack")
     # (the `profile` label column says which profile was named: "linux" against the default "ns2")

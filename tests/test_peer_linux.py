@@ -293,6 +293,35 @@ def test_a_diagnostic_variant_sets_the_receivers_sysctl_and_keeps_the_core_start
     assert all(f["ack"] == {"sack_compress": "0s"} for f in flows)
 
 
+@pytest.mark.parametrize("core_name", ["cake-be-reno5-20M-40ms", "cake-noackfilter-cubic2-20M-40ms"])
+def test_a_spread_start_variant_launches_its_flows_at_fixed_offsets(core_name):
+    """docs/aqm/cake.md, "Spread starts": the `-spread` variant of a CAKE case is the case with
+    its iperf3 clients launched at fixed offsets (flow 1 at 0 s, the others 0.3 s apart from
+    1.2 s) in every run; the aqmlab side starts at the recorded run's data starts, and only the
+    start times differ from the core case's rendering."""
+    core = next(c for c in L.CASES if c.name == core_name)
+    diag = next(c for c in L.CASES if c.name == f"diag-{core_name}-spread")
+    assert diag.group == "diag" and core.start_at == ()
+    want = [0.0, 1.2, 1.5, 1.8, 2.1][:core.n_flows]
+    assert [diag.starts(r) for r in (1, 2, 3)] == [want] * 3
+    guest = L.guest_script(diag, 2)
+    assert [float(t) for t in re.findall(r"sleep_until ([\d.]+); exec \$S iperf3", guest)] == want
+    # everything but the header line and the clients' offsets (and run lengths) is the core case's
+    offsets = lambda t: re.sub(r"sleep_until [\d.]+;|-t \d+ ", "", t.split("\n", 1)[1])  # noqa: E731
+    assert offsets(guest) == offsets(L.guest_script(core, 2))
+    starts = [1.2 + 0.2 * i for i in range(core.n_flows)]
+    runs = [{"run": 1, "data_starts_s": starts}]
+    assert L.aqmlab_starts(diag, 1, runs) == starts
+    assert L.aqmlab_starts(diag, 4, runs) is None  # unrecorded: the fixed offsets, not a mapping
+    d = tomllib.loads(L.aqmlab_scenario(diag, 1, starts))
+    c = tomllib.loads(L.aqmlab_scenario(core, 1, starts))
+    assert [f["start"] for f in d["flows"] if f["kind"] == "tcp"] == [f"{t * 1e3:g}ms" for t in starts]
+    assert {k: v for k, v in d.items() if k != "name" and k != "description"} == \
+        {k: v for k, v in c.items() if k != "name" and k != "description"}
+    tcp_start = [f["start"] for f in tomllib.loads(L.aqmlab_scenario(diag, 4, None))["flows"] if f["kind"] == "tcp"]
+    assert tcp_start == [f"{t * 1e3:g}ms" for t in want]
+
+
 @pytest.mark.parametrize("case", [c for c in L.CASES if not c.qdisc.shapes], ids=lambda c: c.name)
 def test_the_htb_rendering_is_the_guests_shaper(case):
     """run.py's default rendering (bench/peer/README.md): the guest's htb, at the same rate and

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Per-window view of a Linux peer case (issue 30, docs/aqm/cake.md "Lock-step"): utilization and
+Jain's index over consecutive windows of each recorded Linux run (decoded from its raw guest
+records in results/linux_raw/, kept by the run that recorded it) and of aqmlab seeds started at
+the runs' data starts, plus each run's per-flow cwnds from its 1-s `ss` samples.
+
+    python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6
+    python bench/peer/cake_windows.py diag-cake-be-reno5-20M-40ms-spread --runs 1,2,3 --seeds 1,2,3
+    python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --seeds 1,2,3,4,5,6 --until 120 --no-linux
+
+A window whose flows lock step shows Jain's index ≥ 0.99999 (five Reno flows with equal cwnds).
+Standard library only; aqmlab runs in a child interpreter as in run.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "linux"))
+
+import linuxpeer as lp  # noqa: E402
+
+
+def cwnds(files: dict[str, bytes], at: list[int]) -> dict[int, list[int]]:
+    """Each data connection's cwnd (segments) at the 1-s `ss` sample nearest each time in `at`."""
+    t0 = float(files["t0"].decode().split()[0])
+    out: dict[int, dict[int, int]] = {}
+    t = cur = None
+    for line in files["ss.txt"].decode(errors="replace").splitlines():
+        if line.startswith("@"):
+            t = round(float(line[1:]) - t0)
+        elif line.startswith("ESTAB"):
+            cur = int(line.split()[4].rsplit(":", 1)[1])
+        elif t in at:
+            c, d = re.search(r" cwnd:(\d+)", line), re.search(r"data_segs_out:(\d+)", line)
+            if c and d and int(d.group(1)) > 50:
+                out.setdefault(t, {})[cur] = int(c.group(1))
+    return {k: [v[p] for p in sorted(v)] for k, v in out.items()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("case")
+    ap.add_argument("--runs", default="1,2,3", help="recorded Linux runs")
+    ap.add_argument("--seeds", default="", help="aqmlab seeds (seed r starts at run r's data starts)")
+    ap.add_argument("--width", type=float, default=10.0, help="window length, s")
+    ap.add_argument("--until", type=float, default=None, help="aqmlab: simulate to this time (default the case's)")
+    ap.add_argument("--no-linux", action="store_true", help="aqmlab rows only")
+    args = ap.parse_args()
+    by_name = {c.name: c for c in lp.CASES}
+    if args.case not in by_name:
+        ap.error(f"unknown case {args.case!r}")
+    case = by_name[args.case]
+    runs = [int(x) for x in args.runs.split(",")]
+    lin = []
+    for r in runs:
+        p = lp.MEASURED / lp.cache_name(case, r)
+        if not p.exists():
+            ap.error(f"no recorded run {p.name}")
+        lin.append({**json.loads(p.read_text()), "run": r})
+
+    def windows(end: float) -> list[tuple[float, float]]:
+        w, out = case.warmup, []
+        while w + args.width <= end + 1e-9:
+            out.append((w, w + args.width))
+            w += args.width
+        return out
+
+    def cell(res: dict) -> str:
+        return f"{res['utilization_pct']:6.2f}% J {res['jain_index']:.6f}"
+
+    if not args.no_linux:
+        for res in lin:
+            raw = lp.RESULTS / "linux_raw" / lp.cache_name(case, res["run"]).replace(".json", ".tar.gz")
+            if not raw.exists():
+                print(f"linux run {res['run']}: no raw records ({raw.name})")
+                continue
+            with tarfile.open(raw) as tf:
+                files = {m.name.split("/")[-1]: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}
+            row = [cell(lp.decode(replace(case, warmup=a, duration=b), files, res["run"]))
+                   for a, b in windows(case.duration)]
+            print(f"linux run {res['run']} starts {res.get('data_starts_s')}: " + " | ".join(row))
+            cw = cwnds(files, list(range(int(case.warmup), int(case.duration) + 1, 3)))
+            print("   cwnd " + "; ".join(f"{t}s {','.join(map(str, v))}" for t, v in sorted(cw.items())))
+    for s in [int(x) for x in args.seeds.split(",") if x]:
+        starts = lp.aqmlab_starts(case, s, lin)
+        row = [cell(lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts))
+               for a, b in windows(args.until or case.duration)]
+        print(f"aqmlab seed {s} starts {starts}: " + " | ".join(row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -295,8 +295,8 @@ def test_a_diagnostic_variant_sets_the_receivers_sysctl_and_keeps_the_core_start
 
 @pytest.mark.parametrize("core_name", ["cake-be-reno5-20M-40ms", "cake-noackfilter-cubic2-20M-40ms"])
 def test_a_spread_start_variant_launches_its_flows_at_fixed_offsets(core_name):
-    """docs/aqm/cake.md, "Spread starts": the `-spread` variant of a CAKE case is the case with
-    its iperf3 clients launched at fixed offsets (flow 1 at 0 s, the others 0.3 s apart from
+    """docs/aqm/cake.md, "Experiments behind the misses": the `-spread` variant of a CAKE case
+    is the case with its iperf3 clients launched at fixed offsets (flow 1 at 0 s, the others 0.3 s apart from
     1.2 s) in every run; the aqmlab side starts at the recorded run's data starts, and only the
     start times differ from the core case's rendering."""
     core = next(c for c in L.CASES if c.name == core_name)

@@ -5,7 +5,7 @@
 //! `aqmlab._core.schema()` for the CLI and the paper packs. Names carry their unit as a
 //! suffix (`_pkts`, `_bytes`, `_s`, `_bps`, `_frac`, `_per_s`); see docs/metrics.md.
 
-use crate::results::{Row, Value};
+use crate::results::{Row, Table, Value};
 
 /// A column's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +114,17 @@ macro_rules! schema {
                 /// The row as (declared name, value) pairs in declared order.
                 pub fn into_row(self) -> Row {
                     vec![ $( (stringify!($field), Value::$ty(self.$field)), )* ]
+                }
+
+                /// `t.push_owned(self.into_row(), first_is_new)`, column by column when the
+                /// table holds exactly this row's columns (no [`Row`] made).
+                pub fn push_into(self, t: &mut Table, first_is_new: bool) {
+                    const COLUMNS: &[(&str, Type)] = &[ $( (stringify!($field), Type::$ty), )* ];
+                    if !t.fixed_start(COLUMNS) {
+                        return t.push_owned(self.into_row(), first_is_new);
+                    }
+                    let mut cells = t.cells(first_is_new);
+                    $( cells.put(self.$field); )*
                 }
             }
         )*
@@ -341,7 +352,7 @@ schema! {
 /// flows' wire size; see docs/fluid.md.
 pub mod fluid {
     use super::{ColumnSchema, Placement, TableSchema, Type};
-    use crate::results::{Row, Value};
+    use crate::results::{Row, Table, Value};
 
     schema! {
         /// The bottleneck every sample interval.

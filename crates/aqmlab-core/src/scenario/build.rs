@@ -63,11 +63,88 @@ struct PortPlan {
     monitor: bool,
 }
 
+/// A hasher for names (nodes, ports, flows) in the build's lookup maps: FxHash's
+/// multiply-rotate over 8-byte words, much cheaper than SipHash for short keys. The maps are
+/// only looked up, never iterated, so their order does not matter.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for w in &mut chunks {
+            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+    }
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// A map keyed by names, with [`NameHasher`].
+type NameMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<NameHasher>>;
+
+/// `prefix` followed by `n` in decimal (what `format!("{prefix}{n}")` gives).
+fn numbered(prefix: &str, n: usize) -> String {
+    let mut digits = [0u8; 20];
+    let (mut k, mut v) = (digits.len(), n);
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let mut s = String::with_capacity(prefix.len() + digits.len() - k);
+    s.push_str(prefix);
+    s.push_str(std::str::from_utf8(&digits[k..]).expect("ASCII digits"));
+    s
+}
+
+/// A name template with `{i}` in it, split once so each copy's name is a join, not a search
+/// (`str::replace` of every `{i}`, left to right, is the same join).
+struct Template<'a> {
+    parts: Vec<&'a str>,
+}
+
+impl<'a> Template<'a> {
+    fn new(s: &'a str) -> Self {
+        Template {
+            parts: s.split("{i}").collect(),
+        }
+    }
+    fn contains_i(&self) -> bool {
+        self.parts.len() > 1
+    }
+    /// The template with every `{i}` replaced by `k`.
+    fn with(&self, k: &str) -> String {
+        let len =
+            self.parts.iter().map(|p| p.len()).sum::<usize>() + k.len() * (self.parts.len() - 1);
+        let mut s = String::with_capacity(len);
+        for (j, p) in self.parts.iter().enumerate() {
+            if j > 0 {
+                s.push_str(k);
+            }
+            s.push_str(p);
+        }
+        s
+    }
+}
+
 /// Nodes and port plans collected from the topology.
 #[derive(Default)]
 struct Plan {
     names: Vec<String>,
-    index: std::collections::HashMap<String, NodeId>,
+    index: NameMap<String, NodeId>,
     ports: Vec<PortPlan>,
 }
 
@@ -76,15 +153,19 @@ impl Plan {
         if name.is_empty() {
             return Err(ScenarioError::new(path, "node names must not be empty"));
         }
-        if self.index.contains_key(name) {
-            return Err(ScenarioError::new(
-                path,
-                format!("node {name:?} is defined twice"),
-            ));
-        }
         let id = self.names.len() as NodeId;
+        match self.index.entry(name.to_string()) {
+            std::collections::hash_map::Entry::Occupied(_) => {
+                return Err(ScenarioError::new(
+                    path,
+                    format!("node {name:?} is defined twice"),
+                ));
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(id);
+            }
+        }
         self.names.push(name.to_string());
-        self.index.insert(name.to_string(), id);
         Ok(id)
     }
 
@@ -102,7 +183,8 @@ impl Plan {
         })
     }
 
-    /// Adds both directions of a link between `a` and `b`.
+    /// Adds both directions of a link between `a` and `b`; `path` makes the field path of an
+    /// error.
     fn add_link(
         &mut self,
         a: NodeId,
@@ -110,11 +192,11 @@ impl Plan {
         l: &ResolvedLink,
         default_qdisc: &Arc<QdiscSpec>,
         default_monitor: bool,
-        path: &str,
+        path: impl FnOnce() -> String,
     ) -> Result<(), ScenarioError> {
         if a == b {
             return Err(ScenarioError::new(
-                path,
+                path(),
                 format!(
                     "a link from node {:?} to itself is not allowed",
                     self.names[a as usize]
@@ -202,14 +284,18 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         } => {
             let r1 = plan.add_node("r1", "topology")?;
             let r2 = plan.add_node("r2", "topology")?;
-            plan.add_link(r1, r2, bottleneck, dq, true, "topology.bottleneck")?;
+            plan.add_link(r1, r2, bottleneck, dq, true, || {
+                "topology.bottleneck".into()
+            })?;
             for (i, l) in left.iter().enumerate() {
-                let s = plan.add_node(&format!("s{}", i + 1), "topology")?;
-                plan.add_link(s, r1, l, dq, false, &format!("topology.left_access[{i}]"))?;
+                let s = plan.add_node(&numbered("s", i + 1), "topology")?;
+                plan.add_link(s, r1, l, dq, false, || format!("topology.left_access[{i}]"))?;
             }
             for (i, l) in right.iter().enumerate() {
-                let d = plan.add_node(&format!("d{}", i + 1), "topology")?;
-                plan.add_link(r2, d, l, dq, false, &format!("topology.right_access[{i}]"))?;
+                let d = plan.add_node(&numbered("d", i + 1), "topology")?;
+                plan.add_link(r2, d, l, dq, false, || {
+                    format!("topology.right_access[{i}]")
+                })?;
             }
             to_table(spec)
         }
@@ -233,7 +319,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
                 })?;
                 let a = plan.node(a, &join(path, "from"))?;
                 let b = plan.node(b, &join(path, "to"))?;
-                plan.add_link(a, b, l, dq, true, path)?;
+                plan.add_link(a, b, l, dq, true, || path.clone())?;
             }
             to_table(spec)
         }
@@ -251,7 +337,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
                     EdgeClass::Stub => &links[2],
                 };
                 // transit-stub edges: the transit node (lower index) is `from`
-                plan.add_link(a as NodeId, b as NodeId, l, dq, false, &l.path)?;
+                plan.add_link(a as NodeId, b as NodeId, l, dq, false, || l.path.clone())?;
             }
             to_table(spec)
         }
@@ -333,25 +419,27 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     // Ports with their disciplines.
     let mut ports = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = QdiscGroups::default();
-    let mut port_names = std::collections::HashSet::with_capacity(plan.ports.len());
+    let mut port_names: NameMap<String, ()> = NameMap::default();
+    port_names.reserve(plan.ports.len());
     for pp in &plan.ports {
-        let mut name = format!(
-            "{}->{}",
-            plan.names[pp.from as usize], plan.names[pp.to as usize]
-        );
+        let (a, b) = (&plan.names[pp.from as usize], &plan.names[pp.to as usize]);
+        let mut name = String::with_capacity(a.len() + 2 + b.len());
+        name.push_str(a);
+        name.push_str("->");
+        name.push_str(b);
         // parallel links between the same nodes: the second is "a->b#2", and so on
-        if port_names.contains(&name) {
+        if port_names.contains_key(&name) {
             let base = std::mem::take(&mut name);
             let mut k = 1;
             loop {
                 k += 1;
                 name = format!("{base}#{k}");
-                if !port_names.contains(&name) {
+                if !port_names.contains_key(&name) {
                     break;
                 }
             }
         }
-        port_names.insert(name.clone());
+        port_names.insert(name.clone(), ());
         let link = LinkInfo {
             rate_bps: pp.rate_bps,
             delay: pp.delay,
@@ -412,7 +500,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     let mut flows = Vec::new();
     let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
-    let mut flow_names = std::collections::HashMap::new();
+    let mut flow_names: NameMap<String, &String> = NameMap::default();
     for entry in &r.flows {
         let path = &entry.path;
         let (copies, res, shape) =
@@ -523,11 +611,12 @@ fn build_flow(
         Some(&id) => Ok(id),
         None => plan.node(name, &join(path, field)),
     };
+    let (from, to) = (Template::new(&c.from), Template::new(&c.to));
+    let name_template = c.name.as_deref().map(Template::new);
     for k in 1..=c.count {
-        let k_text = k.to_string();
-        let subst = |s: &str| s.replace("{i}", &k_text);
-        let src = node(&subst(&c.from), "from")?;
-        let dst = node(&subst(&c.to), "to")?;
+        let k_text = numbered("", k as usize);
+        let src = node(&from.with(&k_text), "from")?;
+        let dst = node(&to.with(&k_text), "to")?;
         if src == dst {
             return Err(ScenarioError::new(
                 join(path, "to"),
@@ -548,10 +637,10 @@ fn build_flow(
                 ));
             }
         }
-        let name = match &c.name {
-            Some(n) if n.contains("{i}") || c.count == 1 => subst(n),
-            Some(n) => format!("{n}_{k}"),
-            None => format!("f{}", first_index + copies.len() + 1),
+        let name = match (&c.name, &name_template) {
+            (Some(_), Some(t)) if t.contains_i() || c.count == 1 => t.with(&k_text),
+            (Some(n), _) => format!("{n}_{k}"),
+            (None, _) => numbered("f", first_index + copies.len() + 1),
         };
         let mut rng = Rng::stream2(config.seed, "flow:", &name);
         let jitter = if c.start_jitter.0 > 0 {

@@ -89,8 +89,74 @@ impl std::hash::Hasher for NameHasher {
     }
 }
 
-/// A map keyed by names, with [`NameHasher`].
-type NameMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<NameHasher>>;
+/// A name's hash for [`NameIndex`]: [`NameHasher`] over its bytes, then SplitMix64's
+/// finalizer (the map places by the low bits and compares the high ones).
+fn name_hash(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = NameHasher(s.len() as u64);
+    h.write(s.as_bytes());
+    let mut x = h.finish();
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The map of [`NameIndex`]: its keys are hashes already.
+#[derive(Default)]
+struct PassHasher(u64);
+
+impl std::hash::Hasher for PassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+const NO_NAME: u32 = u32::MAX;
+
+/// Unique names (nodes, ports, flows) looked up by their position in the list that owns
+/// them: the index keeps no copy of a name, only a hash → newest position map and, per
+/// position, the previous one with the same hash.
+#[derive(Default)]
+struct NameIndex {
+    heads: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<PassHasher>>,
+    chain: Vec<u32>,
+}
+
+impl NameIndex {
+    fn with_capacity(n: usize) -> Self {
+        NameIndex {
+            heads: std::collections::HashMap::with_capacity_and_hasher(n, Default::default()),
+            chain: Vec::with_capacity(n),
+        }
+    }
+
+    /// The position of `name`, where `at(i)` is the name at position `i`.
+    fn get<'a>(&self, name: &str, at: impl Fn(usize) -> &'a str) -> Option<usize> {
+        let mut c = self.heads.get(&name_hash(name)).copied().unwrap_or(NO_NAME);
+        while c != NO_NAME {
+            if at(c as usize) == name {
+                return Some(c as usize);
+            }
+            c = self.chain[c as usize];
+        }
+        None
+    }
+
+    /// Indexes `name` at the next position (the owner appends it there).
+    fn push(&mut self, name: &str) {
+        let id = self.chain.len() as u32;
+        let prev = self.heads.insert(name_hash(name), id).unwrap_or(NO_NAME);
+        self.chain.push(prev);
+    }
+}
 
 /// `prefix` followed by `n` in decimal (what `format!("{prefix}{n}")` gives).
 fn numbered(prefix: &str, n: usize) -> String {
@@ -144,33 +210,45 @@ impl<'a> Template<'a> {
 #[derive(Default)]
 struct Plan {
     names: Vec<String>,
-    index: NameMap<String, NodeId>,
+    index: NameIndex,
     ports: Vec<PortPlan>,
 }
 
 impl Plan {
-    fn add_node(&mut self, name: &str, path: &str) -> Result<NodeId, ScenarioError> {
+    /// Room for `nodes` nodes and `ports` ports.
+    fn with_capacity(nodes: usize, ports: usize) -> Self {
+        Plan {
+            names: Vec::with_capacity(nodes),
+            index: NameIndex::with_capacity(nodes),
+            ports: Vec::with_capacity(ports),
+        }
+    }
+
+    fn add_node(&mut self, name: String, path: &str) -> Result<NodeId, ScenarioError> {
         if name.is_empty() {
             return Err(ScenarioError::new(path, "node names must not be empty"));
         }
-        let id = self.names.len() as NodeId;
-        match self.index.entry(name.to_string()) {
-            std::collections::hash_map::Entry::Occupied(_) => {
-                return Err(ScenarioError::new(
-                    path,
-                    format!("node {name:?} is defined twice"),
-                ));
-            }
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(id);
-            }
+        if self.find(&name).is_some() {
+            return Err(ScenarioError::new(
+                path,
+                format!("node {name:?} is defined twice"),
+            ));
         }
-        self.names.push(name.to_string());
+        let id = self.names.len() as NodeId;
+        self.index.push(&name);
+        self.names.push(name);
         Ok(id)
     }
 
+    /// The node called `name`, if any.
+    fn find(&self, name: &str) -> Option<NodeId> {
+        self.index
+            .get(name, |i| self.names[i].as_str())
+            .map(|i| i as NodeId)
+    }
+
     fn node(&self, name: &str, path: &str) -> Result<NodeId, ScenarioError> {
-        self.index.get(name).copied().ok_or_else(|| {
+        self.find(name).ok_or_else(|| {
             let known: Vec<&str> = self.names.iter().take(8).map(String::as_str).collect();
             let more = if self.names.len() > 8 { ", ..." } else { "" };
             ScenarioError::new(
@@ -273,7 +351,16 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         .map(|p| p.memory / limits::FLOW_BYTES)
         .sum();
 
-    let mut plan = Plan::default();
+    // Room for every node and port at once (no doubling, no copies).
+    let (n_nodes, n_ports) = match &r.topology {
+        Topology::Dumbbell { left, right, .. } => (
+            2 + left.len() + right.len(),
+            2 * (1 + left.len() + right.len()),
+        ),
+        Topology::Graph { spec, links } => (spec.nodes.len(), 2 * links.len()),
+        Topology::TransitStub { .. } => (0, 0),
+    };
+    let mut plan = Plan::with_capacity(n_nodes, n_ports);
     let dq = &r.default_qdisc;
     let mut topo_resolved = match &r.topology {
         Topology::Dumbbell {
@@ -282,17 +369,17 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             left,
             right,
         } => {
-            let r1 = plan.add_node("r1", "topology")?;
-            let r2 = plan.add_node("r2", "topology")?;
+            let r1 = plan.add_node("r1".into(), "topology")?;
+            let r2 = plan.add_node("r2".into(), "topology")?;
             plan.add_link(r1, r2, bottleneck, dq, true, || {
                 "topology.bottleneck".into()
             })?;
             for (i, l) in left.iter().enumerate() {
-                let s = plan.add_node(&numbered("s", i + 1), "topology")?;
+                let s = plan.add_node(numbered("s", i + 1), "topology")?;
                 plan.add_link(s, r1, l, dq, false, || format!("topology.left_access[{i}]"))?;
             }
             for (i, l) in right.iter().enumerate() {
-                let d = plan.add_node(&numbered("d", i + 1), "topology")?;
+                let d = plan.add_node(numbered("d", i + 1), "topology")?;
                 plan.add_link(r2, d, l, dq, false, || {
                     format!("topology.right_access[{i}]")
                 })?;
@@ -301,7 +388,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         }
         Topology::Graph { spec, links } => {
             for (i, n) in spec.nodes.iter().enumerate() {
-                plan.add_node(n, &format!("topology.nodes[{i}]"))?;
+                plan.add_node(n.clone(), &format!("topology.nodes[{i}]"))?;
             }
             for l in links {
                 let path = &l.path;
@@ -327,8 +414,10 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             use crate::topogen::EdgeClass;
             let g = transit_stub_generator(spec)
                 .generate(&mut Rng::stream(spec.seed, "topology:transit_stub"));
+            plan.names.reserve(g.nodes.len());
+            plan.ports.reserve(2 * g.edges.len());
             for name in &g.nodes {
-                plan.add_node(name, "topology")?;
+                plan.add_node(name.clone(), "topology")?;
             }
             for &(a, b, class) in &g.edges {
                 let l = match class {
@@ -417,10 +506,9 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     let budget = limits::run_budget(&parts, &r.limits).map(|b| (b, r.limits.memory.0));
 
     // Ports with their disciplines.
-    let mut ports = Vec::with_capacity(plan.ports.len());
+    let mut ports: Vec<Port> = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = QdiscGroups::default();
-    let mut port_names: NameMap<String, ()> = NameMap::default();
-    port_names.reserve(plan.ports.len());
+    let mut port_names = NameIndex::with_capacity(plan.ports.len());
     for pp in &plan.ports {
         let (a, b) = (&plan.names[pp.from as usize], &plan.names[pp.to as usize]);
         let mut name = String::with_capacity(a.len() + 2 + b.len());
@@ -428,18 +516,19 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         name.push_str("->");
         name.push_str(b);
         // parallel links between the same nodes: the second is "a->b#2", and so on
-        if port_names.contains_key(&name) {
+        let taken = |name: &str| port_names.get(name, |i| ports[i].name.as_str()).is_some();
+        if taken(&name) {
             let base = std::mem::take(&mut name);
             let mut k = 1;
             loop {
                 k += 1;
                 name = format!("{base}#{k}");
-                if !port_names.contains_key(&name) {
+                if !taken(&name) {
                     break;
                 }
             }
         }
-        port_names.insert(name.clone(), ());
+        port_names.push(&name);
         let link = LinkInfo {
             rate_bps: pp.rate_bps,
             delay: pp.delay,
@@ -497,24 +586,30 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         .collect();
 
     // Flows.
-    let mut flows = Vec::new();
+    let mut flows: Vec<Flow> = Vec::new();
     let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
-    let mut flow_names: NameMap<String, &String> = NameMap::default();
-    for entry in &r.flows {
+    // Each flow's name indexed (by position in `flows`), and the entry each flow came from.
+    let mut flow_names = NameIndex::default();
+    let mut flow_entry: Vec<usize> = Vec::new();
+    for (e, entry) in r.flows.iter().enumerate() {
         let path = &entry.path;
-        let (copies, res, shape) =
-            build_flow(entry, &plan, &mut routing, &pairs, &config, flows.len())?;
-        shapes.extend(std::iter::repeat_n(shape, copies.len()));
-        flows.reserve(copies.len());
-        for f in copies {
-            if let Some(prev) = flow_names.insert(f.name.clone(), path) {
+        let first = flows.len();
+        let (res, shape) = build_flow(entry, &plan, &mut routing, &pairs, &config, &mut flows)?;
+        shapes.extend(std::iter::repeat_n(shape, flows.len() - first));
+        for i in first..flows.len() {
+            let name = flows[i].name.as_str();
+            if let Some(prev) = flow_names.get(name, |j| flows[j].name.as_str()) {
                 return Err(ScenarioError::new(
                     join(path, "name"),
-                    format!("flow name {:?} is already used by {prev}", f.name),
+                    format!(
+                        "flow name {name:?} is already used by {}",
+                        r.flows[flow_entry[prev]].path
+                    ),
                 ));
             }
-            flows.push(f);
+            flow_names.push(name);
+            flow_entry.push(e);
         }
         resolved_flows.push(toml::Value::Table(res));
     }
@@ -599,16 +694,16 @@ fn build_flow(
     routing: &mut Routing,
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
-    first_index: usize,
-) -> Result<(Vec<Flow>, toml::Table, Option<TcpShape>), ScenarioError> {
+    flows: &mut Vec<Flow>,
+) -> Result<(toml::Table, Option<TcpShape>), ScenarioError> {
     let c = &entry.common;
     let path = entry.path.as_str();
     let stop = c.stop.map(|s| s.0).unwrap_or(config.duration);
-    let mut copies = Vec::with_capacity(c.count as usize);
+    flows.reserve(c.count as usize);
     let labels = flow_labels(&entry.kind);
     // A node by name; the error's field path is made only when the name is unknown.
-    let node = |name: &str, field: &str| match plan.index.get(name) {
-        Some(&id) => Ok(id),
+    let node = |name: &str, field: &str| match plan.find(name) {
+        Some(id) => Ok(id),
         None => plan.node(name, &join(path, field)),
     };
     let (from, to) = (Template::new(&c.from), Template::new(&c.to));
@@ -640,7 +735,7 @@ fn build_flow(
         let name = match (&c.name, &name_template) {
             (Some(_), Some(t)) if t.contains_i() || c.count == 1 => t.with(&k_text),
             (Some(n), _) => format!("{n}_{k}"),
-            (None, _) => numbered("f", first_index + copies.len() + 1),
+            (None, _) => numbered("f", flows.len() + 1),
         };
         let mut rng = Rng::stream2(config.seed, "flow:", &name);
         let jitter = if c.start_jitter.0 > 0 {
@@ -663,7 +758,7 @@ fn build_flow(
             }
             FlowKind::Udp(p, _) => App::Udp(p.build(path, start, stop)?),
         };
-        copies.push(Flow {
+        flows.push(Flow {
             name,
             kind: c.kind.clone(),
             src,
@@ -702,7 +797,7 @@ fn build_flow(
         }),
         FlowKind::Udp(..) => None,
     };
-    Ok((copies, res, shape))
+    Ok((res, shape))
 }
 
 /// Resolves `[pcap]` link names to ports and file names (node names restricted to

@@ -550,7 +550,8 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         });
         ports.push(Port {
             queue: Queue::new(disc, Rng::stream2(config.seed, "qdisc:", &name), window),
-            loss_rng: Rng::stream2(config.seed, "loss:", &name),
+            loss_rng: (pp.loss > 0.0)
+                .then(|| Box::new(Rng::stream2(config.seed, "loss:", &name))),
             name,
             from: pp.from,
             to: pp.to,

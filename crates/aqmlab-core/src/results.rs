@@ -287,6 +287,13 @@ impl Table {
         for (_, c) in &mut self.columns {
             c.reserve(additional);
         }
+        // Column 0 is the label column; in a table keyed by unique names (the tables that
+        // know their size) each row brings a new category.
+        if let Some((_, Column::Str(l))) = self.columns.first_mut() {
+            if l.categories.len() == l.codes.len() {
+                l.categories.reserve_exact(additional);
+            }
+        }
     }
     /// Row `i` as a JSON object of column name → value (what [`row_to_json`] gives for a row
     /// that had every column).
@@ -360,26 +367,35 @@ impl Table {
                 k
             })
             .collect();
+        // Each row is made in one buffer and written at once; numbers go through serde_json's
+        // own formatter (what its serializer calls for a finite f64 and for a u64).
+        use serde_json::ser::{CompactFormatter, Formatter};
+        let mut row: Vec<u8> = Vec::with_capacity(1024);
         w.write_all(b"{")?;
         for (k, &(label, i)) in order.iter().enumerate() {
+            row.clear();
             if k > 0 {
-                w.write_all(b",")?;
+                row.push(b',');
             }
-            serde_json::to_writer(&mut *w, label)?;
-            w.write_all(b":{")?;
+            serde_json::to_writer(&mut row, label)?;
+            row.extend_from_slice(b":{");
             for (j, ((_, col), key)) in cols.iter().zip(&keys).enumerate() {
                 if j > 0 {
-                    w.write_all(b",")?;
+                    row.push(b',');
                 }
-                w.write_all(key)?;
+                row.extend_from_slice(key);
                 // serde_json writes a non-finite f64 as null, as `Value::to_json` makes it.
                 match col {
-                    Column::F64(v) => serde_json::to_writer(&mut *w, &v[i])?,
-                    Column::U64(v) => serde_json::to_writer(&mut *w, &v[i])?,
-                    Column::Str(l) => serde_json::to_writer(&mut *w, l.get(i))?,
+                    Column::F64(v) if v[i].is_finite() => {
+                        CompactFormatter.write_f64(&mut row, v[i])?
+                    }
+                    Column::F64(_) => row.extend_from_slice(b"null"),
+                    Column::U64(v) => CompactFormatter.write_u64(&mut row, v[i])?,
+                    Column::Str(l) => serde_json::to_writer(&mut row, l.get(i))?,
                 }
             }
-            w.write_all(b"}")?;
+            row.push(b'}');
+            w.write_all(&row)?;
         }
         w.write_all(b"}")
     }
@@ -549,6 +565,7 @@ pub struct Cells<'a> {
 
 impl Cells<'_> {
     /// Fills the next cell.
+    #[inline]
     pub fn put(&mut self, v: impl Cell) {
         let first_new = self.j == 0 && self.first_is_new;
         v.put(&mut self.table.columns[self.j].1, first_new);
@@ -574,6 +591,7 @@ pub trait Cell {
 }
 
 impl Cell for f64 {
+    #[inline]
     fn put(self, col: &mut Column, _: bool) {
         match col {
             Column::F64(c) => c.push(self),
@@ -583,6 +601,7 @@ impl Cell for f64 {
 }
 
 impl Cell for u64 {
+    #[inline]
     fn put(self, col: &mut Column, _: bool) {
         match col {
             Column::U64(c) => c.push(self),

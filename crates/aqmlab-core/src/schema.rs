@@ -413,7 +413,64 @@ pub mod fluid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Column;
+    use crate::results::{Column, Table};
+
+    #[test]
+    fn rows_pushed_cell_by_cell_make_the_table_their_row_vectors_make() {
+        // Oracle: `Table::push_owned` of each struct's `into_row` (the path every table took
+        // before), compared through the derived-form Debug text and equality.
+        let link = |i: u64| LinkRow {
+            link: format!("s{i}->r1"),
+            rate_bps: 1000 * i,
+            delay_s: if i % 7 == 0 {
+                f64::NAN
+            } else {
+                i as f64 * 1e-3
+            },
+            utilization_frac: 0.5,
+            tx_pkts: i,
+            tx_bytes: 1000 * i,
+            throughput_bps: f64::INFINITY,
+            lost_pkts: 0,
+        };
+        let event = |i: u64| EventRow {
+            time_s: i as f64,
+            queue: ["r1->r2", "r2->r1"][i as usize % 2].into(),
+            event: if i % 3 == 0 { "drop" } else { "mark" }.into(),
+            detail: format!("d{}", i % 4),
+        };
+        let (mut a, mut b) = (Table::new(), Table::new());
+        let (mut c, mut d) = (Table::new(), Table::new());
+        for i in 0..40 {
+            link(i).push_into(&mut a, true);
+            b.push_owned(link(i).into_row(), true);
+            event(i).push_into(&mut c, false);
+            d.push_owned(event(i).into_row(), false);
+            if i == 0 {
+                a.reserve(39);
+                b.reserve(39);
+            }
+        }
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(c == d);
+        assert_eq!(format!("{c:?}"), format!("{d:?}"));
+        // A table whose columns are not exactly the struct's (one added by another row) takes
+        // the row vector's path: still the same table.
+        let extra: Vec<(&str, crate::results::Value)> =
+            vec![("link", crate::results::Value::Str("x".into()))];
+        a.push(&extra);
+        b.push(&extra);
+        let mut more = link(50).into_row();
+        more.push(("y_s", crate::results::Value::F64(1.0)));
+        a.push_owned(more.clone(), true);
+        b.push_owned(more, true);
+        for i in 60..65 {
+            link(i).push_into(&mut a, true);
+            b.push_owned(link(i).into_row(), true);
+        }
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(a.rows(), 40 + 1 + 1 + 5);
+    }
 
     /// The unit suffix a name must end with, per ARCHITECTURE.md's naming rule.
     fn suffix_ok(c: &ColumnSchema) -> bool {

@@ -1100,7 +1100,82 @@ fn check_recorded_qdiscs(recorded: &toml::Value, built: &toml::Value) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::{splice_port_lists, QdiscGroups, PORTS_MARKER};
+    use super::{numbered, splice_port_lists, NameIndex, QdiscGroups, Template, PORTS_MARKER};
+
+    #[test]
+    fn names_made_without_format_are_what_format_and_replace_make() {
+        // Oracles: `format!` for numbered names, `str::replace` for templates.
+        for n in [0usize, 1, 9, 10, 99, 100, 12345, usize::MAX] {
+            assert_eq!(numbered("s", n), format!("s{n}"));
+            assert_eq!(numbered("", n), n.to_string());
+        }
+        for t in [
+            "s{i}",
+            "{i}",
+            "x",
+            "",
+            "{i}{i}",
+            "a{i}b{i}c",
+            "{i}}",
+            "{{i}",
+            "{i",
+            "i}",
+        ] {
+            for k in ["1", "10000", ""] {
+                assert_eq!(Template::new(t).with(k), t.replace("{i}", k), "{t:?} {k:?}");
+            }
+            assert_eq!(Template::new(t).contains_i(), t.contains("{i}"));
+        }
+    }
+
+    #[test]
+    fn a_name_index_finds_each_name_at_its_position_and_nothing_else() {
+        // Positions by construction; names that share a prefix, a length, or are empty.
+        let names: Vec<String> = (0..5000)
+            .map(|i| match i % 3 {
+                0 => format!("s{i}"),
+                1 => format!("s{i}->r1"),
+                _ => "x".repeat(i % 40),
+            })
+            .filter(|n| !n.is_empty())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut index = NameIndex::default();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get(n, |j| names[j].as_str()), None);
+            index.push(n);
+            assert_eq!(index.get(n, |j| names[j].as_str()), Some(i));
+        }
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get(n, |j| names[j].as_str()), Some(i));
+        }
+        for missing in ["", "s", "s1->r", "x".repeat(41).as_str(), "d1"] {
+            assert_eq!(index.get(missing, |j| names[j].as_str()), None);
+        }
+    }
+
+    #[test]
+    fn repeated_node_and_flow_names_are_refused_naming_the_first_use() {
+        let graph = "[simulation]\nduration = \"1s\"\n[topology]\nkind = \"graph\"\n\
+                     nodes = [\"a\", \"b\", \"a\"]\n\
+                     links = [{ from = \"a\", to = \"b\", rate = \"1Mbps\", delay = \"1ms\" }]\n";
+        let e = super::build(graph, None).err().expect("a repeated node");
+        assert!(e.message.contains("node \"a\" is defined twice"), "{e}");
+        let flows = "[simulation]\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\npairs = 2\n\
+                     access = { rate = \"10Mbps\", delay = \"1ms\" }\n\
+                     bottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\n\
+                     [[flows]]\nkind = \"tcp\"\nfrom = \"s{i}\"\nto = \"d{i}\"\ncount = 2\nname = \"f{i}\"\n\
+                     [[flows]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\nname = \"f2\"\n";
+        let e = super::build(flows, None)
+            .err()
+            .expect("a repeated flow name");
+        assert!(
+            e.message
+                .contains("flow name \"f2\" is already used by flows[0]"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn port_lists_spliced_into_the_text_are_what_toml_prints_of_the_values() {

@@ -663,7 +663,10 @@ fn access_links(
     // One link written for every pair is shared, not copied per pair.
     let links = match v {
         None => match fallback {
-            Some(l) => vec![Arc::new(l.clone()); n as usize],
+            Some(l) => {
+                let shared = Arc::new(l.clone());
+                vec![shared; n as usize]
+            }
             None => {
                 return Err(ScenarioError::new(
                     path,
@@ -673,7 +676,8 @@ fn access_links(
         },
         Some(toml::Value::Table(_)) => {
             let l: LinkSpec = from_value(v.clone().unwrap(), path)?;
-            vec![Arc::new(resolve_link(l, path, warnings)?); n as usize]
+            let shared = Arc::new(resolve_link(l, path, warnings)?);
+            vec![shared; n as usize]
         }
         Some(toml::Value::Array(items)) => {
             if items.len() != n as usize {

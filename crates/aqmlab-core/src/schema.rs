@@ -422,7 +422,7 @@ mod tests {
         let link = |i: u64| LinkRow {
             link: format!("s{i}->r1"),
             rate_bps: 1000 * i,
-            delay_s: if i % 7 == 0 {
+            delay_s: if i.is_multiple_of(7) {
                 f64::NAN
             } else {
                 i as f64 * 1e-3
@@ -436,7 +436,7 @@ mod tests {
         let event = |i: u64| EventRow {
             time_s: i as f64,
             queue: ["r1->r2", "r2->r1"][i as usize % 2].into(),
-            event: if i % 3 == 0 { "drop" } else { "mark" }.into(),
+            event: if i.is_multiple_of(3) { "drop" } else { "mark" }.into(),
             detail: format!("d{}", i % 4),
         };
         let (mut a, mut b) = (Table::new(), Table::new());

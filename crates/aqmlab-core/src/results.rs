@@ -249,6 +249,9 @@ pub struct Table {
     /// (a static string never changes, so the same address needs no second comparison);
     /// (0, 0) for none. Filled by [`Table::push_owned`].
     known: Vec<(usize, usize)>,
+    /// Address of the declared column list ([`Table::fixed_start`]) the columns were last found
+    /// to be exactly; 0 for none. Cleared when a column is added.
+    fixed: usize,
 }
 
 /// As the derived form over (columns, rows), which the table once was: the `digest` example
@@ -283,6 +286,13 @@ impl Table {
     pub fn reserve(&mut self, additional: usize) {
         for (_, c) in &mut self.columns {
             c.reserve(additional);
+        }
+        // Column 0 is the label column; in a table keyed by unique names (the tables that
+        // know their size) each row brings a new category.
+        if let Some((_, Column::Str(l))) = self.columns.first_mut() {
+            if l.categories.len() == l.codes.len() {
+                l.categories.reserve_exact(additional);
+            }
         }
     }
     /// Row `i` as a JSON object of column name → value (what [`row_to_json`] gives for a row
@@ -357,26 +367,35 @@ impl Table {
                 k
             })
             .collect();
+        // Each row is made in one buffer and written at once; numbers go through serde_json's
+        // own formatter (what its serializer calls for a finite f64 and for a u64).
+        use serde_json::ser::{CompactFormatter, Formatter};
+        let mut row: Vec<u8> = Vec::with_capacity(1024);
         w.write_all(b"{")?;
         for (k, &(label, i)) in order.iter().enumerate() {
+            row.clear();
             if k > 0 {
-                w.write_all(b",")?;
+                row.push(b',');
             }
-            serde_json::to_writer(&mut *w, label)?;
-            w.write_all(b":{")?;
+            serde_json::to_writer(&mut row, label)?;
+            row.extend_from_slice(b":{");
             for (j, ((_, col), key)) in cols.iter().zip(&keys).enumerate() {
                 if j > 0 {
-                    w.write_all(b",")?;
+                    row.push(b',');
                 }
-                w.write_all(key)?;
+                row.extend_from_slice(key);
                 // serde_json writes a non-finite f64 as null, as `Value::to_json` makes it.
                 match col {
-                    Column::F64(v) => serde_json::to_writer(&mut *w, &v[i])?,
-                    Column::U64(v) => serde_json::to_writer(&mut *w, &v[i])?,
-                    Column::Str(l) => serde_json::to_writer(&mut *w, l.get(i))?,
+                    Column::F64(v) if v[i].is_finite() => {
+                        CompactFormatter.write_f64(&mut row, v[i])?
+                    }
+                    Column::F64(_) => row.extend_from_slice(b"null"),
+                    Column::U64(v) => CompactFormatter.write_u64(&mut row, v[i])?,
+                    Column::Str(l) => serde_json::to_writer(&mut row, l.get(i))?,
                 }
             }
-            w.write_all(b"}")?;
+            row.push(b'}');
+            w.write_all(&row)?;
         }
         w.write_all(b"}")
     }
@@ -454,6 +473,60 @@ impl Table {
         }
     }
 
+    /// Starts a row of exactly the declared columns `cols` (name and type, in order: a
+    /// `schema.rs` row struct), to be filled cell by cell ([`Cells`]) without a [`Row`]:
+    /// true if the table is empty (the columns are made, as the first [`Table::push_owned`]
+    /// of such a row makes them) or has exactly those columns, each with every row; false
+    /// otherwise (the caller pushes a [`Row`] instead). The table is then the one
+    /// `push_owned` of the same row makes.
+    pub fn fixed_start(&mut self, cols: &'static [(&'static str, crate::schema::Type)]) -> bool {
+        use crate::schema::Type;
+        let key = cols.as_ptr() as usize;
+        if self.fixed == key && self.columns.len() == cols.len() {
+            return true;
+        }
+        if self.columns.is_empty() && self.rows == 0 {
+            self.columns = cols
+                .iter()
+                .map(|&(n, ty)| {
+                    let col = match ty {
+                        Type::F64 => Column::F64(Vec::new()),
+                        Type::U64 => Column::U64(Vec::new()),
+                        Type::Str => Column::Str(Labels::default()),
+                    };
+                    (n.to_string(), col)
+                })
+                .collect();
+        } else {
+            let same = self.columns.len() == cols.len()
+                && self.columns.iter().zip(cols).all(|((n, c), &(name, ty))| {
+                    n == name
+                        && c.len() == self.rows
+                        && matches!(
+                            (c, ty),
+                            (Column::F64(_), Type::F64)
+                                | (Column::U64(_), Type::U64)
+                                | (Column::Str(_), Type::Str)
+                        )
+                });
+            if !same {
+                return false;
+            }
+        }
+        self.fixed = key;
+        true
+    }
+
+    /// The cells of a row started by [`Table::fixed_start`], filled in column order; with
+    /// `first_is_new` as in [`Table::push_owned`].
+    pub fn cells(&mut self, first_is_new: bool) -> Cells<'_> {
+        Cells {
+            table: self,
+            j: 0,
+            first_is_new,
+        }
+    }
+
     /// The column of a row's `j`th value `name` (made and back-filled if new).
     fn column_for(&mut self, j: usize, name: &str, v: &Value) -> usize {
         // Rows usually list the columns in table order: try the same position first.
@@ -475,8 +548,75 @@ impl Table {
                     col.push_default();
                 }
                 self.columns.push((name.to_string(), col));
+                self.fixed = 0;
                 self.columns.len() - 1
             }
+        }
+    }
+}
+
+/// The cells of one row of declared columns, filled in order ([`Table::cells`]); the row is
+/// counted when it is dropped.
+pub struct Cells<'a> {
+    table: &'a mut Table,
+    j: usize,
+    first_is_new: bool,
+}
+
+impl Cells<'_> {
+    /// Fills the next cell.
+    #[inline]
+    pub fn put(&mut self, v: impl Cell) {
+        let first_new = self.j == 0 && self.first_is_new;
+        v.put(&mut self.table.columns[self.j].1, first_new);
+        self.j += 1;
+    }
+}
+
+impl Drop for Cells<'_> {
+    fn drop(&mut self) {
+        if self.j == self.table.columns.len() {
+            self.table.rows += 1;
+        } else {
+            // a row that filled only some columns (the generated rows fill every one)
+            self.table.end_row();
+        }
+    }
+}
+
+/// A value a [`Cells`] row takes: pushed as [`Table::push_owned`] pushes its [`Value`].
+pub trait Cell {
+    /// Appends the value to its column (`first_new`: a label known to be new).
+    fn put(self, col: &mut Column, first_new: bool);
+}
+
+impl Cell for f64 {
+    #[inline]
+    fn put(self, col: &mut Column, _: bool) {
+        match col {
+            Column::F64(c) => c.push(self),
+            other => other.push_default(),
+        }
+    }
+}
+
+impl Cell for u64 {
+    #[inline]
+    fn put(self, col: &mut Column, _: bool) {
+        match col {
+            Column::U64(c) => c.push(self),
+            Column::F64(c) => c.push(self as f64),
+            other => other.push_default(),
+        }
+    }
+}
+
+impl Cell for String {
+    fn put(self, col: &mut Column, first_new: bool) {
+        match col {
+            Column::Str(c) if first_new => c.push_new(self),
+            Column::Str(c) => c.push_owned(self),
+            other => other.push_default(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //! `aqmlab._core.schema()` for the CLI and the paper packs. Names carry their unit as a
 //! suffix (`_pkts`, `_bytes`, `_s`, `_bps`, `_frac`, `_per_s`); see docs/metrics.md.
 
-use crate::results::{Row, Value};
+use crate::results::{Row, Table, Value};
 
 /// A column's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +114,17 @@ macro_rules! schema {
                 /// The row as (declared name, value) pairs in declared order.
                 pub fn into_row(self) -> Row {
                     vec![ $( (stringify!($field), Value::$ty(self.$field)), )* ]
+                }
+
+                /// `t.push_owned(self.into_row(), first_is_new)`, column by column when the
+                /// table holds exactly this row's columns (no [`Row`] made).
+                pub fn push_into(self, t: &mut Table, first_is_new: bool) {
+                    const COLUMNS: &[(&str, Type)] = &[ $( (stringify!($field), Type::$ty), )* ];
+                    if !t.fixed_start(COLUMNS) {
+                        return t.push_owned(self.into_row(), first_is_new);
+                    }
+                    let mut cells = t.cells(first_is_new);
+                    $( cells.put(self.$field); )*
                 }
             }
         )*
@@ -341,7 +352,7 @@ schema! {
 /// flows' wire size; see docs/fluid.md.
 pub mod fluid {
     use super::{ColumnSchema, Placement, TableSchema, Type};
-    use crate::results::{Row, Value};
+    use crate::results::{Row, Table, Value};
 
     schema! {
         /// The bottleneck every sample interval.
@@ -402,7 +413,64 @@ pub mod fluid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Column;
+    use crate::results::{Column, Table};
+
+    #[test]
+    fn rows_pushed_cell_by_cell_make_the_table_their_row_vectors_make() {
+        // Oracle: `Table::push_owned` of each struct's `into_row` (the path every table took
+        // before), compared through the derived-form Debug text and equality.
+        let link = |i: u64| LinkRow {
+            link: format!("s{i}->r1"),
+            rate_bps: 1000 * i,
+            delay_s: if i.is_multiple_of(7) {
+                f64::NAN
+            } else {
+                i as f64 * 1e-3
+            },
+            utilization_frac: 0.5,
+            tx_pkts: i,
+            tx_bytes: 1000 * i,
+            throughput_bps: f64::INFINITY,
+            lost_pkts: 0,
+        };
+        let event = |i: u64| EventRow {
+            time_s: i as f64,
+            queue: ["r1->r2", "r2->r1"][i as usize % 2].into(),
+            event: if i.is_multiple_of(3) { "drop" } else { "mark" }.into(),
+            detail: format!("d{}", i % 4),
+        };
+        let (mut a, mut b) = (Table::new(), Table::new());
+        let (mut c, mut d) = (Table::new(), Table::new());
+        for i in 0..40 {
+            link(i).push_into(&mut a, true);
+            b.push_owned(link(i).into_row(), true);
+            event(i).push_into(&mut c, false);
+            d.push_owned(event(i).into_row(), false);
+            if i == 0 {
+                a.reserve(39);
+                b.reserve(39);
+            }
+        }
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert!(c == d);
+        assert_eq!(format!("{c:?}"), format!("{d:?}"));
+        // A table whose columns are not exactly the struct's (one added by another row) takes
+        // the row vector's path: still the same table.
+        let extra: Vec<(&str, crate::results::Value)> =
+            vec![("link", crate::results::Value::Str("x".into()))];
+        a.push(&extra);
+        b.push(&extra);
+        let mut more = link(50).into_row();
+        more.push(("y_s", crate::results::Value::F64(1.0)));
+        a.push_owned(more.clone(), true);
+        b.push_owned(more, true);
+        for i in 60..65 {
+            link(i).push_into(&mut a, true);
+            b.push_owned(link(i).into_row(), true);
+        }
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(a.rows(), 40 + 1 + 1 + 5);
+    }
 
     /// The unit suffix a name must end with, per ARCHITECTURE.md's naming rule.
     fn suffix_ok(c: &ColumnSchema) -> bool {

@@ -51,45 +51,223 @@ pub fn scenario_hash(resolved: &str) -> String {
         .collect()
 }
 
-/// A link direction before it becomes a port.
-struct PortPlan {
+/// A link direction before it becomes a port: its nodes and a reference to the resolved
+/// link (32 bytes, not a copy of the link's values: 40,004 of them in a 10,000-pair dumbbell).
+struct PortPlan<'a> {
     from: NodeId,
     to: NodeId,
-    rate_bps: u64,
-    rate_model: Option<crate::ratemodel::VbrModel>,
-    delay: SimTime,
-    qdisc: Arc<QdiscSpec>,
-    loss: f64,
+    link: &'a ResolvedLink,
+    qdisc: &'a Arc<QdiscSpec>,
+    /// The link's `from` → `to` side (its rate model and `loss`), else the reverse side.
+    forward: bool,
     monitor: bool,
+}
+
+impl PortPlan<'_> {
+    fn rate_bps(&self) -> u64 {
+        self.link.spec.rate.0
+    }
+    fn delay(&self) -> SimTime {
+        self.link.spec.delay.0
+    }
+    fn loss(&self) -> f64 {
+        if self.forward {
+            self.link.spec.loss
+        } else {
+            self.link.spec.reverse_loss
+        }
+    }
+    fn rate_model(&self) -> Option<&crate::ratemodel::VbrModel> {
+        self.link.rate_model.as_ref().filter(|_| self.forward)
+    }
+}
+
+/// A hasher for names (nodes, ports, flows) in the build's lookup maps: FxHash's
+/// multiply-rotate over 8-byte words, much cheaper than SipHash for short keys. The maps are
+/// only looked up, never iterated, so their order does not matter.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for w in &mut chunks {
+            let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+    }
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// A name's hash for [`NameIndex`]: [`NameHasher`] over its bytes, then SplitMix64's
+/// finalizer (the map places by the low bits and compares the high ones).
+fn name_hash(s: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = NameHasher(s.len() as u64);
+    h.write(s.as_bytes());
+    let mut x = h.finish();
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The map of [`NameIndex`]: its keys are hashes already.
+#[derive(Default)]
+struct PassHasher(u64);
+
+impl std::hash::Hasher for PassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+const NO_NAME: u32 = u32::MAX;
+
+/// Unique names (nodes, ports, flows) looked up by their position in the list that owns
+/// them: the index keeps no copy of a name, only a hash → newest position map and, per
+/// position, the previous one with the same hash.
+#[derive(Default)]
+struct NameIndex {
+    heads: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<PassHasher>>,
+    chain: Vec<u32>,
+}
+
+impl NameIndex {
+    fn with_capacity(n: usize) -> Self {
+        NameIndex {
+            heads: std::collections::HashMap::with_capacity_and_hasher(n, Default::default()),
+            chain: Vec::with_capacity(n),
+        }
+    }
+
+    /// The position of `name`, where `at(i)` is the name at position `i`.
+    fn get<'a>(&self, name: &str, at: impl Fn(usize) -> &'a str) -> Option<usize> {
+        let mut c = self.heads.get(&name_hash(name)).copied().unwrap_or(NO_NAME);
+        while c != NO_NAME {
+            if at(c as usize) == name {
+                return Some(c as usize);
+            }
+            c = self.chain[c as usize];
+        }
+        None
+    }
+
+    /// Indexes `name` at the next position (the owner appends it there).
+    fn push(&mut self, name: &str) {
+        let id = self.chain.len() as u32;
+        let prev = self.heads.insert(name_hash(name), id).unwrap_or(NO_NAME);
+        self.chain.push(prev);
+    }
+}
+
+/// `prefix` followed by `n` in decimal (what `format!("{prefix}{n}")` gives).
+fn numbered(prefix: &str, n: usize) -> String {
+    let mut digits = [0u8; 20];
+    let (mut k, mut v) = (digits.len(), n);
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let mut s = String::with_capacity(prefix.len() + digits.len() - k);
+    s.push_str(prefix);
+    s.push_str(std::str::from_utf8(&digits[k..]).expect("ASCII digits"));
+    s
+}
+
+/// A name template with `{i}` in it, split once so each copy's name is a join, not a search
+/// (`str::replace` of every `{i}`, left to right, is the same join).
+struct Template<'a> {
+    parts: Vec<&'a str>,
+}
+
+impl<'a> Template<'a> {
+    fn new(s: &'a str) -> Self {
+        Template {
+            parts: s.split("{i}").collect(),
+        }
+    }
+    fn contains_i(&self) -> bool {
+        self.parts.len() > 1
+    }
+    /// The template with every `{i}` replaced by `k`.
+    fn with(&self, k: &str) -> String {
+        let len =
+            self.parts.iter().map(|p| p.len()).sum::<usize>() + k.len() * (self.parts.len() - 1);
+        let mut s = String::with_capacity(len);
+        for (j, p) in self.parts.iter().enumerate() {
+            if j > 0 {
+                s.push_str(k);
+            }
+            s.push_str(p);
+        }
+        s
+    }
 }
 
 /// Nodes and port plans collected from the topology.
 #[derive(Default)]
-struct Plan {
+struct Plan<'a> {
     names: Vec<String>,
-    index: std::collections::HashMap<String, NodeId>,
-    ports: Vec<PortPlan>,
+    index: NameIndex,
+    ports: Vec<PortPlan<'a>>,
 }
 
-impl Plan {
-    fn add_node(&mut self, name: &str, path: &str) -> Result<NodeId, ScenarioError> {
+impl<'a> Plan<'a> {
+    /// Room for `nodes` nodes and `ports` ports.
+    fn with_capacity(nodes: usize, ports: usize) -> Self {
+        Plan {
+            names: Vec::with_capacity(nodes),
+            index: NameIndex::with_capacity(nodes),
+            ports: Vec::with_capacity(ports),
+        }
+    }
+
+    fn add_node(&mut self, name: String, path: &str) -> Result<NodeId, ScenarioError> {
         if name.is_empty() {
             return Err(ScenarioError::new(path, "node names must not be empty"));
         }
-        if self.index.contains_key(name) {
+        if self.find(&name).is_some() {
             return Err(ScenarioError::new(
                 path,
                 format!("node {name:?} is defined twice"),
             ));
         }
         let id = self.names.len() as NodeId;
-        self.names.push(name.to_string());
-        self.index.insert(name.to_string(), id);
+        self.index.push(&name);
+        self.names.push(name);
         Ok(id)
     }
 
+    /// The node called `name`, if any.
+    fn find(&self, name: &str) -> Option<NodeId> {
+        self.index
+            .get(name, |i| self.names[i].as_str())
+            .map(|i| i as NodeId)
+    }
+
     fn node(&self, name: &str, path: &str) -> Result<NodeId, ScenarioError> {
-        self.index.get(name).copied().ok_or_else(|| {
+        self.find(name).ok_or_else(|| {
             let known: Vec<&str> = self.names.iter().take(8).map(String::as_str).collect();
             let more = if self.names.len() > 8 { ", ..." } else { "" };
             ScenarioError::new(
@@ -102,19 +280,20 @@ impl Plan {
         })
     }
 
-    /// Adds both directions of a link between `a` and `b`.
+    /// Adds both directions of a link between `a` and `b`; `path` makes the field path of an
+    /// error.
     fn add_link(
         &mut self,
         a: NodeId,
         b: NodeId,
-        l: &ResolvedLink,
-        default_qdisc: &Arc<QdiscSpec>,
+        l: &'a ResolvedLink,
+        default_qdisc: &'a Arc<QdiscSpec>,
         default_monitor: bool,
-        path: &str,
+        path: impl FnOnce() -> String,
     ) -> Result<(), ScenarioError> {
         if a == b {
             return Err(ScenarioError::new(
-                path,
+                path(),
                 format!(
                     "a link from node {:?} to itself is not allowed",
                     self.names[a as usize]
@@ -123,18 +302,13 @@ impl Plan {
         }
         let s = &l.spec;
         let monitor = s.monitor.unwrap_or(default_monitor);
-        for (from, to, q, loss, model) in [
-            (a, b, &l.qdisc, s.loss, l.rate_model.clone()),
-            (b, a, &l.reverse_qdisc, s.reverse_loss, None),
-        ] {
+        for (from, to, q, forward) in [(a, b, &l.qdisc, true), (b, a, &l.reverse_qdisc, false)] {
             self.ports.push(PortPlan {
                 from,
                 to,
-                rate_bps: s.rate.0,
-                rate_model: model,
-                delay: s.delay.0,
-                qdisc: q.as_ref().unwrap_or(default_qdisc).clone(),
-                loss,
+                link: l,
+                qdisc: q.as_ref().unwrap_or(default_qdisc),
+                forward,
                 monitor,
             });
         }
@@ -191,7 +365,16 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         .map(|p| p.memory / limits::FLOW_BYTES)
         .sum();
 
-    let mut plan = Plan::default();
+    // Room for every node and port at once (no doubling, no copies).
+    let (n_nodes, n_ports) = match &r.topology {
+        Topology::Dumbbell { left, right, .. } => (
+            2 + left.len() + right.len(),
+            2 * (1 + left.len() + right.len()),
+        ),
+        Topology::Graph { spec, links } => (spec.nodes.len(), 2 * links.len()),
+        Topology::TransitStub { .. } => (0, 0),
+    };
+    let mut plan = Plan::with_capacity(n_nodes, n_ports);
     let dq = &r.default_qdisc;
     let mut topo_resolved = match &r.topology {
         Topology::Dumbbell {
@@ -200,22 +383,26 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             left,
             right,
         } => {
-            let r1 = plan.add_node("r1", "topology")?;
-            let r2 = plan.add_node("r2", "topology")?;
-            plan.add_link(r1, r2, bottleneck, dq, true, "topology.bottleneck")?;
+            let r1 = plan.add_node("r1".into(), "topology")?;
+            let r2 = plan.add_node("r2".into(), "topology")?;
+            plan.add_link(r1, r2, bottleneck, dq, true, || {
+                "topology.bottleneck".into()
+            })?;
             for (i, l) in left.iter().enumerate() {
-                let s = plan.add_node(&format!("s{}", i + 1), "topology")?;
-                plan.add_link(s, r1, l, dq, false, &format!("topology.left_access[{i}]"))?;
+                let s = plan.add_node(numbered("s", i + 1), "topology")?;
+                plan.add_link(s, r1, l, dq, false, || format!("topology.left_access[{i}]"))?;
             }
             for (i, l) in right.iter().enumerate() {
-                let d = plan.add_node(&format!("d{}", i + 1), "topology")?;
-                plan.add_link(r2, d, l, dq, false, &format!("topology.right_access[{i}]"))?;
+                let d = plan.add_node(numbered("d", i + 1), "topology")?;
+                plan.add_link(r2, d, l, dq, false, || {
+                    format!("topology.right_access[{i}]")
+                })?;
             }
             to_table(spec)
         }
         Topology::Graph { spec, links } => {
             for (i, n) in spec.nodes.iter().enumerate() {
-                plan.add_node(n, &format!("topology.nodes[{i}]"))?;
+                plan.add_node(n.clone(), &format!("topology.nodes[{i}]"))?;
             }
             for l in links {
                 let path = &l.path;
@@ -233,7 +420,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
                 })?;
                 let a = plan.node(a, &join(path, "from"))?;
                 let b = plan.node(b, &join(path, "to"))?;
-                plan.add_link(a, b, l, dq, true, path)?;
+                plan.add_link(a, b, l, dq, true, || path.clone())?;
             }
             to_table(spec)
         }
@@ -241,8 +428,10 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             use crate::topogen::EdgeClass;
             let g = transit_stub_generator(spec)
                 .generate(&mut Rng::stream(spec.seed, "topology:transit_stub"));
+            plan.names.reserve(g.nodes.len());
+            plan.ports.reserve(2 * g.edges.len());
             for name in &g.nodes {
-                plan.add_node(name, "topology")?;
+                plan.add_node(name.clone(), "topology")?;
             }
             for &(a, b, class) in &g.edges {
                 let l = match class {
@@ -251,7 +440,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
                     EdgeClass::Stub => &links[2],
                 };
                 // transit-stub edges: the transit node (lower index) is `from`
-                plan.add_link(a as NodeId, b as NodeId, l, dq, false, &l.path)?;
+                plan.add_link(a as NodeId, b as NodeId, l, dq, false, || l.path.clone())?;
             }
             to_table(spec)
         }
@@ -302,7 +491,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     for pp in &plan.ports {
         tables_by_path
             .entry(pp.qdisc.path.as_str())
-            .or_insert((&pp.qdisc, 0))
+            .or_insert((pp.qdisc, 0))
             .1 += 1;
     }
     for (path, (q, n)) in tables_by_path {
@@ -331,32 +520,34 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
     let budget = limits::run_budget(&parts, &r.limits).map(|b| (b, r.limits.memory.0));
 
     // Ports with their disciplines.
-    let mut ports = Vec::with_capacity(plan.ports.len());
+    let mut ports: Vec<Port> = Vec::with_capacity(plan.ports.len());
     let mut resolved_qdiscs = QdiscGroups::default();
-    let mut port_names = std::collections::HashSet::with_capacity(plan.ports.len());
+    let mut port_names = NameIndex::with_capacity(plan.ports.len());
     for pp in &plan.ports {
-        let mut name = format!(
-            "{}->{}",
-            plan.names[pp.from as usize], plan.names[pp.to as usize]
-        );
+        let (a, b) = (&plan.names[pp.from as usize], &plan.names[pp.to as usize]);
+        let mut name = String::with_capacity(a.len() + 2 + b.len());
+        name.push_str(a);
+        name.push_str("->");
+        name.push_str(b);
         // parallel links between the same nodes: the second is "a->b#2", and so on
-        if port_names.contains(&name) {
+        let taken = |name: &str| port_names.get(name, |i| ports[i].name.as_str()).is_some();
+        if taken(&name) {
             let base = std::mem::take(&mut name);
             let mut k = 1;
             loop {
                 k += 1;
                 name = format!("{base}#{k}");
-                if !port_names.contains(&name) {
+                if !taken(&name) {
                     break;
                 }
             }
         }
-        port_names.insert(name.clone());
+        port_names.push(&name);
         let link = LinkInfo {
-            rate_bps: pp.rate_bps,
-            delay: pp.delay,
+            rate_bps: pp.rate_bps(),
+            delay: pp.delay(),
         };
-        let q = &pp.qdisc;
+        let q = pp.qdisc;
         let disc = q.params.build(&link, &q.path)?;
         if !resolved_qdiscs.add_same_spec(q, ports.len()) {
             let mut res = q.params.to_table();
@@ -365,7 +556,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             resolved_qdiscs.last_spec = Some(q.clone());
         }
         let window = config.warmup;
-        let rate_model = pp.rate_model.clone().map(|m| {
+        let rate_model = pp.rate_model().cloned().map(|m| {
             Box::new(crate::ratemodel::RateSchedule::new(
                 m,
                 Rng::stream2(config.seed, "rate:", &name),
@@ -373,14 +564,15 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         });
         ports.push(Port {
             queue: Queue::new(disc, Rng::stream2(config.seed, "qdisc:", &name), window),
-            loss_rng: Rng::stream2(config.seed, "loss:", &name),
+            loss_rng: (pp.loss() > 0.0)
+                .then(|| Box::new(Rng::stream2(config.seed, "loss:", &name))),
             name,
             from: pp.from,
             to: pp.to,
-            rate_bps: pp.rate_bps,
-            delay: pp.delay,
+            rate_bps: pp.rate_bps(),
+            delay: pp.delay(),
             rate_model,
-            loss: pp.loss,
+            loss: pp.loss(),
             monitor: pp.monitor,
             busy_in_window: 0,
             tx_pkts: 0,
@@ -409,24 +601,30 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
         .collect();
 
     // Flows.
-    let mut flows = Vec::new();
+    let mut flows: Vec<Flow> = Vec::new();
     let mut shapes = Vec::new();
     let mut resolved_flows = Vec::new();
-    let mut flow_names = std::collections::HashMap::new();
-    for entry in &r.flows {
+    // Each flow's name indexed (by position in `flows`), and the entry each flow came from.
+    let mut flow_names = NameIndex::default();
+    let mut flow_entry: Vec<usize> = Vec::new();
+    for (e, entry) in r.flows.iter().enumerate() {
         let path = &entry.path;
-        let (copies, res, shape) =
-            build_flow(entry, &plan, &mut routing, &pairs, &config, flows.len())?;
-        shapes.extend(std::iter::repeat_n(shape, copies.len()));
-        flows.reserve(copies.len());
-        for f in copies {
-            if let Some(prev) = flow_names.insert(f.name.clone(), path) {
+        let first = flows.len();
+        let (res, shape) = build_flow(entry, &plan, &mut routing, &pairs, &config, &mut flows)?;
+        shapes.extend(std::iter::repeat_n(shape, flows.len() - first));
+        for i in first..flows.len() {
+            let name = flows[i].name.as_str();
+            if let Some(prev) = flow_names.get(name, |j| flows[j].name.as_str()) {
                 return Err(ScenarioError::new(
                     join(path, "name"),
-                    format!("flow name {:?} is already used by {prev}", f.name),
+                    format!(
+                        "flow name {name:?} is already used by {}",
+                        r.flows[flow_entry[prev]].path
+                    ),
                 ));
             }
-            flows.push(f);
+            flow_names.push(name);
+            flow_entry.push(e);
         }
         resolved_flows.push(toml::Value::Table(res));
     }
@@ -511,23 +709,24 @@ fn build_flow(
     routing: &mut Routing,
     pairs: &[(NodeId, NodeId)],
     config: &SimConfig,
-    first_index: usize,
-) -> Result<(Vec<Flow>, toml::Table, Option<TcpShape>), ScenarioError> {
+    flows: &mut Vec<Flow>,
+) -> Result<(toml::Table, Option<TcpShape>), ScenarioError> {
     let c = &entry.common;
     let path = entry.path.as_str();
     let stop = c.stop.map(|s| s.0).unwrap_or(config.duration);
-    let mut copies = Vec::with_capacity(c.count as usize);
+    flows.reserve(c.count as usize);
     let labels = flow_labels(&entry.kind);
     // A node by name; the error's field path is made only when the name is unknown.
-    let node = |name: &str, field: &str| match plan.index.get(name) {
-        Some(&id) => Ok(id),
+    let node = |name: &str, field: &str| match plan.find(name) {
+        Some(id) => Ok(id),
         None => plan.node(name, &join(path, field)),
     };
+    let (from, to) = (Template::new(&c.from), Template::new(&c.to));
+    let name_template = c.name.as_deref().map(Template::new);
     for k in 1..=c.count {
-        let k_text = k.to_string();
-        let subst = |s: &str| s.replace("{i}", &k_text);
-        let src = node(&subst(&c.from), "from")?;
-        let dst = node(&subst(&c.to), "to")?;
+        let k_text = numbered("", k as usize);
+        let src = node(&from.with(&k_text), "from")?;
+        let dst = node(&to.with(&k_text), "to")?;
         if src == dst {
             return Err(ScenarioError::new(
                 join(path, "to"),
@@ -548,10 +747,10 @@ fn build_flow(
                 ));
             }
         }
-        let name = match &c.name {
-            Some(n) if n.contains("{i}") || c.count == 1 => subst(n),
-            Some(n) => format!("{n}_{k}"),
-            None => format!("f{}", first_index + copies.len() + 1),
+        let name = match (&c.name, &name_template) {
+            (Some(_), Some(t)) if t.contains_i() || c.count == 1 => t.with(&k_text),
+            (Some(n), _) => format!("{n}_{k}"),
+            (None, _) => numbered("f", flows.len() + 1),
         };
         let mut rng = Rng::stream2(config.seed, "flow:", &name);
         let jitter = if c.start_jitter.0 > 0 {
@@ -574,7 +773,7 @@ fn build_flow(
             }
             FlowKind::Udp(p, _) => App::Udp(p.build(path, start, stop)?),
         };
-        copies.push(Flow {
+        flows.push(Flow {
             name,
             kind: c.kind.clone(),
             src,
@@ -613,7 +812,7 @@ fn build_flow(
         }),
         FlowKind::Udp(..) => None,
     };
-    Ok((copies, res, shape))
+    Ok((res, shape))
 }
 
 /// Resolves `[pcap]` link names to ports and file names (node names restricted to
@@ -901,7 +1100,82 @@ fn check_recorded_qdiscs(recorded: &toml::Value, built: &toml::Value) -> Result<
 
 #[cfg(test)]
 mod tests {
-    use super::{splice_port_lists, QdiscGroups, PORTS_MARKER};
+    use super::{numbered, splice_port_lists, NameIndex, QdiscGroups, Template, PORTS_MARKER};
+
+    #[test]
+    fn names_made_without_format_are_what_format_and_replace_make() {
+        // Oracles: `format!` for numbered names, `str::replace` for templates.
+        for n in [0usize, 1, 9, 10, 99, 100, 12345, usize::MAX] {
+            assert_eq!(numbered("s", n), format!("s{n}"));
+            assert_eq!(numbered("", n), n.to_string());
+        }
+        for t in [
+            "s{i}",
+            "{i}",
+            "x",
+            "",
+            "{i}{i}",
+            "a{i}b{i}c",
+            "{i}}",
+            "{{i}",
+            "{i",
+            "i}",
+        ] {
+            for k in ["1", "10000", ""] {
+                assert_eq!(Template::new(t).with(k), t.replace("{i}", k), "{t:?} {k:?}");
+            }
+            assert_eq!(Template::new(t).contains_i(), t.contains("{i}"));
+        }
+    }
+
+    #[test]
+    fn a_name_index_finds_each_name_at_its_position_and_nothing_else() {
+        // Positions by construction; names that share a prefix, a length, or are empty.
+        let names: Vec<String> = (0..5000)
+            .map(|i| match i % 3 {
+                0 => format!("s{i}"),
+                1 => format!("s{i}->r1"),
+                _ => "x".repeat(i % 40),
+            })
+            .filter(|n| !n.is_empty())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut index = NameIndex::default();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get(n, |j| names[j].as_str()), None);
+            index.push(n);
+            assert_eq!(index.get(n, |j| names[j].as_str()), Some(i));
+        }
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get(n, |j| names[j].as_str()), Some(i));
+        }
+        for missing in ["", "s", "s1->r", "x".repeat(41).as_str(), "d1"] {
+            assert_eq!(index.get(missing, |j| names[j].as_str()), None);
+        }
+    }
+
+    #[test]
+    fn repeated_node_and_flow_names_are_refused_naming_the_first_use() {
+        let graph = "[simulation]\nduration = \"1s\"\n[topology]\nkind = \"graph\"\n\
+                     nodes = [\"a\", \"b\", \"a\"]\n\
+                     links = [{ from = \"a\", to = \"b\", rate = \"1Mbps\", delay = \"1ms\" }]\n";
+        let e = super::build(graph, None).err().expect("a repeated node");
+        assert!(e.message.contains("node \"a\" is defined twice"), "{e}");
+        let flows = "[simulation]\nduration = \"1s\"\n[topology]\nkind = \"dumbbell\"\npairs = 2\n\
+                     access = { rate = \"10Mbps\", delay = \"1ms\" }\n\
+                     bottleneck = { rate = \"1Mbps\", delay = \"1ms\" }\n\
+                     [[flows]]\nkind = \"tcp\"\nfrom = \"s{i}\"\nto = \"d{i}\"\ncount = 2\nname = \"f{i}\"\n\
+                     [[flows]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\nname = \"f2\"\n";
+        let e = super::build(flows, None)
+            .err()
+            .expect("a repeated flow name");
+        assert!(
+            e.message
+                .contains("flow name \"f2\" is already used by flows[0]"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn port_lists_spliced_into_the_text_are_what_toml_prints_of_the_values() {
@@ -1007,8 +1281,9 @@ mod tests {
     #[test]
     fn memory_estimates_are_within_one_and_a_half_times_the_measured_peak() {
         // Peak RSS of the core runner on `bench/scale.py`'s cases (`/usr/bin/time -f %M
-        // target/release/examples/run FILE`; session 5, after the summary was written from
-        // the tables: medians of 3 runs, the 1-ms run of 7; docs/performance.md, "Scale"). The estimate depends on the counts of nodes,
+        // target/release/examples/run FILE`; session 6, after the set-up's and the tables'
+        // allocations were cut: medians of 2 runs, the 1-ms run of 11; docs/performance.md,
+        // "Scale"). The estimate depends on the counts of nodes,
         // links, flows and samples only, so the transit-stub graph's 300 flows may be placed
         // differently from the bench's.
         let ts_flows: String = (1..=300)
@@ -1030,10 +1305,10 @@ mod tests {
              stub_link = {{ rate = \"10Mbps\", delay = \"1ms\" }}\n{ts_flows}"
         );
         let cases = [
-            (scale_dumbbell(1000, "30s"), 23.2e6),
-            (scale_dumbbell(10000, "1ms"), 89.5e6),
-            (scale_dumbbell(10000, "30s"), 157.2e6),
-            (ts10k, 71.5e6),
+            (scale_dumbbell(1000, "30s"), 22.9e6),
+            (scale_dumbbell(10000, "1ms"), 88.0e6),
+            (scale_dumbbell(10000, "30s"), 151.2e6),
+            (ts10k, 66.5e6),
         ];
         for (i, (text, measured)) in cases.iter().enumerate() {
             assert!(

@@ -65,9 +65,9 @@ pub enum Topology {
         /// The r1 — r2 link.
         bottleneck: ResolvedLink,
         /// Sender-side access links, one per pair.
-        left: Vec<ResolvedLink>,
+        left: Vec<Arc<ResolvedLink>>,
         /// Receiver-side access links, one per pair.
-        right: Vec<ResolvedLink>,
+        right: Vec<Arc<ResolvedLink>>,
     },
     /// Explicit nodes and links (also a graph file's).
     Graph {
@@ -659,10 +659,14 @@ fn access_links(
     n: u32,
     path: &str,
     warnings: &mut Vec<Warning>,
-) -> Result<Vec<ResolvedLink>, ScenarioError> {
+) -> Result<Vec<Arc<ResolvedLink>>, ScenarioError> {
+    // One link written for every pair is shared, not copied per pair.
     let links = match v {
         None => match fallback {
-            Some(l) => vec![l.clone(); n as usize],
+            Some(l) => {
+                let shared = Arc::new(l.clone());
+                vec![shared; n as usize]
+            }
             None => {
                 return Err(ScenarioError::new(
                     path,
@@ -672,7 +676,8 @@ fn access_links(
         },
         Some(toml::Value::Table(_)) => {
             let l: LinkSpec = from_value(v.clone().unwrap(), path)?;
-            vec![resolve_link(l, path, warnings)?; n as usize]
+            let shared = Arc::new(resolve_link(l, path, warnings)?);
+            vec![shared; n as usize]
         }
         Some(toml::Value::Array(items)) => {
             if items.len() != n as usize {
@@ -685,7 +690,7 @@ fn access_links(
             for (i, it) in items.iter().enumerate() {
                 let p = format!("{path}[{i}]");
                 let l: LinkSpec = from_value(it.clone(), &p)?;
-                out.push(resolve_link(l, &p, warnings)?);
+                out.push(Arc::new(resolve_link(l, &p, warnings)?));
             }
             out
         }

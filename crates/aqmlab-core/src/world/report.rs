@@ -90,7 +90,7 @@ impl World {
                 ipdv_mean_s: ratio(jsum, jn),
             };
             // The row is given away: its name moves into the table (the table `push` makes).
-            self.flow_series.push_owned(row.into_row(), false);
+            row.push_into(&mut self.flow_series, false);
         }
         let next = now + self.config.sample_interval;
         if next <= self.config.duration {
@@ -102,7 +102,7 @@ impl World {
         to_secs(self.config.duration - self.config.warmup)
     }
 
-    fn queue_row(&mut self, i: usize) -> Row {
+    fn queue_row(&mut self, i: usize) -> QueueRow {
         let w = self.window_secs();
         let end = self.config.duration;
         let port = &mut self.ports[i];
@@ -140,7 +140,6 @@ impl World {
                 sojourn_p95_s: s.sojourn.quantile(0.95) / 1e9,
                 sojourn_p99_s: s.sojourn.quantile(0.99) / 1e9,
             }
-            .into_row()
         })
     }
 
@@ -210,7 +209,7 @@ impl World {
         }
     }
 
-    fn link_row(&self, i: usize) -> Row {
+    fn link_row(&self, i: usize) -> LinkRow {
         let w = self.config.duration - self.config.warmup;
         let p = &self.ports[i];
         LinkRow {
@@ -223,10 +222,9 @@ impl World {
             throughput_bps: p.tx_bytes as f64 * 8.0 / self.window_secs(),
             lost_pkts: p.lost_pkts,
         }
-        .into_row()
     }
 
-    fn flow_row(&self, i: usize, in_flight: u64) -> Row {
+    fn flow_row(&self, i: usize, in_flight: u64) -> FlowRow {
         let w = self.window_secs();
         let f = &self.flows[i];
         let c = f.stats.window();
@@ -275,7 +273,6 @@ impl World {
             profile: f.labels.profile.clone(),
             base_rtt_s: self.base_rtt(f.src, f.dst),
         }
-        .into_row()
     }
 
     /// The run's results: the tables and the summary, from the counters at the end.
@@ -325,8 +322,8 @@ impl World {
             if port.monitor {
                 rows.ports.push(i);
             }
-            queues.push_owned(qrow, true);
-            links.push_owned(lrow, true);
+            qrow.push_into(&mut queues, true);
+            lrow.push_into(&mut links, true);
             if i == 0 {
                 // Columns exist now: room for every row at once (no doubling, no copies).
                 queues.reserve(n_ports - 1);
@@ -343,7 +340,7 @@ impl World {
             goodput_total += f.stats.window().goodput_bytes as f64 * 8.0 / self.window_secs();
             delay_sum += f.stats.delay.mean() * f.stats.delay.count() as f64;
             delay_n += f.stats.delay.count();
-            flows.push_owned(row, true);
+            row.push_into(&mut flows, true);
             if i == 0 {
                 flows.reserve(in_flight.len() - 1);
             }

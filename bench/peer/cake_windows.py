@@ -7,6 +7,8 @@ the runs' data starts, plus each run's per-flow cwnds from its 1-s `ss` samples.
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6
     python bench/peer/cake_windows.py diag-cake-be-reno5-20M-40ms-spread --runs 1,2,3 --seeds 1,2,3
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --seeds 1,2,3,4,5,6 --until 120 --no-linux
+    python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --bursts
+    python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --seeds 1,2,3,4,5,6 --no-linux --flow 'pacing = { mode = "linux" }'
 
 A window whose flows lock step shows Jain's index ≥ 0.99999 (five Reno flows with equal cwnds).
 Standard library only; aqmlab runs in a child interpreter as in run.py.
@@ -46,6 +48,50 @@ def cwnds(files: dict[str, bytes], at: list[int]) -> dict[int, list[int]]:
     return {k: [v[p] for p in sorted(v)] for k, v in out.items()}
 
 
+def tc_samples(files: dict[str, bytes]) -> list[tuple[float, int, int]]:
+    """(time since t0, cumulative drops, backlog packets) of each 100-ms `tc -s` sample."""
+    t0 = float(files["t0"].decode().split()[0])
+    ts = [float(x) - t0 for x in files["tc_t.txt"].decode().split()]
+    out = []
+    for t, b in zip(ts, files["tc.txt"].decode(errors="replace").split("qdisc cake")[1:]):
+        d, p = re.search(r"\(dropped (\d+)", b), re.search(r"backlog \S+ (\d+)p", b)
+        out.append((t, int(d.group(1)), int(p.group(1))))
+    return out
+
+
+def bursts(tc: list[tuple[float, int, int]], a: float, b: float) -> str:
+    """Drops in [a, b) grouped into bursts (consecutive 100-ms samples with drops), the count of
+    bursts of exactly five drops (one per flow in a lock-step), and the share of samples that
+    find the queue empty."""
+    sizes, cur, empty, n = [], 0, 0, 0
+    for (_, d0, _), (t, d1, p) in zip(tc, tc[1:]):
+        if not a <= t < b:
+            continue
+        n += 1
+        empty += p == 0
+        if d1 > d0:
+            cur += d1 - d0
+        elif cur:
+            sizes.append(cur)
+            cur = 0
+    return f"{sum(sizes)} drops, {sum(s == 5 for s in sizes)}/{len(sizes)} bursts of 5, empty {empty / max(n, 1):.2f}"
+
+
+def ssthreshes(files: dict[str, bytes], a: float, b: float) -> str:
+    """The data connections' ssthresh values (segments) over the 1-s `ss` samples in [a, b)."""
+    t0 = float(files["t0"].decode().split()[0])
+    seen: dict[int, int] = {}
+    t = None
+    for line in files["ss.txt"].decode(errors="replace").splitlines():
+        if line.startswith("@"):
+            t = float(line[1:]) - t0
+        elif t is not None and a <= t < b and " reno " in f" {line.strip()} ":
+            m, d = re.search(r" ssthresh:(\d+)", line), re.search(r"data_segs_out:(\d+)", line)
+            if m and d and int(d.group(1)) > 50:
+                seen[int(m.group(1))] = seen.get(int(m.group(1)), 0) + 1
+    return "ssthresh " + ",".join(f"{k}x{v}" for k, v in sorted(seen.items()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("case")
@@ -54,11 +100,17 @@ def main() -> int:
     ap.add_argument("--width", type=float, default=10.0, help="window length, s")
     ap.add_argument("--until", type=float, default=None, help="aqmlab: simulate to this time (default the case's)")
     ap.add_argument("--no-linux", action="store_true", help="aqmlab rows only")
+    ap.add_argument("--bursts", action="store_true",
+                    help="Linux runs: per window the drop bursts (tc -s samples), queue-empty share, ssthresh values")
+    ap.add_argument("--flow", action="append", default=[],
+                    help="aqmlab: 'key = value' for every TCP flow (as cake_diag.py --flow)")
     args = ap.parse_args()
     by_name = {c.name: c for c in lp.CASES}
     if args.case not in by_name:
         ap.error(f"unknown case {args.case!r}")
     case = by_name[args.case]
+    if args.flow:
+        case = replace(case, aqmlab_flow_keys=case.aqmlab_flow_keys + tuple(args.flow))
     runs = [int(x) for x in args.runs.split(",")]
     lin = []
     for r in runs:
@@ -88,6 +140,10 @@ def main() -> int:
             row = [cell(lp.decode(replace(case, warmup=a, duration=b), files, res["run"]))
                    for a, b in windows(case.duration)]
             print(f"linux run {res['run']} starts {res.get('data_starts_s')}: " + " | ".join(row))
+            if args.bursts:
+                tc = tc_samples(files)
+                print("   " + " | ".join(f"{bursts(tc, a, b)}; {ssthreshes(files, a, b)}"
+                                        for a, b in windows(case.duration)))
             cw = cwnds(files, list(range(int(case.warmup), int(case.duration) + 1, 3)))
             print("   cwnd " + "; ".join(f"{t}s {','.join(map(str, v))}" for t, v in sorted(cw.items())))
     for s in [int(x) for x in args.seeds.split(",") if x]:

@@ -64,6 +64,9 @@ pub struct TcpSink {
     last_ce: bool,
     delayed: bool,
     timestamps: bool,
+    /// SACK on (`sack` is Some): read by every ACK's [`TcpSink::sack_for`] without touching
+    /// the SACK state's cache lines.
+    sack_on: bool,
     /// The in-order segment whose ACK is being delayed: (its timestamp, its RETX flag).
     held: Option<(SimTime, u8)>,
     /// `ooo[i]`: segment `rcv_nxt + i` has arrived (empty, or false at 0 and true at the end).
@@ -100,6 +103,7 @@ impl TcpSink {
             held: None,
             timer: Timer::default(),
             sack: cfg.sack.then(SackReceiver::default),
+            sack_on: cfg.sack,
             max_blocks: cfg.max_sack_blocks,
             acks_sent: 0,
             sack_log: VecDeque::new(),
@@ -127,7 +131,7 @@ impl TcpSink {
                 0
             };
         let mut seq = 0;
-        if self.sack.is_some() {
+        if self.sack_on {
             self.acks_sent += 1;
             seq = self.acks_sent;
             self.sack_log.push_back((seq, blocks));
@@ -158,7 +162,9 @@ impl TcpSink {
     /// The SACK blocks of ACK number `id` as it reaches the sender (None with SACK off or
     /// for an ACK the log no longer holds). Entries of older ACKs (lost ones) are dropped.
     pub fn sack_for(&mut self, id: u64) -> Option<SackBlocks> {
-        self.sack.as_ref()?;
+        if !self.sack_on {
+            return None;
+        }
         while let Some(&(k, b)) = self.sack_log.front() {
             if k > id {
                 return None; // reordered: already forgotten
@@ -251,10 +257,12 @@ impl TcpSink {
             self.ts_recent = ts;
         }
         let (rcv_nxt, max) = (self.rcv_nxt, self.max_blocks);
-        let blocks = match self.sack.as_mut() {
-            Some(r) => r.on_segment(seq, rcv_nxt, max),
-            None => SackBlocks::default(),
-        };
+        let mut blocks = SackBlocks::default();
+        if self.sack_on {
+            if let Some(r) = self.sack.as_mut() {
+                blocks = r.on_segment(seq, rcv_nxt, max);
+            }
+        }
         let in_order_no_gap = seq == before && !had_gap;
         let quick = self.delayed && in_order_no_gap && self.quick_left > 0;
         if quick {
@@ -265,7 +273,7 @@ impl TcpSink {
         // `rcv_nxt` go at once, later ones wait (`compressed_ack_timer`) up to `compress`,
         // at most `tcp_comp_sack_nr` of them behind one ACK.
         if self.compress > 0
-            && self.sack.is_some()
+            && self.sack_on
             && !urgent
             && seq >= before
             && !self.ooo.is_empty()

@@ -65,6 +65,13 @@ pub struct Conn {
     /// The connection's settings, shared by the flows of one `[[flows]]` entry (read on
     /// every segment: one copy stays cached however many flows take turns).
     pub cfg: Arc<TcpConfig>,
+    /// The closed-loop application (None: bulk or one file); next to `cfg`, as a
+    /// delivery's payload size reads both.
+    pub app: Option<Box<AppState>>,
+    /// The pacer (None: pacing off).
+    pub pacer: Option<Box<Pacer>>,
+    /// Delivery-rate sampler (only for a congestion control that owns the window, BBR).
+    pub rate: Option<Box<RateSampler>>,
     /// Oldest unacknowledged segment.
     pub snd_una: u64,
     /// Next segment to send (below `snd_max` after a timeout: go-back-N).
@@ -89,12 +96,6 @@ pub struct Conn {
     pub last_rtt: Option<SimTime>,
     /// `snd_una` at the last timeout (a second timeout of the same segment holds ssthresh).
     pub timed_out_seq: Option<u64>,
-    /// The pacer (None: pacing off).
-    pub pacer: Option<Box<Pacer>>,
-    /// Delivery-rate sampler (only for a congestion control that owns the window, BBR).
-    pub rate: Option<Box<RateSampler>>,
-    /// The closed-loop application (None: bulk or one file).
-    pub app: Option<Box<AppState>>,
     /// Connection phase.
     pub phase: Phase,
     /// Cwnd-limited state (Linux `tcp_cwnd_validate`): the window was full in the current

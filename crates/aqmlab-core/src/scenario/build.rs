@@ -723,6 +723,11 @@ fn build_flow(
     };
     let (from, to) = (Template::new(&c.from), Template::new(&c.to));
     let name_template = c.name.as_deref().map(Template::new);
+    // One copy of a TCP entry's settings, shared by its flows.
+    let shared_tcp = match &entry.kind {
+        FlowKind::Tcp(cfg, _) => Some(std::sync::Arc::new((**cfg).clone())),
+        FlowKind::Udp(..) => None,
+    };
     for k in 1..=c.count {
         let k_text = numbered("", k as usize);
         let src = node(&from.with(&k_text), "from")?;
@@ -761,7 +766,10 @@ fn build_flow(
         let start = c.start.0.saturating_add(jitter).min(config.duration);
         let app = match &entry.kind {
             FlowKind::Tcp(cfg, _) => {
-                let mut flow = TcpFlow::new(cfg, start, stop);
+                let cfg = shared_tcp
+                    .clone()
+                    .unwrap_or_else(|| std::sync::Arc::new((**cfg).clone()));
+                let mut flow = TcpFlow::shared(cfg, start, stop);
                 // The congestion control's own stream (BBR's gain-cycle phase): a new name,
                 // so no other component's draws change.
                 crate::transport::cc::CongestionControl::seed(
@@ -771,7 +779,7 @@ fn build_flow(
                 flow.sender.seed_app(config.seed, &name);
                 App::Tcp(Box::new(flow))
             }
-            FlowKind::Udp(p, _) => App::Udp(p.build(path, start, stop)?),
+            FlowKind::Udp(p, _) => App::Udp(Box::new(p.build(path, start, stop)?)),
         };
         flows.push(Flow {
             name,

@@ -56,28 +56,33 @@ impl FlowCounters {
 }
 
 /// Everything measured about one flow.
+///
+/// What each delivery and each RTT sample updates comes first, in declaration order
+/// (`repr(C)`): the counters, the interval sums, the jitter state, the two histograms'
+/// headers; the window's starting counts (read when the window opens and at the end) last.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct FlowStats {
     /// Counts since time zero.
     pub total: FlowCounters,
-    at_window_start: FlowCounters,
-    /// One-way delays (ns) of data packets delivered in the window.
-    pub delay: LogHistogram,
+    /// Since the last time-series sample (whole run): sum of one-way delays (ns), deliveries,
+    /// sum of |D(i) − D(i−1)| (ns) and its number of terms.
+    pub interval: (f64, u64, f64, u64),
+    last_transit: Option<SimTime>,
     /// RFC 3550 interarrival jitter estimator J (ns), updated on every delivery.
     pub jitter_rfc3550: f64,
     /// Sum of |D(i) − D(i−1)| over deliveries in the window (ns), and how many terms.
     pub ipdv_sum: f64,
     /// Number of terms in `ipdv_sum`.
     pub ipdv_n: u64,
-    last_transit: Option<SimTime>,
     in_window: bool,
-    /// Goodput bytes at the last time-series sample (for per-interval throughput).
-    pub goodput_at_last_sample: u64,
+    /// One-way delays (ns) of data packets delivered in the window.
+    pub delay: LogHistogram,
     /// TCP round-trip-time samples (ns) taken in the window.
     pub rtt: LogHistogram,
-    /// Since the last time-series sample (whole run): sum of one-way delays (ns), deliveries,
-    /// sum of |D(i) − D(i−1)| (ns) and its number of terms.
-    pub interval: (f64, u64, f64, u64),
+    /// Goodput bytes at the last time-series sample (for per-interval throughput).
+    pub goodput_at_last_sample: u64,
+    at_window_start: FlowCounters,
 }
 
 impl FlowStats {

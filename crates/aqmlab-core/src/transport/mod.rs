@@ -177,7 +177,9 @@ impl Timer {
 }
 
 /// A TCP connection as one flow: sender at the source node, sink at the destination.
+/// Aligned to a cache line, so the sender's hot fields at its start fill whole lines.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct TcpFlow {
     /// The sending side.
     pub sender: TcpSender,
@@ -188,9 +190,15 @@ pub struct TcpFlow {
 impl TcpFlow {
     /// A connection configured by `cfg`, starting at `start` and sending no new data after `stop`.
     pub fn new(cfg: &TcpConfig, start: SimTime, stop: SimTime) -> Self {
+        Self::shared(std::sync::Arc::new(cfg.clone()), start, stop)
+    }
+
+    /// A connection whose settings are shared with other flows (the copies of one
+    /// `[[flows]]` entry): one copy of the settings however many flows.
+    pub fn shared(cfg: std::sync::Arc<TcpConfig>, start: SimTime, stop: SimTime) -> Self {
         TcpFlow {
-            sender: TcpSender::new(cfg, start, stop),
-            sink: TcpSink::new(cfg),
+            sink: TcpSink::new(&cfg),
+            sender: TcpSender::shared(cfg, start, stop),
         }
     }
 }
@@ -198,6 +206,22 @@ impl TcpFlow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layout set on purpose (docs/performance.md, issue 27 session 6): a sender's
+    /// per-ACK fields (everything before the congestion control) fit in eight 64-byte cache
+    /// lines, the settings are a pointer (not a ~540-byte copy per flow), and a connection
+    /// starts on a cache line.
+    #[test]
+    fn tcp_state_layout() {
+        use sender::conn::Conn;
+        use std::mem::{align_of, offset_of, size_of};
+        assert!(offset_of!(Conn, cc) <= 8 * 64, "{}", offset_of!(Conn, cc));
+        assert_eq!(offset_of!(Conn, cfg), 0);
+        assert_eq!(size_of::<std::sync::Arc<TcpConfig>>(), 8);
+        assert!(size_of::<Conn>() <= 13 * 64, "{}", size_of::<Conn>());
+        assert_eq!(align_of::<TcpFlow>(), 64);
+        assert_eq!(offset_of!(TcpFlow, sender), 0);
+    }
 
     #[test]
     fn timer_lazy_rearm_and_stale_events() {

@@ -23,53 +23,61 @@ use crate::time::SimTime;
 use std::collections::VecDeque;
 
 /// Receiver state of one connection.
+///
+/// What every data segment reads comes first, in declaration order (`repr(C)`): the
+/// counters and settings, then the held ACK, the reordering buffer's header, the timer and
+/// the compressed ACK's tag; the SACK state (read only with SACK on) last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct TcpSink {
     /// Next segment expected in order.
     pub rcv_nxt: u64,
-    /// `ooo[i]`: segment `rcv_nxt + i` has arrived (empty, or false at 0 and true at the end).
-    ooo: VecDeque<bool>,
+    /// r.cep: CE-marked packets received, from 5 (RFC 9768 section 3.2.1).
+    pub r_cep: u64,
+    /// r.cep when the last ACK was sent.
+    cep_acked: u64,
+    timeout: SimTime,
+    /// ACKs sent with SACK on (their number travels in the ACK's `seq`).
+    acks_sent: u64,
+    ts_recent: SimTime,
+    last_ack_sent: u64,
+    /// SACK compression delay (0: off).
+    compress: SimTime,
+    /// `rcv_nxt` the duplicate-ACK count belongs to (Linux `compressed_ack_rcv_nxt`).
+    comp_rcv_nxt: u64,
+    max_blocks: usize,
+    header: u32,
+    /// Timestamps on: option bytes per ACK, TS.Recent and Last.ACK.sent (RFC 7323).
+    ts_opt: u32,
+    /// Quick-ACK segments left (Linux: ACK at once at connection start).
+    quick_left: u32,
+    /// Immediate duplicate ACKs sent at the current `rcv_nxt` (Linux `dup_ack_counter`).
+    dup_acks: u32,
+    /// Out-of-order segments held for the compressed ACK (Linux `compressed_ack`).
+    compressed: u32,
     ece: bool,
     /// DCTCP / L4S precise feedback instead of RFC 3168's latched echo.
     precise: bool,
     /// AccECN (RFC 9768) instead of either.
     accecn: bool,
-    /// r.cep: CE-marked packets received, from 5 (RFC 9768 section 3.2.1).
-    pub r_cep: u64,
-    /// r.cep when the last ACK was sent.
-    cep_acked: u64,
     /// The last data packet was CE-marked.
     last_ce: bool,
     delayed: bool,
-    timeout: SimTime,
-    header: u32,
+    timestamps: bool,
+    /// SACK on (`sack` is Some): read by every ACK's [`TcpSink::sack_for`] without touching
+    /// the SACK state's cache lines.
+    sack_on: bool,
     /// The in-order segment whose ACK is being delayed: (its timestamp, its RETX flag).
     held: Option<(SimTime, u8)>,
+    /// `ooo[i]`: segment `rcv_nxt + i` has arrived (empty, or false at 0 and true at the end).
+    ooo: VecDeque<bool>,
     timer: Timer,
-    /// SACK block state (None: SACK off).
-    sack: Option<SackReceiver>,
-    max_blocks: usize,
-    /// ACKs sent with SACK on (their number travels in the ACK's `seq`).
-    acks_sent: u64,
-    /// Blocks of the ACKs in flight: (ACK number, blocks).
-    sack_log: VecDeque<(u64, SackBlocks)>,
-    /// Timestamps on: option bytes per ACK, TS.Recent and Last.ACK.sent (RFC 7323).
-    ts_opt: u32,
-    timestamps: bool,
-    ts_recent: SimTime,
-    last_ack_sent: u64,
-    /// Quick-ACK segments left (Linux: ACK at once at connection start).
-    quick_left: u32,
-    /// SACK compression delay (0: off).
-    compress: SimTime,
-    /// Immediate duplicate ACKs sent at the current `rcv_nxt` (Linux `dup_ack_counter`).
-    dup_acks: u32,
-    /// `rcv_nxt` the duplicate-ACK count belongs to (Linux `compressed_ack_rcv_nxt`).
-    comp_rcv_nxt: u64,
-    /// Out-of-order segments held for the compressed ACK (Linux `compressed_ack`).
-    compressed: u32,
     /// The compressed ACK's echo, RETX flag and SACK blocks (the newest segment's).
     comp_pending: Option<(SimTime, u8, SackBlocks)>,
+    /// SACK block state (None: SACK off).
+    sack: Option<SackReceiver>,
+    /// Blocks of the ACKs in flight: (ACK number, blocks).
+    sack_log: VecDeque<(u64, SackBlocks)>,
 }
 
 /// Linux's `tcp_comp_sack_nr` default: at most this many segments behind one compressed ACK.
@@ -95,6 +103,7 @@ impl TcpSink {
             held: None,
             timer: Timer::default(),
             sack: cfg.sack.then(SackReceiver::default),
+            sack_on: cfg.sack,
             max_blocks: cfg.max_sack_blocks,
             acks_sent: 0,
             sack_log: VecDeque::new(),
@@ -122,7 +131,7 @@ impl TcpSink {
                 0
             };
         let mut seq = 0;
-        if self.sack.is_some() {
+        if self.sack_on {
             self.acks_sent += 1;
             seq = self.acks_sent;
             self.sack_log.push_back((seq, blocks));
@@ -153,7 +162,9 @@ impl TcpSink {
     /// The SACK blocks of ACK number `id` as it reaches the sender (None with SACK off or
     /// for an ACK the log no longer holds). Entries of older ACKs (lost ones) are dropped.
     pub fn sack_for(&mut self, id: u64) -> Option<SackBlocks> {
-        self.sack.as_ref()?;
+        if !self.sack_on {
+            return None;
+        }
         while let Some(&(k, b)) = self.sack_log.front() {
             if k > id {
                 return None; // reordered: already forgotten
@@ -246,10 +257,12 @@ impl TcpSink {
             self.ts_recent = ts;
         }
         let (rcv_nxt, max) = (self.rcv_nxt, self.max_blocks);
-        let blocks = match self.sack.as_mut() {
-            Some(r) => r.on_segment(seq, rcv_nxt, max),
-            None => SackBlocks::default(),
-        };
+        let mut blocks = SackBlocks::default();
+        if self.sack_on {
+            if let Some(r) = self.sack.as_mut() {
+                blocks = r.on_segment(seq, rcv_nxt, max);
+            }
+        }
         let in_order_no_gap = seq == before && !had_gap;
         let quick = self.delayed && in_order_no_gap && self.quick_left > 0;
         if quick {
@@ -260,7 +273,7 @@ impl TcpSink {
         // `rcv_nxt` go at once, later ones wait (`compressed_ack_timer`) up to `compress`,
         // at most `tcp_comp_sack_nr` of them behind one ACK.
         if self.compress > 0
-            && self.sack.is_some()
+            && self.sack_on
             && !urgent
             && seq >= before
             && !self.ooo.is_empty()
@@ -314,6 +327,18 @@ impl TcpSink {
 mod tests {
     use super::super::config::TcpParams;
     use super::*;
+
+    /// The layout set on purpose: what every data segment reads (everything before the
+    /// compressed ACK, whose tag every ACK writes) lies in the first four 64-byte cache
+    /// lines, the SACK state after it.
+    #[test]
+    fn sink_layout() {
+        use std::mem::offset_of;
+        let comp = offset_of!(TcpSink, comp_pending);
+        assert!(comp + 8 <= 4 * 64, "{comp}");
+        assert!(offset_of!(TcpSink, sack) > comp);
+        assert_eq!(offset_of!(TcpSink, rcv_nxt), 0);
+    }
 
     fn sink(extra: &str) -> TcpSink {
         TcpSink::new(&TcpParams::config_from(extra).unwrap())

@@ -35,41 +35,47 @@ pub enum Event {
     FlowTimer(FlowId, TimerKind, u32),
 }
 
-/// What drives a flow's packets.
+/// What drives a flow's packets (both boxed: 16 bytes in the flow).
 #[derive(Clone, Debug)]
 pub enum App {
     /// An open-loop (UDP) source.
-    Udp(Source),
+    Udp(Box<Source>),
     /// A TCP connection (sender at the source node, sink at the destination).
     Tcp(Box<TcpFlow>),
 }
 
 /// A flow at run time.
+///
+/// Laid out for a packet of a flow not seen for a while: what each packet reads (the
+/// application's pointer, the ends, the statistics' per-packet part) comes first, in
+/// declaration order (`repr(C)`), from the start of a cache line; names, labels and the
+/// random stream (set-up and results) last. `flow_layout` in the tests guards the sizes.
+#[repr(C, align(64))]
 pub struct Flow {
-    /// Name in the results.
-    pub name: String,
-    /// Scenario kind (cbr, poisson, ...).
-    pub kind: String,
+    /// Traffic generator.
+    pub app: App,
+    /// Next sequence number.
+    pub next_seq: u64,
     /// Source node.
     pub src: NodeId,
     /// Destination node.
     pub dst: NodeId,
-    /// First firing time.
-    pub start: SimTime,
     /// Priority / DSCP carried by its packets.
     pub priority: u8,
     /// ECN codepoint of an open-loop source's packets (TCP sets its own per segment).
     pub ecn: Ecn,
-    /// What the results say about how it sends (congestion control, ECN codepoint, profile).
-    pub labels: FlowLabels,
-    /// Traffic generator.
-    pub app: App,
     /// Measurements.
     pub stats: FlowStats,
+    /// First firing time.
+    pub start: SimTime,
     /// The flow's random stream.
     pub rng: Rng,
-    /// Next sequence number.
-    pub next_seq: u64,
+    /// Name in the results.
+    pub name: String,
+    /// Scenario kind (cbr, poisson, ...).
+    pub kind: String,
+    /// What the results say about how it sends (congestion control, ECN codepoint, profile).
+    pub labels: FlowLabels,
 }
 
 /// A flow's descriptive labels in the `flows` table.
@@ -870,6 +876,19 @@ pub const BUDGET_EVERY: u64 = 4096;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layout set on purpose (docs/performance.md, issue 27 session 6): a flow starts on
+    /// a cache line, its application is a 16-byte pointer, and what a delivery and an RTT
+    /// sample update (through the statistics' histograms' headers) fits in seven lines.
+    #[test]
+    fn flow_layout() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<Flow>(), 64);
+        assert_eq!(size_of::<App>(), 16);
+        assert_eq!(offset_of!(Flow, app), 0);
+        let hot = offset_of!(Flow, stats) + offset_of!(FlowStats, goodput_at_last_sample);
+        assert!(hot <= 7 * 64, "{hot}");
+    }
 
     /// One TCP flow over a 10 Mb/s, 100 ms path whose bottleneck queue (limit 200 packets)
     /// marks every ECT arrival that finds 20 or more packets queued (a step marker as in

@@ -18,6 +18,7 @@ use crate::packet::{Ecn, PacketKind};
 use crate::rng::Rng;
 use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
+use std::sync::Arc;
 
 /// Connection phase of a sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,69 +52,79 @@ pub trait Transmitted {
 }
 
 /// Sender state of one connection, without its loss recovery.
+///
+/// Laid out for a packet of a flow not seen for a while (thousands of flows take turns, so
+/// each ACK finds the state out of the cache): what every ACK and transmission reads comes
+/// first, in declaration order (`repr(C)`), then the congestion control (a NewReno's few
+/// fields at the start of the enum, the rest of its room only larger controls use), then the
+/// rarely read part. The settings are shared (`Arc`), the optional parts (pacer, delivery-rate
+/// sampler, application) boxed. `conn_layout` in the tests guards the sizes.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Conn {
-    /// The connection's settings.
-    pub cfg: TcpConfig,
-    /// The congestion control.
-    pub cc: Cc,
-    /// cwnd and ssthresh (segments).
-    pub w: Window,
-    /// Connection phase.
-    pub phase: Phase,
-    /// When the connection opens.
-    pub start: SimTime,
-    /// No new data from this time on.
-    pub stop: SimTime,
+    /// The connection's settings, shared by the flows of one `[[flows]]` entry (read on
+    /// every segment: one copy stays cached however many flows take turns).
+    pub cfg: Arc<TcpConfig>,
+    /// The closed-loop application (None: bulk or one file); next to `cfg`, as a
+    /// delivery's payload size reads both.
+    pub app: Option<Box<AppState>>,
+    /// The pacer (None: pacing off).
+    pub pacer: Option<Box<Pacer>>,
+    /// Delivery-rate sampler (only for a congestion control that owns the window, BBR).
+    pub rate: Option<Box<RateSampler>>,
     /// Oldest unacknowledged segment.
     pub snd_una: u64,
     /// Next segment to send (below `snd_max` after a timeout: go-back-N).
     pub snd_nxt: u64,
     /// One past the highest segment ever sent.
     pub snd_max: u64,
-    /// ECN reaction state.
-    pub ecn: EcnState,
-    /// `snd_una` at the last timeout (a second timeout of the same segment holds ssthresh).
-    pub timed_out_seq: Option<u64>,
-    /// The SYN was retransmitted.
-    pub syn_retx: bool,
-    /// RTT estimator and RTO.
-    pub rtt: RttEstimator,
-    /// The retransmission timer.
-    pub timer: Timer,
+    /// cwnd and ssthresh (segments).
+    pub w: Window,
+    /// No new data from this time on.
+    pub stop: SimTime,
+    /// When data was last sent (Linux `lsndtime`, for the restart after idle).
+    lsnd: SimTime,
+    /// ... the largest flight seen in it (`max_packets_out`) ...
+    max_flight: u64,
+    /// ... and the sequence that ends it (`cwnd_usage_seq`).
+    cwnd_usage_seq: u64,
+    /// The RTT sample taken from the ACK being processed, if any.
+    pub ack_sample: Option<SimTime>,
+    /// ACK arrival of the last sample fed to the RTO estimator (`rtt.sampling = "round"`).
+    last_round_sample: Option<SimTime>,
     /// Most recent RTT sample.
     pub last_rtt: Option<SimTime>,
+    /// `snd_una` at the last timeout (a second timeout of the same segment holds ssthresh).
+    pub timed_out_seq: Option<u64>,
+    /// Connection phase.
+    pub phase: Phase,
+    /// Cwnd-limited state (Linux `tcp_cwnd_validate`): the window was full in the current
+    /// window of data (`is_cwnd_limited`), ...
+    cwnd_limited: bool,
+    /// The SYN was retransmitted.
+    pub syn_retx: bool,
+    /// The retransmission timer.
+    pub timer: Timer,
+    /// RTT estimator and RTO.
+    pub rtt: RttEstimator,
+    /// ECN reaction state.
+    pub ecn: EcnState,
+    /// Event trace and RTT log.
+    pub trace: Tracer,
+    /// The congestion control.
+    pub cc: Cc,
+    /// When the connection opens.
+    pub start: SimTime,
     /// Flow completion time of a finite transfer (from the start to the last ACK).
     pub fct: Option<SimTime>,
     /// Times of ECN reductions (tests only).
     #[cfg(test)]
     pub ecn_reduction_times: Vec<SimTime>,
-    /// The pacer (None: pacing off).
-    pub pacer: Option<Pacer>,
-    /// The RTT sample taken from the ACK being processed, if any.
-    pub ack_sample: Option<SimTime>,
-    /// Event trace and RTT log.
-    pub trace: Tracer,
-    /// ACK arrival of the last sample fed to the RTO estimator (`rtt.sampling = "round"`).
-    last_round_sample: Option<SimTime>,
-    /// Delivery-rate sampler (only for a congestion control that owns the window, BBR).
-    pub rate: Option<RateSampler>,
-    /// The closed-loop application (None: bulk or one file).
-    pub app: Option<AppState>,
-    /// When data was last sent (Linux `lsndtime`, for the restart after idle).
-    lsnd: SimTime,
-    /// Cwnd-limited state (Linux `tcp_cwnd_validate`): the window was full in the current
-    /// window of data (`is_cwnd_limited`), ...
-    cwnd_limited: bool,
-    /// ... the largest flight seen in it (`max_packets_out`) ...
-    max_flight: u64,
-    /// ... and the sequence that ends it (`cwnd_usage_seq`).
-    cwnd_usage_seq: u64,
 }
 
 impl Conn {
     /// The core of a sender that opens at `start` and sends no new data from `stop` on.
-    pub fn new(cfg: &TcpConfig, start: SimTime, stop: SimTime) -> Self {
+    pub fn new(cfg: Arc<TcpConfig>, start: SimTime, stop: SimTime) -> Self {
         Conn {
             cc: cfg.cc.clone(),
             w: Window {
@@ -145,25 +156,25 @@ impl Conn {
             fct: None,
             #[cfg(test)]
             ecn_reduction_times: Vec::new(),
-            pacer: Pacer::new(cfg.pacing),
+            pacer: Pacer::new(cfg.pacing).map(Box::new),
             ack_sample: None,
             trace: Tracer::new(cfg.trace, cfg.rtt_log),
             last_round_sample: None,
-            rate: cfg.cc.owns_window().then(RateSampler::new),
+            rate: cfg.cc.owns_window().then(|| Box::new(RateSampler::new())),
             app: cfg.app.as_ref().map(|a| {
-                AppState::new(
+                Box::new(AppState::new(
                     a,
                     cfg.mss,
                     Rng::stream(0, "app_size"),
                     Rng::stream(0, "app_think"),
                     start,
-                )
+                ))
             }),
             lsnd: start,
             cwnd_limited: false,
             max_flight: 0,
             cwnd_usage_seq: 0,
-            cfg: cfg.clone(),
+            cfg,
         }
     }
 
@@ -171,13 +182,13 @@ impl Conn {
     /// `name` under `seed` (`app_size:<name>`, `app_think:<name>`).
     pub fn seed_app(&mut self, seed: u64, name: &str) {
         if let Some(a) = self.cfg.app.as_ref() {
-            self.app = Some(AppState::new(
+            self.app = Some(Box::new(AppState::new(
                 a,
                 self.cfg.mss,
                 Rng::stream(seed, &format!("app_size:{name}")),
                 Rng::stream(seed, &format!("app_think:{name}")),
                 self.start,
-            ));
+            )));
         }
     }
 

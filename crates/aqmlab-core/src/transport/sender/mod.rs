@@ -24,22 +24,31 @@ use crate::stats::flow::FlowStats;
 use crate::time::SimTime;
 pub use conn::Phase;
 use conn::{Conn, Io};
+use std::sync::Arc;
 
-/// Sender state of one connection.
+/// Sender state of one connection (`repr(C)`: the recovery's state just before the
+/// connection's hot fields).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct TcpSender {
-    /// Sequence state, window, timers, transmission.
-    c: Conn,
     /// Loss detection and recovery.
     loss: Recovery,
+    /// Sequence state, window, timers, transmission.
+    c: Conn,
 }
 
 impl TcpSender {
     /// A sender that opens at `start` and sends no new data from `stop` on.
     pub fn new(cfg: &TcpConfig, start: SimTime, stop: SimTime) -> Self {
+        Self::shared(Arc::new(cfg.clone()), start, stop)
+    }
+
+    /// A sender running with settings shared with other flows (one `[[flows]]` entry's).
+    pub fn shared(cfg: Arc<TcpConfig>, start: SimTime, stop: SimTime) -> Self {
+        let loss = Recovery::new(&cfg);
         TcpSender {
             c: Conn::new(cfg, start, stop),
-            loss: Recovery::new(cfg),
+            loss,
         }
     }
 
@@ -90,7 +99,7 @@ impl TcpSender {
 
     /// The closed-loop application (None: bulk or one file).
     pub fn app(&self) -> Option<&AppState> {
-        self.c.app.as_ref()
+        self.c.app.as_deref()
     }
 
     /// Times of ECN reductions.

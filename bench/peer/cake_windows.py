@@ -8,6 +8,7 @@ the runs' data starts, plus each run's per-flow cwnds from its 1-s `ss` samples.
     python bench/peer/cake_windows.py diag-cake-be-reno5-20M-40ms-spread --runs 1,2,3 --seeds 1,2,3
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --seeds 1,2,3,4,5,6 --until 120 --no-linux
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --bursts
+    python bench/peer/cake_windows.py diag-cake-noackfilter-cubic2-20M-40ms-spread --seeds 1,2,3 --acks --width 5
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --seeds 1,2,3,4,5,6 --no-linux --flow 'pacing = { mode = "linux" }'
 
 A window whose flows lock step shows Jain's index ≥ 0.99999 (five Reno flows with equal cwnds).
@@ -59,6 +60,52 @@ def tc_samples(files: dict[str, bytes]) -> list[tuple[float, int, int]]:
     return out
 
 
+def ack_samples(files: dict[str, bytes]) -> tuple[list[tuple[float, int]], list[tuple[float, int, int]]]:
+    """The forward CAKE's (time since t0, cumulative packets sent) and the ACK path's (time since
+    t0, cumulative arrivals, cumulative drops) from the 100-ms `tc -s` samples (tc.txt with
+    tc_t.txt; tc_rev.txt, '@ time' headed). CAKE's tin `pkts` counts every arrival."""
+    t0 = float(files["t0"].decode().split()[0])
+    ts = [float(x) - t0 for x in files["tc_t.txt"].decode().split()]
+    fwd = [(t, int(re.search(r"Sent \d+ bytes (\d+) pkt", b).group(1)))
+           for t, b in zip(ts, files["tc.txt"].decode(errors="replace").split("qdisc cake")[1:])]
+    rev = []
+    for b in files["tc_rev.txt"].decode(errors="replace").split("@ ")[1:]:
+        a, d = re.search(r"^\s*pkts\s+(\d+)", b, re.M), re.search(r"\(dropped (\d+)", b)
+        if a and d:
+            rev.append((float(b.split()[0]) - t0, int(a.group(1)), int(d.group(1))))
+    return fwd, rev
+
+
+def snd_wnds(files: dict[str, bytes]) -> dict[float, dict[int, int]]:
+    """Each data connection's snd_wnd (the receiver's advertised window, segments of 1448 B) at
+    each 1-s `ss` sample."""
+    t0 = float(files["t0"].decode().split()[0])
+    out: dict[float, dict[int, int]] = {}
+    t = cur = None
+    for line in files["ss.txt"].decode(errors="replace").splitlines():
+        if line.startswith("@"):
+            t = float(line[1:]) - t0
+        elif line.startswith("ESTAB"):
+            cur = int(line.split()[4].rsplit(":", 1)[1])
+        elif t is not None:
+            w, d = re.search(r" snd_wnd:(\d+)", line), re.search(r"data_segs_out:(\d+)", line)
+            if w and d and int(d.group(1)) > 1000:
+                out.setdefault(t, {})[cur] = int(w.group(1)) // 1448
+    return out
+
+
+def acks(fwd, rev, wnd, a: float, b: float) -> str:
+    """ACK-path arrivals per forward packet in [a, b), the ACK path's drop share, and the growth
+    of the receivers' advertised windows (segments, summed over the connections)."""
+    def at(xs, t):
+        return min(xs, key=lambda x: abs(x[0] - t))
+    nf = at(fwd, b)[1] - at(fwd, a)[1]
+    na, nd = at(rev, b)[1] - at(rev, a)[1], at(rev, b)[2] - at(rev, a)[2]
+    wa, wb = wnd[at([(t,) for t in wnd], a)[0]], wnd[at([(t,) for t in wnd], b)[0]]
+    grow = sum(max(0, wb[p] - wa.get(p, 0)) for p in wb)
+    return f"ACKs/pkt {na / max(nf, 1):.3f} ACK drop {nd / max(na, 1):.3f} rwnd +{grow}"
+
+
 def bursts(tc: list[tuple[float, int, int]], a: float, b: float) -> str:
     """Drops in [a, b) grouped into bursts (consecutive 100-ms samples with drops), the count of
     bursts of exactly five drops (one per flow in a lock-step), and the share of samples that
@@ -102,6 +149,9 @@ def main() -> int:
     ap.add_argument("--no-linux", action="store_true", help="aqmlab rows only")
     ap.add_argument("--bursts", action="store_true",
                     help="Linux runs: per window the drop bursts (tc -s samples), queue-empty share, ssthresh values")
+    ap.add_argument("--acks", action="store_true",
+                    help="per window the ACK path's arrivals per forward packet and drop share (both "
+                         "sides), its queueing delay (aqmlab), the receivers' window growth (Linux)")
     ap.add_argument("--flow", action="append", default=[],
                     help="aqmlab: 'key = value' for every TCP flow (as cake_diag.py --flow)")
     args = ap.parse_args()
@@ -144,12 +194,22 @@ def main() -> int:
                 tc = tc_samples(files)
                 print("   " + " | ".join(f"{bursts(tc, a, b)}; {ssthreshes(files, a, b)}"
                                         for a, b in windows(case.duration)))
+            if args.acks:
+                fwd, rev = ack_samples(files)
+                wnd = snd_wnds(files)
+                print("   " + " | ".join(acks(fwd, rev, wnd, a, b) for a, b in windows(case.duration)))
             cw = cwnds(files, list(range(int(case.warmup), int(case.duration) + 1, 3)))
             print("   cwnd " + "; ".join(f"{t}s {','.join(map(str, v))}" for t, v in sorted(cw.items())))
     for s in [int(x) for x in args.seeds.split(",") if x]:
         starts = lp.aqmlab_starts(case, s, lin)
-        row = [cell(lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts))
-               for a, b in windows(args.until or case.duration)]
+        if args.acks:
+            res = [lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts)
+                   for a, b in windows(args.until or case.duration)]
+            row = [f"{cell(x)} ACKs/pkt {x['rev_arrivals'] / max(x['arrivals'], 1):.3f} "
+                   f"ACK drop {x['rev_drop_fraction']:.3f} ACK qd {x['rev_queue_delay_ms']:.0f}ms" for x in res]
+        else:
+            row = [cell(lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts))
+                   for a, b in windows(args.until or case.duration)]
         print(f"aqmlab seed {s} starts {starts}: " + " | ".join(row), flush=True)
     return 0
 

@@ -89,9 +89,9 @@ fn label_hash(s: &str) -> u64 {
     h ^ (h >> 31)
 }
 
-/// The index's hasher: its keys are already hashes.
+/// A map's hasher for keys that are already hashes (the label index, `scenario::build`'s name index).
 #[derive(Default)]
-struct PassHasher(u64);
+pub(crate) struct PassHasher(u64);
 
 impl Hasher for PassHasher {
     fn finish(&self) -> u64 {

@@ -120,24 +120,6 @@ fn name_hash(s: &str) -> u64 {
     x ^ (x >> 31)
 }
 
-/// The map of [`NameIndex`]: its keys are hashes already.
-#[derive(Default)]
-struct PassHasher(u64);
-
-impl std::hash::Hasher for PassHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
 const NO_NAME: u32 = u32::MAX;
 
 /// Unique names (nodes, ports, flows) looked up by their position in the list that owns
@@ -145,7 +127,11 @@ const NO_NAME: u32 = u32::MAX;
 /// position, the previous one with the same hash.
 #[derive(Default)]
 struct NameIndex {
-    heads: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<PassHasher>>,
+    heads: std::collections::HashMap<
+        u64,
+        u32,
+        std::hash::BuildHasherDefault<crate::results::PassHasher>,
+    >,
     chain: Vec<u32>,
 }
 

@@ -1,4 +1,4 @@
-//! Linux 6.1's GSO send units and their deferral (`window.tso_defer`, the `linux` profile).
+//! Linux 6.1's GSO send units and their deferral (`window.tso_defer`; off in every profile).
 //!
 //! Source: Linux 6.1 `net/ipv4/tcp_output.c` — `tcp_tso_autosize` / `tcp_tso_segs` (the size
 //! of one send unit), `tcp_write_xmit` with `tcp_mss_split_point` (a unit is at most that many
@@ -22,6 +22,10 @@
 //! The effect in congestion avoidance with goal 2: the segment a window increase adds waits
 //! for the next ACK, so a Reno flow sends pairs and, every second increase, four segments —
 //! never the three-segment burst of an ACK of two plus the increase.
+//! Not in the `linux` profile: the held segment this predicts (packets out = cwnd − 1 for
+//! about half of each round trip) is not in the Linux peer's records, whose senders show
+//! packets out = cwnd at 85% of their 1-s `ss` samples and cwnd − 1 at 3%, and the option
+//! leaves the CAKE Reno control's miss as it was (docs/aqm/cake.md, session 7).
 
 /// Linux `sysctl_tcp_min_tso_segs` (2) — the smallest send unit.
 pub const MIN_TSO_SEGS: u64 = 2;

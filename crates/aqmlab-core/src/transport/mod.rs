@@ -36,6 +36,7 @@ pub mod sender;
 pub mod sink;
 pub mod tahoe;
 pub mod trace;
+pub mod tso;
 pub mod winfilter;
 
 pub use config::{TcpConfig, TcpParams};

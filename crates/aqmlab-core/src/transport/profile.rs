@@ -76,6 +76,8 @@ pub struct ProfileDefaults {
     pub dctcp_cwr: bool,
     /// At most L = 2 segments of growth per ACK (`window.abc_limit`).
     pub abc_limit: bool,
+    /// Linux's GSO send units and their deferral (`window.tso_defer`).
+    pub tso_defer: bool,
     /// RTT samples from newly SACKed segments (`rtt.sack_samples`).
     pub sack_rtt: bool,
     /// SACK compression delay with SACK (`ack.sack_compress`, ns; 0: off).
@@ -127,6 +129,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         bbr_linux: false,
         dctcp_cwr: false,
         abc_limit: true,
+        tso_defer: false,
         sack_rtt: false,
         sack_compress: 0,
         sack_rearm: false,
@@ -160,6 +163,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             dctcp_cwr: true,
             // tcp_slow_start / tcp_cong_avoid_ai count every newly ACKed segment.
             abc_limit: false,
+            tso_defer: false,
             // tcp_sacktag_one → sack_rtt_us → tcp_ack_update_rtt.
             sack_rtt: true,
             // __tcp_ack_snd_check with tcp_comp_sack_delay_ns = 1 ms, tcp_comp_sack_nr = 44.
@@ -197,6 +201,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             bbr_linux: false,
             dctcp_cwr: false,
             abc_limit: true,
+            tso_defer: false,
             sack_rtt: false,
             sack_compress: 0,
             sack_rearm: false,

@@ -117,6 +117,9 @@ pub struct TcpConfig {
     /// At most L = 2 segments of growth per ACK (RFC 3465); false: Linux's count of every
     /// acknowledged segment, slow start stopping at ssthresh (`window.abc_limit`).
     pub abc_limit: bool,
+    /// New data leaves in Linux's GSO units and a partial unit waits for a later ACK
+    /// (`window.tso_defer`, Linux 6.1 `tcp_tso_should_defer`; [`crate::transport::tso`]).
+    pub tso_defer: bool,
     /// RTT samples from newly SACKed, never retransmitted segments (`rtt.sack_samples`).
     pub sack_rtt: bool,
     /// An ACK whose SACK RTT sample predates the head's last transmission restarts the RTO

@@ -202,6 +202,12 @@ pub struct WindowOptions {
     /// Default by profile (linux false; ns2 and ns3 true).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abc_limit: Option<bool>,
+    /// New data leaves in Linux's GSO units (`tcp_tso_autosize`: at least 2 segments) and a
+    /// unit the cwnd quota cannot fill waits for a later ACK when the sender wrote within the
+    /// last millisecond (Linux 6.1 `tcp_tso_should_defer`; with the TSO/GSO offloads off TCP
+    /// still builds GSO packets). Default false in every profile (docs/tcp.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tso_defer: Option<bool>,
 }
 
 /// Window growth per ACK.

@@ -125,6 +125,10 @@ impl TcpParams {
         if !d.abc_limit {
             w.abc_limit.get_or_insert(false);
         }
+        // Written only where the profile sets it (linux), as abc_limit.
+        if d.tso_defer {
+            w.tso_defer.get_or_insert(true);
+        }
         fill_app(&mut r.app);
         if r.app.kind == Some(AppKind::Transfers) {
             r.window.slow_start_after_idle.get_or_insert(false);
@@ -351,6 +355,7 @@ impl TcpParams {
             nagle: p.app.nagle == Some(true),
             cwnd_limited_growth: w.cwnd_limited_growth == Some(true),
             abc_limit: w.abc_limit != Some(false),
+            tso_defer: w.tso_defer == Some(true),
             sack_rtt: p.rtt.sack_samples == Some(true),
             sack_rearm: p.rto.sack_rearm == Some(true),
             ssthresh_from_cwnd: p.compat.reno_ssthresh == Some(RenoSsthresh::Linux),

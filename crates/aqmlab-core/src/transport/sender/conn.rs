@@ -12,6 +12,7 @@ use super::super::pacing::Pacer;
 use super::super::rate::{CaState, RateSampler};
 use super::super::rto::RttEstimator;
 use super::super::trace::{TraceState, Tracer};
+use super::super::tso;
 use super::super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use super::ecn::EcnState;
 use crate::packet::{Ecn, PacketKind};
@@ -548,9 +549,31 @@ impl Conn {
         let cwnd = (self.w.cwnd.max(1.0) as u64).saturating_add(extra);
         let wnd = cwnd.min(self.cfg.rwnd);
         let mut sent = false;
+        // `window.tso_defer`: segments left in the current GSO unit (Linux tcp_write_xmit).
+        let tso = self.cfg.tso_defer && extra == 0;
+        let mut unit_left = 0u64;
+        let mut deferred = false;
         while self.snd_nxt < self.snd_una + wnd {
             if !self.pace_ready(io) {
                 break;
+            }
+            if tso && unit_left == 0 && self.snd_nxt >= self.snd_max {
+                let quota = self.snd_una + wnd - self.snd_nxt;
+                let flight = self.snd_nxt - self.snd_una;
+                let goal = tso::goal(
+                    self.w.cwnd,
+                    self.w.ssthresh,
+                    flight,
+                    self.rtt.srtt(),
+                    self.cfg.mss,
+                );
+                let more = self.data_end().is_none_or(|t| t > self.snd_nxt + quota);
+                let since = io.now.saturating_sub(self.lsnd);
+                if tso::should_defer(quota, goal, cwnd, self.cfg.mss, since, more) {
+                    deferred = true;
+                    break;
+                }
+                unit_left = quota.min(goal);
             }
             if self.snd_nxt >= self.snd_max {
                 if io.now >= self.stop {
@@ -567,11 +590,12 @@ impl Conn {
             }
             self.send_seg(self.snd_nxt, io, rec);
             self.send_new_done();
+            unit_left = unit_left.saturating_sub(1);
             sent = true;
         }
-        // tcp_write_xmit: is_cwnd_limited |= in_flight >= cwnd; validated after a send or
-        // when the window is full.
-        let limited = self.snd_nxt - self.snd_una >= self.w.cwnd.max(1.0) as u64;
+        // tcp_write_xmit: is_cwnd_limited |= in_flight >= cwnd (or a unit deferred for
+        // cwnd, tcp_tso_should_defer); validated after a send or when the window is full.
+        let limited = deferred || self.snd_nxt - self.snd_una >= self.w.cwnd.max(1.0) as u64;
         if sent || limited {
             self.cwnd_validate(limited);
         }

@@ -874,3 +874,47 @@ fn without_the_abc_cap_growth_counts_newly_delivered_segments_not_the_acks_span(
     assert_eq!(run(false), 14.0);
     assert_eq!(run(true), 13.0);
 }
+
+#[test]
+fn tso_defer_holds_the_odd_segment_of_an_increase_until_a_full_unit_fits() {
+    // Linux 6.1 tcp_write_xmit + tcp_tso_should_defer, GSO unit 2 (tcp_tso_autosize's
+    // min_tso_segs; the pacing rate here is far below 2 MSS per ms). Worked by hand: Reno in
+    // congestion avoidance from the start (ssthresh 4 = cwnd 4), growth n/cwnd per ACK of n.
+    // 0..3 leave at 0 ms. ACK 2 (1000 ms): cwnd 4.5, flight 2, quota 2 → 4, 5. ACK 4 (1003):
+    // cwnd 4.944 → quota 2 → 6, 7. ACK 6 (1006): cwnd 5.349, floor 5, flight 2, quota 3: the
+    // first unit of 2 leaves (last write 3 ms ago) → 8, 9; the third segment: quota 1 < 2,
+    // written 0 ms ago, 1 × 1448 < ⌊5 × 1448 / 3⌋ = 2413 → deferred. ACK 8 (1009): cwnd
+    // 5.723, floor 5, flight 2, quota 3 → 10, 11 and again one deferred. ACK 10 (1012): cwnd
+    // 6.072, floor 6, flight 2, quota 4 → two units → 12..15. Without the option the same ACKs
+    // send 8, 9, 10 | 11, 12 | 13, 14, 15 (the three-segment bursts of an increase).
+    let run = |defer: bool| {
+        let mut d = drive_text(&format!(
+            "compat = {{ syn = false }}\ncc = \"newreno\"\n\
+             window = {{ initial = 4, initial_ssthresh = 4, growth = \"per_segment\", \
+             abc_limit = false, tso_defer = {defer} }}\n\
+             loss = {{ sack = false, limited_transmit = false }}"
+        ));
+        assert_eq!(d.sent(), vec![0, 1, 2, 3]);
+        let mut bursts = Vec::new();
+        for (i, a) in [2u64, 4, 6, 8, 10].into_iter().enumerate() {
+            d.now = (1000 + 3 * i as u64) * MS;
+            d.s.on_ack(a, 0, d.now - 40 * MS, None, d.now, &mut d.out, &mut d.stats);
+            bursts.push(d.sent());
+        }
+        bursts
+    };
+    let v = |r: std::ops::Range<u64>| r.collect::<Vec<_>>();
+    assert_eq!(
+        run(true),
+        vec![v(4..6), v(6..8), v(8..10), v(10..12), v(12..16)]
+    );
+    assert_eq!(
+        run(false),
+        vec![v(4..6), v(6..8), v(8..11), v(11..13), v(13..16)]
+    );
+    // Off in every profile (it did not close the CAKE Reno control, docs/aqm/cake.md).
+    for p in ["ns2", "linux", "ns3"] {
+        let c = TcpParams::config_from(&format!("profile = \"{p}\"")).unwrap();
+        assert!(!c.tso_defer);
+    }
+}

@@ -76,7 +76,11 @@ impl RcvBuf {
         };
         // tcp_select_initial_window: rcv_wnd = the full space rounded down to whole segments;
         // rcv_ssthresh = min(rcv_wnd, window_clamp); space = min(.., TCP_INIT_CWND segments).
-        let rcv_wnd = if full > advmss { full / advmss * advmss } else { full };
+        let rcv_wnd = if full > advmss {
+            full / advmss * advmss
+        } else {
+            full
+        };
         let rcv_ssthresh = rcv_wnd.min(window_clamp);
         RcvBuf {
             advmss,
@@ -148,7 +152,10 @@ mod tests {
     #[test]
     fn initial_state_is_linux_6_1s() {
         let mut b = RcvBuf::new(1448);
-        assert_eq!((b.window_clamp, b.rcv_ssthresh, b.space), (64_088, 64_088, 14_480));
+        assert_eq!(
+            (b.window_clamp, b.rcv_ssthresh, b.space),
+            (64_088, 64_088, 14_480)
+        );
         assert_eq!(b.rcvmem, 2_984);
         assert!(!b.grow());
     }
@@ -166,7 +173,10 @@ mod tests {
         b.adjust(5, 50 * MS, Some(100 * MS)); // under one RTT since the start: nothing
         assert_eq!(b.window_clamp, 64_088);
         b.adjust(20, 100 * MS, Some(100 * MS));
-        assert_eq!((b.rcvbuf, b.window_clamp, b.space), (501_312, 250_656, 28_960));
+        assert_eq!(
+            (b.rcvbuf, b.window_clamp, b.space),
+            (501_312, 250_656, 28_960)
+        );
         let grown = (0..100).take_while(|_| b.grow()).count();
         assert_eq!(grown, 65);
         assert_eq!(b.rcv_ssthresh, 250_656);

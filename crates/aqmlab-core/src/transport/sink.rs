@@ -630,7 +630,11 @@ mod tests {
         let t = 100 * MS;
         for i in 20..85u64 {
             s.on_data(i, 0, Ecn::NotEct, t, t, &mut out);
-            assert_eq!(acks(&mut out), vec![(i + 1, 0)], "segment {i} grows the window");
+            assert_eq!(
+                acks(&mut out),
+                vec![(i + 1, 0)],
+                "segment {i} grows the window"
+            );
         }
         s.on_data(85, 0, Ecn::NotEct, t, t, &mut out);
         assert!(acks(&mut out).is_empty(), "no room left: delayed again");
@@ -645,7 +649,10 @@ mod tests {
         }
         assert_eq!(acks(&mut out).len(), 20);
         let e = TcpParams::config_from("ack = { delayed = false, autotune = true }").unwrap_err();
-        assert!(e.contains("ack.autotune") && e.contains("ack.delayed"), "{e}");
+        assert!(
+            e.contains("ack.autotune") && e.contains("ack.delayed"),
+            "{e}"
+        );
     }
 
     #[test]

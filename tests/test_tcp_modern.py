@@ -94,7 +94,8 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
                         rto={"min": "200ms", "initial": "1s", "max": "120s", "granularity": "200ms",
                              "sack_rearm": True},
                         compat={"reno_ssthresh": "linux"},
-                        ack={"delayed": True, "timeout": "40ms", "quickack": 16, "sack_compress": "1ms"},
+                        ack={"delayed": True, "timeout": "40ms", "quickack": 16, "sack_compress": "1ms",
+                             "autotune": True},
                         sack=True, rtt={"timestamps": True, "sack_samples": True}, loss_detection="rack")
     # (the `profile` label column says which profile was named: "linux" against the default "ns2")
     assert linux.flows.drop(columns="profile").equals(explicit.flows.drop(columns="profile"))

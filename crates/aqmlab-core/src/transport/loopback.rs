@@ -141,6 +141,9 @@ impl Loopback {
                     use crate::packet::Ecn;
                     let ecn = if ce { Ecn::Ce } else { Ecn::NotEct };
                     f.sink.on_data(seq, fl, ecn, ts, t, &mut out);
+                    if f.sink.autotunes() {
+                        f.sink.note_rtt(f.sender.conn().rtt.srtt(), t);
+                    }
                     true
                 }
                 Ev::Ack(id, ack, fl, ts) => {

@@ -26,6 +26,7 @@ pub mod profile;
 pub mod prr;
 pub mod rack;
 pub mod rate;
+pub mod rcvbuf;
 pub mod recovery;
 pub mod reno;
 pub mod rto;

@@ -87,6 +87,9 @@ pub struct ProfileDefaults {
     pub sack_rearm: bool,
     /// The RFC 5681 reductions halve cwnd (`compat.reno_ssthresh = "linux"`).
     pub reno_ssthresh_cwnd: bool,
+    /// With delayed ACKs: a segment that grows the autotuned receive window is ACKed at
+    /// once (`ack.autotune`).
+    pub autotune_acks: bool,
 }
 
 impl ProfileDefaults {
@@ -134,6 +137,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         sack_compress: 0,
         sack_rearm: false,
         reno_ssthresh_cwnd: false,
+        autotune_acks: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -173,6 +177,9 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack_rearm: true,
             // tcp_reno_ssthresh: max(cwnd >> 1, 2).
             reno_ssthresh_cwnd: true,
+            // tcp_rcv_space_adjust raises window_clamp once per RTT; tcp_grow_window then
+            // sets icsk_ack.quick |= 1 on each segment that grows rcv_ssthresh.
+            autotune_acks: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -206,6 +213,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack_compress: 0,
             sack_rearm: false,
             reno_ssthresh_cwnd: false,
+            autotune_acks: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

@@ -16,6 +16,7 @@
 //! in-sequence segment; a retransmission that fills the hole is echoed itself.
 
 use super::config::TcpConfig;
+use super::rcvbuf::RcvBuf;
 use super::sack::{SackBlocks, SackReceiver};
 use super::{flags, OutSeg, Outbox, Timer, TimerKind};
 use crate::packet::{Ecn, PacketKind};
@@ -78,6 +79,8 @@ pub struct TcpSink {
     sack: Option<SackReceiver>,
     /// Blocks of the ACKs in flight: (ACK number, blocks).
     sack_log: VecDeque<(u64, SackBlocks)>,
+    /// Linux's receive-buffer autotuning (`ack.autotune`; None: off).
+    tune: Option<Box<RcvBuf>>,
 }
 
 /// Linux's `tcp_comp_sack_nr` default: at most this many segments behind one compressed ACK.
@@ -117,6 +120,24 @@ impl TcpSink {
             comp_rcv_nxt: u64::MAX,
             compressed: 0,
             comp_pending: None,
+            tune: cfg.autotune.then(|| Box::new(RcvBuf::new(cfg.mss as u64))),
+        }
+    }
+
+    /// True with `ack.autotune`: the receiver wants the connection's RTT estimate
+    /// ([`TcpSink::note_rtt`]) before each data segment.
+    #[inline]
+    pub fn autotunes(&self) -> bool {
+        self.tune.is_some()
+    }
+
+    /// With `ack.autotune`: the receiver's RTT estimate (Linux `rcv_rtt_est`, which
+    /// measures the same loop as the sender's SRTT) for `tcp_rcv_space_adjust`; called with
+    /// the segment's arrival time after it is delivered.
+    pub fn note_rtt(&mut self, rtt: Option<SimTime>, now: SimTime) {
+        let rcv_nxt = self.rcv_nxt;
+        if let Some(t) = self.tune.as_mut() {
+            t.adjust(rcv_nxt, now, rtt);
         }
     }
 
@@ -264,6 +285,19 @@ impl TcpSink {
             }
         }
         let in_order_no_gap = seq == before && !had_gap;
+        // Linux 6.1 `tcp_grow_window` (from `tcp_event_data_recv`, or `tcp_data_queue_ofo`
+        // with SACK): a segment that grows `rcv_ssthresh` sets `icsk_ack.quick |= 1`, so
+        // `__tcp_ack_snd_check` ACKs it at once; the ACK takes one quick ACK back
+        // (`tcp_dec_quickack_mode`).
+        let mut grown = false;
+        if seq == before || (seq > before && self.sack_on) {
+            if let Some(t) = self.tune.as_mut() {
+                grown = t.grow();
+            }
+        }
+        if grown {
+            self.quick_left |= 1;
+        }
         let quick = self.delayed && in_order_no_gap && self.quick_left > 0;
         if quick {
             self.quick_left -= 1;
@@ -297,6 +331,9 @@ impl TcpSink {
             }
         }
         if !self.delayed || !in_order_no_gap || quick || urgent {
+            if grown && !quick {
+                self.quick_left -= 1; // out of order: this ACK is the quick one
+            }
             self.held = None;
             self.timer.cancel();
             self.ack(ts, retx, blocks, out);
@@ -571,6 +608,51 @@ mod tests {
         let mut c = sink("ecn = true");
         c.on_data(0, syn, Ecn::NotEct, 0, 0, &mut out);
         assert_eq!(acks(&mut out)[0].1 & flags::CWR, 0);
+    }
+
+    /// Linux 6.1 `tcp_grow_window` + `tcp_rcv_space_adjust` (hand-worked in `rcvbuf.rs`'s
+    /// tests): at the initial buffer the window has no room and every second segment is
+    /// ACKed; after 20 segments read in one 100-ms RTT window_clamp rises to 250,656 B, 65
+    /// segments grow `rcv_ssthresh` (64,088 → 250,656 B, 2,896 B each) and each is ACKed at
+    /// once; then every second segment again.
+    #[test]
+    fn autotune_acks_each_segment_that_grows_the_window() {
+        const MS: SimTime = 1_000_000;
+        let mut s = sink("profile = \"linux\"\nack = { quickack = 0, autotune = true }");
+        let mut out = Outbox::default();
+        let rtt = Some(100 * MS);
+        for i in 0..20u64 {
+            s.on_data(i, 0, Ecn::NotEct, i * MS, i * MS, &mut out);
+            s.note_rtt(rtt, i * MS);
+        }
+        assert_eq!(acks(&mut out).len(), 10, "one ACK per two segments");
+        s.note_rtt(rtt, 100 * MS); // one RTT after the first segment: the buffer grows
+        let t = 100 * MS;
+        for i in 20..85u64 {
+            s.on_data(i, 0, Ecn::NotEct, t, t, &mut out);
+            assert_eq!(
+                acks(&mut out),
+                vec![(i + 1, 0)],
+                "segment {i} grows the window"
+            );
+        }
+        s.on_data(85, 0, Ecn::NotEct, t, t, &mut out);
+        assert!(acks(&mut out).is_empty(), "no room left: delayed again");
+        s.on_data(86, 0, Ecn::NotEct, t, t, &mut out);
+        assert_eq!(acks(&mut out), vec![(87, 0)]);
+        // Off (the default outside the linux profile) nothing changes.
+        let mut s = sink("profile = \"linux\"\nack = { quickack = 0, autotune = false }");
+        assert!(!s.autotunes());
+        for i in 0..40u64 {
+            s.on_data(i, 0, Ecn::NotEct, i * MS, i * MS, &mut out);
+            s.note_rtt(rtt, 100 * MS + i * MS);
+        }
+        assert_eq!(acks(&mut out).len(), 20);
+        let e = TcpParams::config_from("ack = { delayed = false, autotune = true }").unwrap_err();
+        assert!(
+            e.contains("ack.autotune") && e.contains("ack.delayed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -815,6 +815,9 @@ impl World {
                         flow.stats.total.marked_pkts += 1;
                     }
                     let fresh = t.sink.on_data(seq, fl, ecn, ts, now, out);
+                    if t.sink.autotunes() {
+                        t.sink.note_rtt(t.sender.conn().rtt.srtt(), now);
+                    }
                     for s in fresh {
                         flow.stats.total.goodput_bytes += t.sender.payload(s) as u64;
                     }

@@ -87,6 +87,8 @@ pub struct TcpConfig {
     pub quickack: u32,
     /// SACK compression delay after three duplicate ACKs (0: off).
     pub sack_compress: SimTime,
+    /// Linux's receive-buffer autotuning decides quick ACKs (`ack.autotune`).
+    pub autotune: bool,
     /// Pacing settings.
     pub pacing: PacingConfig,
     /// Per-flow event trace.

@@ -338,6 +338,11 @@ pub struct AckOptions {
     /// compression, `tcp_comp_sack_delay_ns`; "0s" = every one at once). Default "0s".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sack_compress: Option<Duration>,
+    /// With delayed ACKs: model Linux's receive-buffer autotuning (`tcp_rcv_space_adjust`)
+    /// and ACK at once each segment that grows the receive window (`tcp_grow_window` sets
+    /// quick-ACK mode). Default: on in the linux profile, else off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autotune: Option<bool>,
 }
 
 /// Explicit Congestion Notification.

@@ -170,6 +170,10 @@ impl TcpParams {
         if d.sack_compress > 0 && sack {
             a.sack_compress.get_or_insert(Duration(d.sack_compress));
         }
+        // Written only where the profile sets it (linux, with delayed ACKs).
+        if d.autotune_acks && delayed {
+            a.autotune.get_or_insert(true);
+        }
         fill_ecn(&mut r.ecn, &needs);
         let p = &mut r.pacing;
         let mode = *p.mode.get_or_insert(match needs.pacing {
@@ -281,6 +285,10 @@ impl TcpParams {
         if quickack > 0 && !delayed_ack {
             return Err("ack.quickack: only applies with delayed ACKs (ack.delayed = true)".into());
         }
+        let autotune = a.autotune == Some(true);
+        if autotune && !delayed_ack {
+            return Err("ack.autotune: only applies with delayed ACKs (ack.delayed = true)".into());
+        }
         let sack_compress = a.sack_compress.unwrap_or_default().0;
         if sack_compress > 1_000_000_000 {
             return Err("ack.sack_compress: must be at most 1s".into());
@@ -385,6 +393,7 @@ impl TcpParams {
             delayed_ack_timeout,
             quickack,
             sack_compress,
+            autotune,
             pacing,
             trace: p.trace.events == Some(true),
             rtt_log: p.trace.rtt == Some(true),

@@ -8,6 +8,10 @@ const SUB: u64 = 1 << SUB_BITS;
 /// Histogram of u64 values with bounded relative error. Only the range of buckets between the
 /// smallest and largest value seen is stored (`counts[i]` is bucket `base + i`), so a flow whose
 /// delays span a few octaves costs a few hundred counters, not one per bucket from zero.
+///
+/// The header is 64 bytes (one cache line when the owner aligns it, as `FlowStats` does): the
+/// number of values is not stored but derived (`zeros` plus the buckets' sum) when a result is
+/// read, so a `record` touches the header's one line and one bucket's line.
 #[derive(Clone, Debug, Default)]
 pub struct LogHistogram {
     /// Values equal to zero (a packet that found its queue empty), counted apart so the common
@@ -15,7 +19,6 @@ pub struct LogHistogram {
     zeros: u64,
     counts: Vec<u64>,
     base: usize,
-    n: u64,
     sum: u128,
     max: u64,
 }
@@ -54,7 +57,6 @@ impl LogHistogram {
     pub fn record(&mut self, v: u64) {
         if v == 0 {
             self.zeros += 1;
-            self.n += 1;
             return;
         }
         let b = bucket_of(v);
@@ -70,7 +72,6 @@ impl LogHistogram {
             self.counts.resize(i + 1, 0);
         }
         self.counts[i] += 1;
-        self.n += 1;
         self.sum += v as u128;
         self.max = self.max.max(v);
     }
@@ -78,18 +79,19 @@ impl LogHistogram {
     #[inline]
     pub fn record_zeros(&mut self, n: u64) {
         self.zeros += n;
-        self.n += n;
     }
-    /// Number of values recorded.
+    /// Number of values recorded (zeros plus the buckets' counts: read when results are
+    /// made, not per record).
     pub fn count(&self) -> u64 {
-        self.n
+        self.zeros + self.counts.iter().sum::<u64>()
     }
     /// Exact mean (NaN if empty).
     pub fn mean(&self) -> f64 {
-        if self.n == 0 {
+        let n = self.count();
+        if n == 0 {
             f64::NAN
         } else {
-            self.sum as f64 / self.n as f64
+            self.sum as f64 / n as f64
         }
     }
     /// Exact maximum (0 if empty).
@@ -99,10 +101,11 @@ impl LogHistogram {
     /// The q-quantile (0 <= q <= 1), taken as the midpoint of the bucket holding the rank
     /// ceil(q·n); NaN if empty.
     pub fn quantile(&self, q: f64) -> f64 {
-        if self.n == 0 {
+        let n = self.count();
+        if n == 0 {
             return f64::NAN;
         }
-        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
         if rank <= self.zeros {
             return 0.0;
         }
@@ -188,5 +191,21 @@ mod tests {
         }
         assert_eq!(h.mean(), 50_000.5 * 1000.0);
         assert_eq!(h.max(), 100_000_000);
+    }
+
+    /// The header fits one 64-byte line (docs/performance.md, issue 27 session 7), and the
+    /// derived count equals the number of `record` and `record_zeros` values.
+    #[test]
+    fn header_is_one_line_and_count_is_derived() {
+        assert_eq!(std::mem::size_of::<LogHistogram>(), 64);
+        let mut h = LogHistogram::new();
+        for v in [5u64, 0, 70, 70, 1 << 40] {
+            h.record(v);
+        }
+        h.record_zeros(3);
+        assert_eq!(h.count(), 8);
+        h.clear();
+        assert_eq!(h.count(), 0);
+        assert!(h.mean().is_nan());
     }
 }

@@ -820,7 +820,9 @@ impl World {
                     }
                 }
                 PacketKind::Ack => {
-                    let sack = t.sink.sack_for(seq);
+                    // an ACK without a SACK log entry carries number 0 (SACK off: every
+                    // ACK), and `sack_for(0)` is None: the sink's line is not read for it
+                    let sack = if seq == 0 { None } else { t.sink.sack_for(seq) };
                     t.sender
                         .on_ack(ack, fl, ts, sack.as_ref(), now, out, &mut flow.stats)
                 }

@@ -4,7 +4,11 @@ use super::histogram::LogHistogram;
 use crate::time::SimTime;
 
 /// Cumulative per-flow counts (data packets only; ACKs are counted apart).
+///
+/// In declaration order (`repr(C)`): the send and delivery counts first, the goodput last, so
+/// that in a `FlowStats` the goodput shares the jitter state's line (`flow_stats_layout`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct FlowCounters {
     /// Data packets sent by the source (retransmissions included).
     pub sent_pkts: u64,
@@ -22,8 +26,6 @@ pub struct FlowCounters {
     pub marked_pkts: u64,
     /// ACK packets dropped or lost.
     pub ack_losses: u64,
-    /// Application bytes delivered in order (TCP goodput; equals payload delivered for UDP).
-    pub goodput_bytes: u64,
     /// TCP: segments sent again (fast, partial-ACK, timeout and go-back-N retransmissions).
     pub retransmits: u64,
     /// TCP: retransmission timeouts.
@@ -32,6 +34,8 @@ pub struct FlowCounters {
     pub fast_retransmits: u64,
     /// TCP: window reductions in response to ECN echoes.
     pub ecn_reductions: u64,
+    /// Application bytes delivered in order (TCP goodput; equals payload delivered for UDP).
+    pub goodput_bytes: u64,
 }
 
 impl FlowCounters {
@@ -60,10 +64,11 @@ impl FlowCounters {
 /// Laid out by cache line for a `Flow`, which holds it from byte 32 (`repr(C)`; guards
 /// `flow_stats_layout` here and `flow_layout` in `world`): the counters first (the send and
 /// delivery counts then share the flow's first line with its application's pointer and
-/// ends), then the window and last-transit flags, the jitter state and the interval sums (one
-/// line), the IPDV sums, and the delay and RTT histograms' headers on a line each; the
-/// window's starting counts (read when the window opens and at the end) last. A delivery
-/// touches the flow's lines 0–4; an ACK that samples no RTT only line 0.
+/// ends; the goodput, last of them, starts the third), then the window and last-transit
+/// flags, the jitter state and the interval sums (the rest of the third line), the IPDV
+/// sums, and the delay and RTT histograms' headers on a line each; the window's starting
+/// counts (read when the window opens and at the end) last. A delivery touches the flow's
+/// lines 0, 2, 3 and 4 (and 1 for a CE mark); an ACK that samples no RTT only line 0.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct FlowStats {
@@ -152,7 +157,7 @@ mod tests {
     use super::*;
 
     /// The layout set on purpose (see the type's comment): what a delivery updates is in a
-    /// flow's lines 0–4, each histogram's header in one line of its own.
+    /// flow's lines 0, 2, 3 and 4, each histogram's header in one line of its own.
     #[test]
     fn flow_stats_layout() {
         use std::mem::{align_of, offset_of, size_of};
@@ -162,8 +167,10 @@ mod tests {
         let t = offset_of!(FlowStats, total);
         assert_eq!(line(t + offset_of!(FlowCounters, sent_pkts)), 0);
         assert_eq!(line(t + offset_of!(FlowCounters, delivered_bytes) + 7), 0);
-        assert_eq!(line(t + offset_of!(FlowCounters, goodput_bytes)), 1);
+        assert_eq!(line(t + offset_of!(FlowCounters, dropped_pkts)), 1);
+        assert_eq!(line(t + offset_of!(FlowCounters, ecn_reductions) + 7), 1);
         for o in [
+            t + offset_of!(FlowCounters, goodput_bytes),
             offset_of!(FlowStats, in_window),
             offset_of!(FlowStats, has_last),
             offset_of!(FlowStats, jitter_rfc3550),

@@ -231,8 +231,14 @@ mod tests {
             let mut h = LogHistogram::new();
             let mut vals = Vec::new();
             for _ in 0..size {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let v = if x >> 61 == 0 { 0 } else { (x >> 33) % 5_000_000 };
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let v = if x >> 61 == 0 {
+                    0
+                } else {
+                    (x >> 33) % 5_000_000
+                };
                 h.record(v);
                 vals.push(v);
             }

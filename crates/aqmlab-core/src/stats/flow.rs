@@ -4,7 +4,11 @@ use super::histogram::LogHistogram;
 use crate::time::SimTime;
 
 /// Cumulative per-flow counts (data packets only; ACKs are counted apart).
+///
+/// In declaration order (`repr(C)`): the send and delivery counts first, the goodput last, so
+/// that in a `FlowStats` the goodput shares the jitter state's line (`flow_stats_layout`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct FlowCounters {
     /// Data packets sent by the source (retransmissions included).
     pub sent_pkts: u64,
@@ -22,8 +26,6 @@ pub struct FlowCounters {
     pub marked_pkts: u64,
     /// ACK packets dropped or lost.
     pub ack_losses: u64,
-    /// Application bytes delivered in order (TCP goodput; equals payload delivered for UDP).
-    pub goodput_bytes: u64,
     /// TCP: segments sent again (fast, partial-ACK, timeout and go-back-N retransmissions).
     pub retransmits: u64,
     /// TCP: retransmission timeouts.
@@ -32,6 +34,8 @@ pub struct FlowCounters {
     pub fast_retransmits: u64,
     /// TCP: window reductions in response to ECN echoes.
     pub ecn_reductions: u64,
+    /// Application bytes delivered in order (TCP goodput; equals payload delivered for UDP).
+    pub goodput_bytes: u64,
 }
 
 impl FlowCounters {
@@ -57,31 +61,40 @@ impl FlowCounters {
 
 /// Everything measured about one flow.
 ///
-/// What each delivery and each RTT sample updates comes first, in declaration order
-/// (`repr(C)`): the counters, the interval sums, the jitter state, the two histograms'
-/// headers; the window's starting counts (read when the window opens and at the end) last.
+/// Laid out by cache line for a `Flow`, which holds it from byte 32 (`repr(C)`; guards
+/// `flow_stats_layout` here and `flow_layout` in `world`): the counters first (the send and
+/// delivery counts then share the flow's first line with its application's pointer and
+/// ends; the goodput, last of them, starts the third), then the window and last-transit
+/// flags, the jitter state and the interval sums (the rest of the third line), the IPDV
+/// sums, and the delay and RTT histograms' headers on a line each; the window's starting
+/// counts (read when the window opens and at the end) last. A delivery touches the flow's
+/// lines 0, 2, 3 and 4 (and 1 for a CE mark); an ACK that samples no RTT only line 0.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct FlowStats {
     /// Counts since time zero.
     pub total: FlowCounters,
+    in_window: bool,
+    /// Whether `last_transit` holds a delivery's transit time.
+    has_last: bool,
+    /// RFC 3550 interarrival jitter estimator J (ns), updated on every delivery.
+    pub jitter_rfc3550: f64,
+    last_transit: SimTime,
     /// Since the last time-series sample (whole run): sum of one-way delays (ns), deliveries,
     /// sum of |D(i) − D(i−1)| (ns) and its number of terms.
     pub interval: (f64, u64, f64, u64),
-    last_transit: Option<SimTime>,
-    /// RFC 3550 interarrival jitter estimator J (ns), updated on every delivery.
-    pub jitter_rfc3550: f64,
     /// Sum of |D(i) − D(i−1)| over deliveries in the window (ns), and how many terms.
     pub ipdv_sum: f64,
     /// Number of terms in `ipdv_sum`.
     pub ipdv_n: u64,
-    in_window: bool,
+    /// Goodput bytes at the last time-series sample (for per-interval throughput).
+    pub goodput_at_last_sample: u64,
+    /// Room that puts the histograms' headers on lines of their own in a `Flow`.
+    _to_line: [u64; 5],
     /// One-way delays (ns) of data packets delivered in the window.
     pub delay: LogHistogram,
     /// TCP round-trip-time samples (ns) taken in the window.
     pub rtt: LogHistogram,
-    /// Goodput bytes at the last time-series sample (for per-interval throughput).
-    pub goodput_at_last_sample: u64,
     at_window_start: FlowCounters,
 }
 
@@ -120,7 +133,8 @@ impl FlowStats {
         self.total.delivered_bytes += bytes as u64;
         self.interval.0 += transit as f64;
         self.interval.1 += 1;
-        if let Some(prev) = self.last_transit {
+        if self.has_last {
+            let prev = self.last_transit;
             let d = (transit as f64 - prev as f64).abs();
             self.interval.2 += d;
             self.interval.3 += 1;
@@ -130,7 +144,8 @@ impl FlowStats {
                 self.ipdv_n += 1;
             }
         }
-        self.last_transit = Some(transit);
+        self.last_transit = transit;
+        self.has_last = true;
         if self.in_window {
             self.delay.record(transit);
         }
@@ -140,6 +155,37 @@ impl FlowStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The layout set on purpose (see the type's comment): what a delivery updates is in a
+    /// flow's lines 0, 2, 3 and 4, each histogram's header in one line of its own.
+    #[test]
+    fn flow_stats_layout() {
+        use std::mem::{align_of, offset_of, size_of};
+        // a `Flow` holds the statistics from byte 32 (its own guard: `flow_layout`)
+        let line = |o: usize| (32 + o) / 64;
+        assert_eq!(align_of::<FlowStats>(), 16);
+        let t = offset_of!(FlowStats, total);
+        assert_eq!(line(t + offset_of!(FlowCounters, sent_pkts)), 0);
+        assert_eq!(line(t + offset_of!(FlowCounters, delivered_bytes) + 7), 0);
+        assert_eq!(line(t + offset_of!(FlowCounters, dropped_pkts)), 1);
+        assert_eq!(line(t + offset_of!(FlowCounters, ecn_reductions) + 7), 1);
+        for o in [
+            t + offset_of!(FlowCounters, goodput_bytes),
+            offset_of!(FlowStats, in_window),
+            offset_of!(FlowStats, has_last),
+            offset_of!(FlowStats, jitter_rfc3550),
+            offset_of!(FlowStats, last_transit),
+            offset_of!(FlowStats, interval),
+            offset_of!(FlowStats, interval) + 31,
+        ] {
+            assert_eq!(line(o), 2, "{o}");
+        }
+        assert_eq!(line(offset_of!(FlowStats, ipdv_sum)), 3);
+        assert_eq!(line(offset_of!(FlowStats, ipdv_n) + 7), 3);
+        assert_eq!(32 + offset_of!(FlowStats, delay), 4 * 64);
+        assert_eq!(32 + offset_of!(FlowStats, rtt), 5 * 64);
+        assert_eq!(size_of::<LogHistogram>(), 64);
+    }
 
     #[test]
     fn jitter_follows_rfc3550_recursion() {

@@ -8,13 +8,17 @@ const SUB: u64 = 1 << SUB_BITS;
 /// Histogram of u64 values with bounded relative error. Only the range of buckets between the
 /// smallest and largest value seen is stored (`counts[i]` is bucket `base + i`), so a flow whose
 /// delays span a few octaves costs a few hundred counters, not one per bucket from zero.
+///
+/// The header is 64 bytes (one cache line when the owner aligns it, as `Flow` does for its
+/// statistics): the number of zeros is not stored but derived (the count minus the buckets'
+/// sum) by `quantile`, which scans the buckets from the top, so a `record` touches the
+/// header's one line and one bucket's line and the results cost no more scans than before.
 #[derive(Clone, Debug, Default)]
 pub struct LogHistogram {
-    /// Values equal to zero (a packet that found its queue empty), counted apart so the common
-    /// case touches no bucket array.
-    zeros: u64,
     counts: Vec<u64>,
     base: usize,
+    /// Values recorded, zeros (a packet that found its queue empty) included: a zero touches
+    /// no bucket.
     n: u64,
     sum: u128,
     max: u64,
@@ -53,7 +57,6 @@ impl LogHistogram {
     #[inline]
     pub fn record(&mut self, v: u64) {
         if v == 0 {
-            self.zeros += 1;
             self.n += 1;
             return;
         }
@@ -77,7 +80,6 @@ impl LogHistogram {
     /// Records the value zero `n` times (the same as `n` calls of `record(0)`).
     #[inline]
     pub fn record_zeros(&mut self, n: u64) {
-        self.zeros += n;
         self.n += n;
     }
     /// Number of values recorded.
@@ -97,24 +99,34 @@ impl LogHistogram {
         self.max
     }
     /// The q-quantile (0 <= q <= 1), taken as the midpoint of the bucket holding the rank
-    /// ceil(q·n); NaN if empty.
+    /// ceil(q·n) (the zeros rank first); NaN if empty. The buckets are scanned from the top:
+    /// bucket `i` holds the rank if fewer than `n - rank + 1` values lie above it, and the
+    /// lowest such bucket is the one the ranks reach first counting from zero.
     pub fn quantile(&self, q: f64) -> f64 {
-        if self.n == 0 {
+        let n = self.n;
+        if n == 0 {
             return f64::NAN;
         }
-        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
-        if rank <= self.zeros {
-            return 0.0;
-        }
-        let mut seen = self.zeros;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                let (lo, hi) = bucket_bounds(self.base + i);
-                return ((lo + hi.min(self.max)) as f64) / 2.0;
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let room = n - rank; // values that may lie above the rank's bucket
+        let mut above = 0u64;
+        let mut at = None;
+        for (i, &c) in self.counts.iter().enumerate().rev() {
+            if above > room {
+                break;
             }
+            at = Some(i);
+            above += c;
         }
-        self.max as f64
+        match at {
+            // every bucket qualifies and the zeros alone reach the rank
+            Some(0) | None if above <= room => 0.0,
+            Some(i) => {
+                let (lo, hi) = bucket_bounds(self.base + i);
+                ((lo + hi.min(self.max)) as f64) / 2.0
+            }
+            None => 0.0,
+        }
     }
     /// Forgets everything (used at the end of the warm-up).
     pub fn clear(&mut self) {
@@ -188,5 +200,62 @@ mod tests {
         }
         assert_eq!(h.mean(), 50_000.5 * 1000.0);
         assert_eq!(h.max(), 100_000_000);
+    }
+
+    /// The header fits one 64-byte line (docs/performance.md, issue 27 session 7), and the
+    /// count includes the zeros of `record` and `record_zeros`.
+    #[test]
+    fn header_is_one_line_and_count_includes_zeros() {
+        assert_eq!(std::mem::size_of::<LogHistogram>(), 64);
+        let mut h = LogHistogram::new();
+        for v in [5u64, 0, 70, 70, 1 << 40] {
+            h.record(v);
+        }
+        h.record_zeros(3);
+        assert_eq!(h.count(), 8);
+        assert_eq!(h.quantile(0.5), 0.0); // ranks 1..4 are the four zeros
+        h.clear();
+        assert_eq!(h.count(), 0);
+        assert!(h.mean().is_nan());
+        assert!(h.quantile(0.5).is_nan());
+    }
+
+    /// The top-down scan gives the definition's answer: the rank-th smallest value (the
+    /// values sorted, zeros first), reported as its bucket's midpoint (the upper bound capped
+    /// at the maximum). Values from a fixed LCG with runs of zeros, every rank of several
+    /// sizes.
+    #[test]
+    fn quantile_is_the_ranked_values_bucket_midpoint() {
+        let mut x: u64 = 12345;
+        for size in [1usize, 2, 7, 100, 1000] {
+            let mut h = LogHistogram::new();
+            let mut vals = Vec::new();
+            for _ in 0..size {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let v = if x >> 61 == 0 {
+                    0
+                } else {
+                    (x >> 33) % 5_000_000
+                };
+                h.record(v);
+                vals.push(v);
+            }
+            vals.sort_unstable();
+            let max = *vals.last().unwrap();
+            for rank in 1..=size {
+                let q = rank as f64 / size as f64;
+                let r = ((q * size as f64).ceil() as usize).clamp(1, size);
+                let v = vals[r - 1];
+                let want = if v == 0 {
+                    0.0
+                } else {
+                    let (lo, hi) = bucket_bounds(bucket_of(v));
+                    ((lo + hi.min(max)) as f64) / 2.0
+                };
+                assert_eq!(h.quantile(q), want, "size {size} rank {rank}");
+            }
+        }
     }
 }

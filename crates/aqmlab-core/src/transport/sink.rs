@@ -182,6 +182,7 @@ impl TcpSink {
 
     /// The SACK blocks of ACK number `id` as it reaches the sender (None with SACK off or
     /// for an ACK the log no longer holds). Entries of older ACKs (lost ones) are dropped.
+    /// Logged ACKs are numbered from 1, so `id` 0 is always None and changes nothing.
     pub fn sack_for(&mut self, id: u64) -> Option<SackBlocks> {
         if !self.sack_on {
             return None;
@@ -477,6 +478,9 @@ mod tests {
         assert_eq!(sizes, vec![52, 64, 72, 80, 80]);
         let ids: Vec<u64> = out.segs.iter().map(|a| a.seq).collect();
         assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+        // Number 0 (a SYN-ACK; every ACK with SACK off) has no entry and takes none from the
+        // log, so the world skips the lookup for it (`World::deliver`).
+        assert_eq!(s.sack_for(0), None);
         // The sender side looks the blocks up by ACK number; lost ACKs' entries are skipped.
         assert_eq!(s.sack_for(2).unwrap().blocks(), &[(2, 3)]);
         assert_eq!(s.sack_for(5).unwrap().blocks(), &[(8, 9), (6, 7), (4, 5)]);

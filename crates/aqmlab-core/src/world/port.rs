@@ -27,7 +27,6 @@ use crate::rng::Rng;
 use crate::sched::EventQueue;
 use crate::time::{tx_time, SimTime};
 use crate::topology::PortId;
-use std::collections::VecDeque;
 
 /// What a port operation needs from the world around it.
 pub struct PortIo<'a> {
@@ -141,10 +140,60 @@ pub struct TxState {
 }
 
 /// The packets behind a port's pipe's head, with their arrival times at the far node
-/// (non-decreasing): out of the port's hot lines, and made at the first packet that finds the
-/// pipe occupied (start a port with `PipeTail::default()`).
+/// (non-decreasing), out of the port's hot lines: a ring buffer (24 bytes inline, so the port
+/// keeps to six lines), allocated at the first packet that finds the pipe occupied and doubled
+/// when full (start a port with `PipeTail::default()`).
 #[derive(Debug, Default)]
-pub struct PipeTail(Option<Box<VecDeque<(SimTime, PacketId)>>>);
+pub struct PipeTail {
+    buf: Box<[(SimTime, PacketId)]>,
+    head: u32,
+    len: u32,
+}
+
+impl PipeTail {
+    /// Appends `x` at the back.
+    #[inline]
+    fn push_back(&mut self, x: (SimTime, PacketId)) {
+        let cap = self.buf.len();
+        if self.len as usize == cap {
+            self.grow();
+        }
+        let cap = self.buf.len();
+        let mut at = self.head as usize + self.len as usize;
+        if at >= cap {
+            at -= cap;
+        }
+        self.buf[at] = x;
+        self.len += 1;
+    }
+
+    /// Removes the front entry, if any.
+    #[inline]
+    fn pop_front(&mut self) -> Option<(SimTime, PacketId)> {
+        if self.len == 0 {
+            return None;
+        }
+        let x = self.buf[self.head as usize];
+        self.head += 1;
+        if self.head as usize == self.buf.len() {
+            self.head = 0;
+        }
+        self.len -= 1;
+        Some(x)
+    }
+
+    /// Doubles the buffer (4 entries at first), the entries moved to its start in order.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = self.buf.len();
+        let mut buf = vec![(0, 0); (2 * cap).max(4)].into_boxed_slice();
+        for (i, slot) in buf.iter_mut().take(self.len as usize).enumerate() {
+            *slot = self.buf[(self.head as usize + i) % cap];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+}
 
 /// No port hands off to this one.
 pub const NO_FEEDER: PortId = PortId::MAX;
@@ -187,9 +236,7 @@ impl TxState {
             self.head_at = arrival;
             self.head_pkt = pkt;
         } else {
-            tail.0
-                .get_or_insert_with(Default::default)
-                .push_back((arrival, pkt));
+            tail.push_back((arrival, pkt));
         }
         self.pipe_len += 1;
     }
@@ -209,9 +256,7 @@ impl TxState {
         self.pipe_len -= 1;
         if self.pipe_len > 0 {
             let (next, behind) = tail
-                .0
-                .as_mut()
-                .and_then(|r| r.pop_front())
+                .pop_front()
                 .expect("the pipe's count includes the packets behind its head");
             self.head_at = next;
             self.head_pkt = behind;
@@ -462,6 +507,7 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
     use std::mem::{offset_of, size_of};
 
     #[test]
@@ -471,8 +517,8 @@ mod tests {
         assert!(size_of::<TxState>() <= 56);
         assert_eq!(offset_of!(Port, tx), 0);
         assert!(offset_of!(Port, to) + 4 <= 64 && offset_of!(Port, monitor) < 64);
-        // The pipe's packets behind its head are out of line (a pointer, made when needed).
-        assert_eq!(size_of::<PipeTail>(), 8);
+        // The pipe's packets behind its head are in a cold line (a ring buffer's header).
+        assert_eq!(size_of::<PipeTail>(), 24);
         assert!(offset_of!(Port, pipe_tail) >= 128);
         // Line 1: delay, window counters, then the queue's held count and pass-through tally
         // (the queue's first 32 bytes, `qdisc::accounting`'s own layout guard).
@@ -491,15 +537,14 @@ mod tests {
     #[test]
     fn a_port_takes_six_cache_lines() {
         // 40,004 ports in the 10,000-pair dumbbell: each line more is 2.6 MB first touched at
-        // set-up (the loss stream and the pipe's tail are boxed, made only when needed, to
-        // stay at six).
+        // set-up (the loss stream is boxed, made only for lossy ports, to stay at six).
         assert_eq!(size_of::<Port>(), 6 * 64);
     }
 
     #[test]
     fn the_pipe_delivers_in_order_through_its_head_and_tail() {
         // Packets enter a pipe while others are on the wire (the second and third behind the
-        // head, in the out-of-line tail; a fourth joins after the first arrived): the pipe
+        // head, in the tail; a fourth joins after the first arrived): the pipe
         // keeps one PipeArrival pending, at its head's arrival, and hands the packets back
         // first in, first out, as the FIFO of (arrival, packet) it models must.
         let mut events = EventQueue::new();
@@ -520,5 +565,36 @@ mod tests {
         }
         assert_eq!(got, [(100, 11), (150, 12), (150, 13), (200, 14)]);
         assert_eq!(tx.pipe_len, 0);
+    }
+
+    #[test]
+    fn the_pipe_tail_is_a_fifo_through_wraps_and_growth() {
+        // Against std's VecDeque as the reference FIFO: pushes and pops in an irregular
+        // pattern (pseudo-random counts) wrap the ring's head around and grow it while the
+        // head is not at slot 0; every pop must give the reference's front.
+        let mut tail = PipeTail::default();
+        let mut reference = VecDeque::new();
+        let mut x: u64 = 12345;
+        let mut next = 0u32;
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pushes = (x >> 60) as usize; // 0..16
+            let pops = ((x >> 56) & 15) as usize;
+            for _ in 0..pushes {
+                tail.push_back((next as u64 * 3, next));
+                reference.push_back((next as u64 * 3, next));
+                next += 1;
+            }
+            for _ in 0..pops {
+                assert_eq!(tail.pop_front(), reference.pop_front());
+            }
+            assert_eq!(tail.len as usize, reference.len());
+        }
+        while let Some(r) = reference.pop_front() {
+            assert_eq!(tail.pop_front(), Some(r));
+        }
+        assert_eq!(tail.pop_front(), None);
     }
 }

@@ -75,13 +75,14 @@ pub struct Port {
     pub tx_bytes: u64,
     /// The queue discipline and its accounting.
     pub queue: Queue,
+    /// The packets on the wire behind the pipe's head (`TxState` holds the head), right after
+    /// the queue so that its 24 bytes sit in one line.
+    pub pipe_tail: PipeTail,
     /// Rate in bit/s (the mean rate when `rate_model` is set).
     pub rate_bps: u64,
     /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
     /// Boxed: rare, and 144 bytes inline on every port.
     pub rate_model: Option<Box<crate::ratemodel::RateSchedule>>,
-    /// The packets on the wire behind the pipe's head (`TxState` holds the head).
-    pub pipe_tail: PipeTail,
     /// Bernoulli loss probability applied as packets leave the transmitter.
     pub loss: f64,
     /// Sending node.
@@ -520,6 +521,10 @@ mod tests {
         // The pipe's packets behind its head are in a cold line (a ring buffer's header).
         assert_eq!(size_of::<PipeTail>(), 24);
         assert!(offset_of!(Port, pipe_tail) >= 128);
+        assert_eq!(
+            offset_of!(Port, pipe_tail) / 64,
+            (offset_of!(Port, pipe_tail) + 23) / 64
+        );
         // Line 1: delay, window counters, then the queue's held count and pass-through tally
         // (the queue's first 32 bytes, `qdisc::accounting`'s own layout guard).
         for off in [

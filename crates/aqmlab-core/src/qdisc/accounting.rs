@@ -357,7 +357,9 @@ mod tests {
     fn the_held_count_and_the_pass_through_tally_share_the_first_cache_line() {
         use std::mem::offset_of;
         assert_eq!(offset_of!(Queue, held), 0);
-        assert!(offset_of!(Queue, passed) + 16 <= 64);
+        // within the first 32 bytes: a port puts its queue at byte 96, so these share the
+        // port's second line with its window counters (`world::port`'s layout guard)
+        assert!(offset_of!(Queue, passed) + 16 <= 32);
         assert!(offset_of!(Queue, pending_timer) + 16 <= 64);
     }
 

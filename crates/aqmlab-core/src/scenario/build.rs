@@ -565,7 +565,7 @@ pub fn build_resolved(r: Resolved) -> Result<Built, ScenarioError> {
             tx_bytes: 0,
             lost_pkts: 0,
             tx: TxState::default(),
-            tx_cache: Default::default(),
+            pipe_tail: Default::default(),
         });
     }
     let port_name = |i: usize| ports[i].name.as_str();

@@ -27,7 +27,6 @@ use crate::rng::Rng;
 use crate::sched::EventQueue;
 use crate::time::{tx_time, SimTime};
 use crate::topology::PortId;
-use std::collections::VecDeque;
 
 /// What a port operation needs from the world around it.
 pub struct PortIo<'a> {
@@ -50,12 +49,14 @@ pub struct PortIo<'a> {
 
 /// The sending side of one link direction.
 ///
-/// Laid out (`repr(C)`, 64-byte aligned) so that a packet crossing an idle port touches three
-/// cache lines: the transmitter with the far node (`tx`, `to`, `monitor`: 64 bytes), the
-/// link's constants and window counters (the next 64), and the queue's held count and
-/// pass-through tally (the first 64 bytes of `queue`); the loss model, names, statistics and
-/// random streams follow. With thousands of flows each packet meets several ports that no
-/// other packet touched recently, so the lines it needs are the lines it misses.
+/// Laid out (`repr(C)`, 64-byte aligned) so that a packet crossing an idle port touches two
+/// cache lines: the transmitter with its pipe's head, serialization cache and flags, and the
+/// far node (`tx`, `to`, `monitor`: the first 64 bytes), and the delay, the window counters
+/// and the queue's held count and pass-through tally (the next 64: `queue` starts at byte 96);
+/// a `PipeArrival` reads the first line alone. The rate, the rate model, the pipe's packets
+/// behind its head, the loss model, names, statistics and random streams follow. With
+/// thousands of flows each packet meets several ports that no other packet touched recently,
+/// so the lines it needs are the lines it misses.
 #[repr(C, align(64))]
 pub struct Port {
     /// The transmitter's run-time state (start a port with `TxState::default()`).
@@ -64,8 +65,6 @@ pub struct Port {
     pub to: NodeId,
     /// Whether this port appears in time series and the summary.
     pub monitor: bool,
-    /// Rate in bit/s (the mean rate when `rate_model` is set).
-    pub rate_bps: u64,
     /// Propagation delay.
     pub delay: SimTime,
     /// Transmitter busy time inside the measurement window (ns).
@@ -74,14 +73,16 @@ pub struct Port {
     pub tx_pkts: u64,
     /// Bytes whose transmission started in the window.
     pub tx_bytes: u64,
+    /// The queue discipline and its accounting.
+    pub queue: Queue,
+    /// The packets on the wire behind the pipe's head (`TxState` holds the head), right after
+    /// the queue so that its 24 bytes sit in one line.
+    pub pipe_tail: PipeTail,
+    /// Rate in bit/s (the mean rate when `rate_model` is set).
+    pub rate_bps: u64,
     /// A time-varying rate (`rate_model = { kind = "vbr", ... }`); None: constant `rate_bps`.
     /// Boxed: rare, and 144 bytes inline on every port.
     pub rate_model: Option<Box<crate::ratemodel::RateSchedule>>,
-    /// The last serialization time computed at the constant rate (start with
-    /// `TxCache::default()`).
-    pub tx_cache: TxCache,
-    /// The queue discipline and its accounting.
-    pub queue: Queue,
     /// Bernoulli loss probability applied as packets leave the transmitter.
     pub loss: f64,
     /// Sending node.
@@ -90,7 +91,7 @@ pub struct Port {
     pub lost_pkts: u64,
     /// The loss model's random stream: made only for a port with a loss model (`loss > 0`,
     /// the only ports that draw from it), so the 30,000 lossless access ports of a large
-    /// dumbbell carry 8 bytes instead of 32 (the port fits 384 bytes, not 448).
+    /// dumbbell carry 8 bytes instead of 32.
     pub loss_rng: Option<Box<Rng>>,
     /// "from->to".
     pub name: String,
@@ -98,13 +99,27 @@ pub struct Port {
 
 /// A port's transmitter and pipe at run time: private to this module. 56 bytes, so that the
 /// port's `to` and `monitor` share its cache line.
+///
+/// The pipe is a FIFO of (arrival time, packet): its head is held here, in the port's first
+/// line, and only the packets behind it (a link carrying more than one packet at a time) in a
+/// ring buffer made when first needed, so a port with at most one packet on its wire — most
+/// access links of a large dumbbell — touches no buffer of its own.
 #[derive(Debug)]
 #[repr(C)]
 pub struct TxState {
     /// When the transmission in progress (or the last one) ends.
     tx_end: SimTime,
-    /// Packets on the wire with their arrival times at `to` (non-decreasing).
-    pipe: VecDeque<(SimTime, PacketId)>,
+    /// The pipe's head's arrival time at `to` (meaningful when `pipe_len > 0`).
+    head_at: SimTime,
+    /// The last serialization time computed at the constant rate, for `cache_size` bytes: most
+    /// packets repeat a size, so the division is skipped.
+    cache_time: SimTime,
+    /// The pipe's head (meaningful when `pipe_len > 0`).
+    head_pkt: PacketId,
+    /// Packets on the wire: the head and those in `rest`.
+    pipe_len: u32,
+    /// The packet size `cache_time` is for (0: none yet).
+    cache_size: u32,
     /// The one port that feeds this one by hand-offs, or `NO_FEEDER` (`World::hand_off`).
     feeder: PortId,
     /// How many packets bound for this port wait in its feeder's pipe (it takes hand-offs only
@@ -121,6 +136,64 @@ pub struct TxState {
     handoff_ok: bool,
     /// The port has a loss model (`loss > 0`), set by `Port::start`.
     lossy: bool,
+    /// The port has a rate model (`rate_model` set), set by `Port::start`.
+    variable_rate: bool,
+}
+
+/// The packets behind a port's pipe's head, with their arrival times at the far node
+/// (non-decreasing), out of the port's hot lines: a ring buffer (24 bytes inline, so the port
+/// keeps to six lines), allocated at the first packet that finds the pipe occupied and doubled
+/// when full (start a port with `PipeTail::default()`).
+#[derive(Debug, Default)]
+pub struct PipeTail {
+    buf: Box<[(SimTime, PacketId)]>,
+    head: u32,
+    len: u32,
+}
+
+impl PipeTail {
+    /// Appends `x` at the back.
+    #[inline]
+    fn push_back(&mut self, x: (SimTime, PacketId)) {
+        let cap = self.buf.len();
+        if self.len as usize == cap {
+            self.grow();
+        }
+        let cap = self.buf.len();
+        let mut at = self.head as usize + self.len as usize;
+        if at >= cap {
+            at -= cap;
+        }
+        self.buf[at] = x;
+        self.len += 1;
+    }
+
+    /// Removes the front entry, if any.
+    #[inline]
+    fn pop_front(&mut self) -> Option<(SimTime, PacketId)> {
+        if self.len == 0 {
+            return None;
+        }
+        let x = self.buf[self.head as usize];
+        self.head += 1;
+        if self.head as usize == self.buf.len() {
+            self.head = 0;
+        }
+        self.len -= 1;
+        Some(x)
+    }
+
+    /// Doubles the buffer (4 entries at first), the entries moved to its start in order.
+    #[cold]
+    fn grow(&mut self) {
+        let cap = self.buf.len();
+        let mut buf = vec![(0, 0); (2 * cap).max(4)].into_boxed_slice();
+        for (i, slot) in buf.iter_mut().take(self.len as usize).enumerate() {
+            *slot = self.buf[(self.head as usize + i) % cap];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
 }
 
 /// No port hands off to this one.
@@ -130,7 +203,11 @@ impl Default for TxState {
     fn default() -> Self {
         TxState {
             tx_end: 0,
-            pipe: VecDeque::new(),
+            head_at: 0,
+            cache_time: 0,
+            head_pkt: 0,
+            pipe_len: 0,
+            cache_size: 0,
             feeder: NO_FEEDER,
             in_feeder_pipe: 0,
             txdone_pending: false,
@@ -138,17 +215,56 @@ impl Default for TxState {
             transparent: false,
             handoff_ok: false,
             lossy: false,
+            variable_rate: false,
         }
     }
 }
 
-/// The serialization time of the last packet size at the port's constant rate: most packets
-/// repeat a size, so the division is skipped.
-#[derive(Debug, Default)]
-#[repr(C)]
-pub struct TxCache {
-    time: SimTime,
-    size: u32,
+impl TxState {
+    /// Puts `pkt`, arriving at `arrival`, at the pipe's tail, scheduling the pipe's event if
+    /// it is the only packet there.
+    #[inline]
+    fn pipe_enter(
+        &mut self,
+        tail: &mut PipeTail,
+        id: PortId,
+        pkt: PacketId,
+        arrival: SimTime,
+        events: &mut EventQueue<Event>,
+    ) {
+        if self.pipe_len == 0 {
+            events.schedule(arrival, Event::PipeArrival(id));
+            self.head_at = arrival;
+            self.head_pkt = pkt;
+        } else {
+            tail.push_back((arrival, pkt));
+        }
+        self.pipe_len += 1;
+    }
+
+    /// Takes the pipe's head (arriving now), scheduling the next packet's arrival if any.
+    #[inline]
+    fn pipe_arrive(
+        &mut self,
+        tail: &mut PipeTail,
+        id: PortId,
+        now: SimTime,
+        events: &mut EventQueue<Event>,
+    ) -> PacketId {
+        assert!(self.pipe_len > 0, "PipeArrival with an empty pipe");
+        debug_assert_eq!(self.head_at, now);
+        let pkt = self.head_pkt;
+        self.pipe_len -= 1;
+        if self.pipe_len > 0 {
+            let (next, behind) = tail
+                .pop_front()
+                .expect("the pipe's count includes the packets behind its head");
+            self.head_at = next;
+            self.head_pkt = behind;
+            events.schedule(next, Event::PipeArrival(id));
+        }
+        pkt
+    }
 }
 
 impl Port {
@@ -157,6 +273,7 @@ impl Port {
     pub fn start(&mut self, id: PortId, io: &mut PortIo) {
         self.tx.transparent = self.queue.disc.transparent_when_empty();
         self.tx.lossy = self.loss > 0.0;
+        self.tx.variable_rate = self.rate_model.is_some();
         if let Some(t) = self.queue.start(io.pool) {
             io.events.schedule(t, Event::QdiscTimer(id));
         }
@@ -255,10 +372,14 @@ impl Port {
         arrival: SimTime,
         events: &mut EventQueue<Event>,
     ) {
-        if self.tx.pipe.is_empty() {
-            events.schedule(arrival, Event::PipeArrival(id));
-        }
-        self.tx.pipe.push_back((arrival, pkt));
+        self.tx
+            .pipe_enter(&mut self.pipe_tail, id, pkt, arrival, events);
+    }
+
+    /// The packet at the pipe's head (the next `PipeArrival` delivers it), if any.
+    #[inline]
+    pub fn pipe_head(&self) -> Option<PacketId> {
+        (self.tx.pipe_len > 0).then_some(self.tx.head_pkt)
     }
 
     /// The transmission in progress ends (a `TxDone` event).
@@ -286,16 +407,7 @@ impl Port {
         now: SimTime,
         events: &mut EventQueue<Event>,
     ) -> PacketId {
-        let (t, pkt) = self
-            .tx
-            .pipe
-            .pop_front()
-            .expect("PipeArrival with an empty pipe");
-        debug_assert_eq!(t, now);
-        if let Some(&(next, _)) = self.tx.pipe.front() {
-            events.schedule(next, Event::PipeArrival(id));
-        }
-        pkt
+        self.tx.pipe_arrive(&mut self.pipe_tail, id, now, events)
     }
 
     /// True if nothing is being transmitted at `now` and no transmission-end event is pending.
@@ -322,14 +434,15 @@ impl Port {
     /// Serialization time of `size` bytes starting at `now`.
     #[inline]
     fn serialization(&mut self, size: u32, now: SimTime) -> SimTime {
-        match &mut self.rate_model {
-            None => {
-                if self.tx_cache.size != size {
-                    self.tx_cache.size = size;
-                    self.tx_cache.time = tx_time(size, self.rate_bps);
-                }
-                self.tx_cache.time
+        if !self.tx.variable_rate {
+            if self.tx.cache_size != size {
+                self.tx.cache_size = size;
+                self.tx.cache_time = tx_time(size, self.rate_bps);
             }
+            return self.tx.cache_time;
+        }
+        match &mut self.rate_model {
+            None => tx_time(size, self.rate_bps),
             Some(m) => m.finish(now, size) - now,
         }
     }
@@ -401,27 +514,34 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
     use std::mem::{offset_of, size_of};
 
     #[test]
-    fn the_fields_a_packet_crossing_an_idle_port_touches_share_three_cache_lines() {
-        // Line 0: the transmitter, the far node, the monitor flag.
-        assert_eq!(size_of::<TxState>(), 56);
-        assert!(offset_of!(Port, to) < 64 && offset_of!(Port, monitor) < 64);
-        // Line 1: rate, delay, window counters, rate model, serialization cache.
+    fn the_fields_a_packet_crossing_an_idle_port_touches_share_two_cache_lines() {
+        // Line 0: the transmitter (pipe head, serialization cache, flags), the far node, the
+        // monitor flag: all a `PipeArrival` reads, and the transmitter's half of an `offer`.
+        assert!(size_of::<TxState>() <= 56);
+        assert_eq!(offset_of!(Port, tx), 0);
+        assert!(offset_of!(Port, to) + 4 <= 64 && offset_of!(Port, monitor) < 64);
+        // The pipe's packets behind its head are in a cold line (a ring buffer's header).
+        assert_eq!(size_of::<PipeTail>(), 24);
+        assert!(offset_of!(Port, pipe_tail) >= 128);
+        assert_eq!(
+            offset_of!(Port, pipe_tail) / 64,
+            (offset_of!(Port, pipe_tail) + 23) / 64
+        );
+        // Line 1: delay, window counters, then the queue's held count and pass-through tally
+        // (the queue's first 32 bytes, `qdisc::accounting`'s own layout guard).
         for off in [
-            offset_of!(Port, rate_bps),
             offset_of!(Port, delay),
             offset_of!(Port, busy_in_window),
             offset_of!(Port, tx_pkts),
-            offset_of!(Port, tx_bytes),
-            offset_of!(Port, rate_model),
-            offset_of!(Port, tx_cache) + size_of::<TxCache>() - 1,
+            offset_of!(Port, tx_bytes) + 7,
         ] {
-            assert!((64..128).contains(&off), "{off}");
+            assert!((64..96).contains(&off), "{off}");
         }
-        // Line 2: the queue starts there (held count and pass-through tally first).
-        assert_eq!(offset_of!(Port, queue), 128);
+        assert_eq!(offset_of!(Port, queue), 96);
         assert_eq!(std::mem::align_of::<Port>(), 64);
     }
 
@@ -430,5 +550,62 @@ mod tests {
         // 40,004 ports in the 10,000-pair dumbbell: each line more is 2.6 MB first touched at
         // set-up (the loss stream is boxed, made only for lossy ports, to stay at six).
         assert_eq!(size_of::<Port>(), 6 * 64);
+    }
+
+    #[test]
+    fn the_pipe_delivers_in_order_through_its_head_and_tail() {
+        // Packets enter a pipe while others are on the wire (the second and third behind the
+        // head, in the tail; a fourth joins after the first arrived): the pipe
+        // keeps one PipeArrival pending, at its head's arrival, and hands the packets back
+        // first in, first out, as the FIFO of (arrival, packet) it models must.
+        let mut events = EventQueue::new();
+        let mut tx = TxState::default();
+        let mut tail = PipeTail::default();
+        let mut got = Vec::new();
+        tx.pipe_enter(&mut tail, 7, 11, 100, &mut events);
+        tx.pipe_enter(&mut tail, 7, 12, 150, &mut events);
+        tx.pipe_enter(&mut tail, 7, 13, 150, &mut events);
+        assert_eq!(events.len(), 1);
+        while let Some((now, ev)) = events.pop() {
+            assert!(matches!(ev, Event::PipeArrival(7)));
+            got.push((now, tx.pipe_arrive(&mut tail, 7, now, &mut events)));
+            if got.len() == 1 {
+                tx.pipe_enter(&mut tail, 7, 14, 200, &mut events);
+            }
+            assert!(events.len() <= 1);
+        }
+        assert_eq!(got, [(100, 11), (150, 12), (150, 13), (200, 14)]);
+        assert_eq!(tx.pipe_len, 0);
+    }
+
+    #[test]
+    fn the_pipe_tail_is_a_fifo_through_wraps_and_growth() {
+        // Against std's VecDeque as the reference FIFO: pushes and pops in an irregular
+        // pattern (pseudo-random counts) wrap the ring's head around and grow it while the
+        // head is not at slot 0; every pop must give the reference's front.
+        let mut tail = PipeTail::default();
+        let mut reference = VecDeque::new();
+        let mut x: u64 = 12345;
+        let mut next = 0u32;
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let pushes = (x >> 60) as usize; // 0..16
+            let pops = ((x >> 56) & 15) as usize;
+            for _ in 0..pushes {
+                tail.push_back((next as u64 * 3, next));
+                reference.push_back((next as u64 * 3, next));
+                next += 1;
+            }
+            for _ in 0..pops {
+                assert_eq!(tail.pop_front(), reference.pop_front());
+            }
+            assert_eq!(tail.len as usize, reference.len());
+        }
+        while let Some(r) = reference.pop_front() {
+            assert_eq!(tail.pop_front(), Some(r));
+        }
+        assert_eq!(tail.pop_front(), None);
     }
 }

@@ -318,16 +318,6 @@ impl<E: Copy> EventQueue<E> {
         (k != u128::MAX).then_some((k >> 64) as SimTime)
     }
 
-    /// The event `pop` would return next (the earlier of the two lanes' heads), not removed.
-    #[inline]
-    pub fn peek(&self) -> Option<E> {
-        if self.packets.head() < self.timer_head {
-            self.packets.vals.first().copied()
-        } else {
-            self.timers.vals.first().copied()
-        }
-    }
-
     /// Removes and returns the earliest event of either lane, advancing the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
@@ -351,21 +341,6 @@ impl<E: Copy> EventQueue<E> {
         self.popped += 1;
         Some((time, v))
     }
-}
-
-/// Asks the processor to bring the cache line holding `*p` into its caches, without waiting
-/// for it and without changing any value (a hint: `prefetcht0` on x86-64, nothing elsewhere).
-/// The engine issues it for the state the next event will touch while the current one runs.
-#[inline(always)]
-pub fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and reads nothing the program sees, whatever the address
-    // (Intel SDM, PREFETCHh); SSE is part of every x86-64 target.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]

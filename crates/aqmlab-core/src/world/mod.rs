@@ -13,7 +13,7 @@ use crate::topology::{Node, PortId, Routing};
 
 mod port;
 mod report;
-use crate::transport::{OutSeg, Outbox, TcpFlow, TcpSender, TimerKind};
+use crate::transport::{OutSeg, Outbox, TcpFlow, TimerKind};
 pub use port::{Port, PortIo, TxState, NO_FEEDER};
 
 /// Something that happens at a point in time.
@@ -273,9 +273,6 @@ impl World {
                 break;
             }
             let (now, ev) = self.events.pop().expect("peeked");
-            if let Some(next) = self.events.peek() {
-                self.prefetch_for(next);
-            }
             self.dispatch(now, ev);
             countdown -= 1;
             if countdown == 0 {
@@ -449,44 +446,6 @@ impl World {
             return 0;
         }
         1 + (2 * f + (kind == PacketKind::Ack) as u32) * self.hop_stride
-    }
-
-    /// Starts loading the state event `ev` will touch first — its port's two hot lines and,
-    /// for a `PipeArrival`, the packet it delivers; a flow timer's flow and the part of its
-    /// TCP connection the timer is for — so that the loads overlap the event handled now
-    /// (`sched::prefetch`: a hint; no value changes). `ev` is the next event as the list stands
-    /// before the current one runs; if that one schedules an earlier event, the hint is wasted.
-    #[inline(always)]
-    fn prefetch_for(&self, ev: Event) {
-        use crate::sched::prefetch;
-        match ev {
-            Event::PipeArrival(p) | Event::TxDone(p) | Event::QdiscTimer(p) => {
-                if let Some(port) = self.ports.get(p as usize) {
-                    let at = port as *const Port as *const u8;
-                    prefetch(at);
-                    prefetch(at.wrapping_add(64));
-                    if let (Event::PipeArrival(_), Some(pkt)) = (ev, port.pipe_head()) {
-                        prefetch(self.pool.get(pkt));
-                    }
-                }
-            }
-            Event::FlowTimer(f, kind, _) => {
-                if let Some(App::Tcp(t)) = self.flows.get(f as usize).map(|f| &f.app) {
-                    if kind == TimerKind::DelAck {
-                        prefetch(&t.sink);
-                    } else {
-                        prefetch(&t.sender);
-                        prefetch((&t.sender as *const TcpSender as *const u8).wrapping_add(64));
-                    }
-                }
-            }
-            Event::SourceFire(f) => {
-                if let Some(flow) = self.flows.get(f as usize) {
-                    prefetch(flow);
-                }
-            }
-            Event::WarmupEnd | Event::Sample => {}
-        }
     }
 
     #[inline]

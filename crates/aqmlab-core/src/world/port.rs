@@ -376,12 +376,6 @@ impl Port {
             .pipe_enter(&mut self.pipe_tail, id, pkt, arrival, events);
     }
 
-    /// The packet at the pipe's head (the next `PipeArrival` delivers it), if any.
-    #[inline]
-    pub fn pipe_head(&self) -> Option<PacketId> {
-        (self.tx.pipe_len > 0).then_some(self.tx.head_pkt)
-    }
-
     /// The transmission in progress ends (a `TxDone` event).
     pub fn tx_done(&mut self, id: PortId, now: SimTime, io: &mut PortIo) -> Option<PacketId> {
         self.tx.txdone_pending = false;

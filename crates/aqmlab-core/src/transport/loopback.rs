@@ -140,10 +140,7 @@ impl Loopback {
                 Ev::Data(seq, fl, ts, ce) => {
                     use crate::packet::Ecn;
                     let ecn = if ce { Ecn::Ce } else { Ecn::NotEct };
-                    f.sink.on_data(seq, fl, ecn, ts, t, &mut out);
-                    if f.sink.autotunes() {
-                        f.sink.note_rtt(f.sender.conn().rtt.srtt(), t);
-                    }
+                    f.on_data(seq, fl, ecn, ts, t, &mut out);
                     true
                 }
                 Ev::Ack(id, ack, fl, ts) => {

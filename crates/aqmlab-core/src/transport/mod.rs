@@ -203,6 +203,26 @@ impl TcpFlow {
             sender: TcpSender::shared(cfg, start, stop),
         }
     }
+
+    /// A data segment reaches the receiver ([`TcpSink::on_data`]); with `ack.autotune` the
+    /// receiver then takes the connection's RTT estimate ([`TcpSink::note_rtt`]). Returns the
+    /// segments newly delivered in order.
+    #[inline]
+    pub fn on_data(
+        &mut self,
+        seq: u64,
+        fl: u8,
+        ecn: Ecn,
+        ts: SimTime,
+        now: SimTime,
+        out: &mut Outbox,
+    ) -> std::ops::Range<u64> {
+        let fresh = self.sink.on_data(seq, fl, ecn, ts, now, out);
+        if self.sink.autotunes() {
+            self.sink.note_rtt(self.sender.conn().rtt.srtt(), now);
+        }
+        fresh
+    }
 }
 
 #[cfg(test)]

@@ -814,10 +814,7 @@ impl World {
                     if ecn == Ecn::Ce {
                         flow.stats.total.marked_pkts += 1;
                     }
-                    let fresh = t.sink.on_data(seq, fl, ecn, ts, now, out);
-                    if t.sink.autotunes() {
-                        t.sink.note_rtt(t.sender.conn().rtt.srtt(), now);
-                    }
+                    let fresh = t.on_data(seq, fl, ecn, ts, now, out);
                     for s in fresh {
                         flow.stats.total.goodput_bytes += t.sender.payload(s) as u64;
                     }

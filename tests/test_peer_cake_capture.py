@@ -44,7 +44,7 @@ def pcap(packets, ethernet=True, nano=False, endian="<"):
     return out
 
 
-SYN, ACK = 0x02, 0x10
+SYN, ACK, PSH = 0x02, 0x10, 0x08
 # Flow A (ISN 999: data from sequence 1000) and its ACKs; flow B (no SYN captured) for the
 # grouping of loss episodes. Times in seconds.
 PACKETS = [
@@ -52,16 +52,16 @@ PACKETS = [
     (0.0100, ip_tcp(A, RA, 1000, 1, ACK, MSS)),   # seg 0  } a burst of 2 (0.1 ms apart)
     (0.0101, ip_tcp(A, RA, 2000, 1, ACK, MSS)),   # seg 1  }
     (0.0200, ip_tcp(RA, A, 1, 3000, ACK)),        # ACK: 2 segments newly; 2 sent since the last
-    (0.0202, ip_tcp(A, RA, 3000, 1, ACK, MSS)),   # seg 2  }
+    (0.0202, ip_tcp(A, RA, 3000, 1, ACK | PSH, MSS)),  # seg 2, PSH  }
     (0.0203, ip_tcp(A, RA, 4000, 1, ACK, MSS)),   # seg 3  } a burst of 3
     (0.0204, ip_tcp(A, RA, 5000, 1, ACK, MSS)),   # seg 4  }
-    (0.0300, ip_tcp(RA, A, 1, 4000, ACK)),        # ACK: 1 newly; 3 sent since
+    (0.0300, ip_tcp(RA, A, 1, 4000, ACK)),        # ACK: 1 newly (seg 2, a PSH one); 3 sent since
     (0.0310, ip_tcp(A, RA, 6000, 1, ACK, MSS)),   # seg 5 (alone)
     (0.0400, ip_tcp(RA, A, 1, 4000, ACK, sack=1)),  # duplicate with SACK; 1 sent since
     (0.0410, ip_tcp(A, RA, 4000, 1, ACK, MSS)),   # seg 3 again: a retransmission, episode 1
     (0.0500, ip_tcp(RA, A, 1, 7000, ACK)),        # ACK: 3 newly; 1 sent since
     (0.0510, ip_tcp(RA, A, 1, 7000, ACK, win=900)),  # window update; 0 sent since
-    (0.0600, ip_tcp(A, RA, 7000, 1, ACK, MSS)),   # seg 6
+    (0.0600, ip_tcp(A, RA, 7000, 1, ACK | PSH, MSS)),  # seg 6, PSH (never ACKed)
     (0.1000, ip_tcp(B, RA, 1, 1, ACK, MSS)),      # B seg 0
     (0.1500, ip_tcp(B, RA, 1001, 1, ACK, MSS)),   # B seg 1
     (0.2000, ip_tcp(A, RA, 5000, 1, ACK, MSS)),   # seg 4 again: 159 ms after the last, episode 2
@@ -81,6 +81,7 @@ def test_whole_capture_counts_per_connection():
     assert a.acks_per_data == pytest.approx(5 / 9)
     assert a.newly == Counter({2: 1, 1: 1, 0: 2, 3: 1})
     assert (a.dup_sack, a.win_updates) == (1, 1)
+    assert (a.psh, a.one_psh) == (2, 1)  # two PSH segments; one ACKed alone (at 30 ms)
     assert a.per_ack == Counter({2: 1, 3: 1, 1: 2, 0: 1})
     assert a.bursts == Counter({2: 1, 3: 1, 1: 4})
     assert a.episodes == [pytest.approx(0.041), pytest.approx(0.2)]
@@ -97,6 +98,7 @@ def test_a_window_counts_only_what_starts_inside_it_but_follows_the_state_from_b
     # the sequence sent before the window); ACKs at 20, 30, 40 ms
     assert (a.data, a.retx, a.acks) == (5, 1, 3)
     assert a.newly == Counter({2: 1, 1: 1, 0: 1})
+    assert (a.psh, a.one_psh) == (1, 1)
     # the ACK at 20 ms follows data sent before the window: no count of segments between ACKs
     assert a.per_ack == Counter({3: 1, 1: 1})
     # bursts starting inside: 3 (20.2 ms), 1 (31 ms), 1 (41 ms); the pair at 10 ms is outside

@@ -21,7 +21,10 @@ Per data connection over the window: data segments (and retransmissions: a segme
 or below the highest sequence sent before), pure ACKs (no payload), ACKs per data segment, the
 segments each ACK newly acknowledges (its cumulative ACK's advance in full segments; 0 = a
 duplicate: with SACK blocks, or a window update when only the window changed), the data
-segments the sender puts between two of its ACKs, bursts (segments of one connection arriving
+segments the sender puts between two of its ACKs, the share of data segments with PSH and
+the ACKs of one segment that acknowledge a PSH segment (Linux 6.1's `tcp_measure_rcv_mss` marks
+a full-size PSH segment ICSK_ACK_PUSHED, and `tcp_cleanup_rbuf` then ACKs it alone once the
+application has read everything; aqmlab's captures carry no PSH), bursts (segments of one connection arriving
 back to back: each within `--gap-ms` of the one before), and the loss episodes (a
 retransmission more than `--episode-ms` after the connection's previous one starts an
 episode: each is a window reduction) with, across connections, how many reduce together
@@ -152,6 +155,8 @@ class FlowCounts:
     per_ack: Counter = field(default_factory=Counter)  # data segments between two ACKs -> count
     bursts: Counter = field(default_factory=Counter)  # burst length -> bursts
     episodes: list = field(default_factory=list)  # loss episodes' start times
+    psh: int = 0  # data segments with PSH set
+    one_psh: int = 0  # ACKs of exactly one segment whose acknowledged segment carried PSH
 
     @property
     def acks_per_data(self) -> float:
@@ -182,6 +187,7 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
     since_ack: dict[str, int] = {}
     last_data_t: dict[str, float] = {}
     run: dict[str, int] = {}
+    psh_at: dict[str, dict[int, bool]] = defaultdict(dict)  # sequence end -> PSH of that segment
 
     def rel(k: str, x: int) -> int:
         return (x - base[k]) % (1 << 32)
@@ -221,9 +227,11 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
                 if inside and (k not in last_retx or s.t - last_retx[k] > episode):
                     f.episodes.append(s.t)
                 last_retx[k] = s.t
+            psh_at[k][end] = bool(s.flags & 0x08)
             if inside:
                 f.data += 1
                 f.retx += is_retx
+                f.psh += bool(s.flags & 0x08)
                 since_ack[k] = since_ack.get(k, 0) + 1
         elif rev in flows:
             k, f = rev, flows[rev]
@@ -241,6 +249,8 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
             f.acks += 1
             if new > 0:
                 f.newly[round(new / mss[k])] += 1
+                if round(new / mss[k]) == 1 and psh_at[k].get(a):
+                    f.one_psh += 1
             else:
                 f.newly[0] += 1
                 if s.sack:
@@ -388,15 +398,17 @@ def _dist(c: Counter, top: int = 6) -> str:
 def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     lines = [f"window {w0:g}-{w1:g} s; per data connection (sender address:port)",
              "flow | data segs | retx | pure ACKs | ACKs/seg | dup SACK | win upd | newly acked per ACK (segs:share) "
-             "| segs sent between ACKs | bursts (segs:share) | mean burst | loss episodes"]
+             "| segs sent between ACKs | bursts (segs:share) | mean burst | loss episodes | PSH share | 1-seg ACKs of a PSH seg"]
     tot = FlowCounts("all")
     for i, f in enumerate(flows, 1):
         nb = sum(f.bursts.values())
         mean_b = sum(k * v for k, v in f.bursts.items()) / nb if nb else float("nan")
         lines.append(f"{i} {f.name.split('>')[0]} | {f.data} | {f.retx} | {f.acks} | {f.acks_per_data:.3f} | {f.dup_sack} | "
                      f"{f.win_updates} | {_dist(f.newly)} | {_dist(f.per_ack)} | {_dist(f.bursts)} | {mean_b:.2f} | "
-                     f"{len(f.episodes)}")
+                     f"{len(f.episodes)} | {f.psh / f.data if f.data else float('nan'):.3f} | {f.one_psh}")
         tot.data += f.data
+        tot.psh += f.psh
+        tot.one_psh += f.one_psh
         tot.retx += f.retx
         tot.acks += f.acks
         tot.dup_sack += f.dup_sack
@@ -409,7 +421,7 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     mean_b = sum(k * v for k, v in tot.bursts.items()) / nb if nb else float("nan")
     lines.append(f"all | {tot.data} | {tot.retx} | {tot.acks} | {tot.acks_per_data:.3f} | {tot.dup_sack} | "
                  f"{tot.win_updates} | {_dist(tot.newly)} | {_dist(tot.per_ack)} | {_dist(tot.bursts)} | {mean_b:.2f} | "
-                 f"{len(tot.episodes)}")
+                 f"{len(tot.episodes)} | {tot.psh / tot.data if tot.data else float('nan'):.3f} | {tot.one_psh}")
     groups = together(flows, within)
     sizes = Counter(n for _, n in groups)
     lines.append(f"loss episodes grouped within {within * 1e3:g} ms: {len(groups)} groups; connections per group "

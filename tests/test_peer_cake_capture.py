@@ -82,6 +82,9 @@ def test_whole_capture_counts_per_connection():
     assert a.newly == Counter({2: 1, 1: 1, 0: 2, 3: 1})
     assert (a.dup_sack, a.win_updates) == (1, 1)
     assert (a.psh, a.one_psh) == (2, 1)  # two PSH segments; one ACKed alone (at 30 ms)
+    # both start where a cumulative ACK ended (seg 2 at 3000, seg 6 at 7000); seg 2 also ends
+    # at one (the ACK of 4000), seg 6 at none
+    assert (a.psh_first, a.psh_first_alone) == (2, 1)
     assert a.per_ack == Counter({2: 1, 3: 1, 1: 2, 0: 1})
     assert a.bursts == Counter({2: 1, 3: 1, 1: 4})
     assert a.episodes == [pytest.approx(0.041), pytest.approx(0.2)]
@@ -99,6 +102,7 @@ def test_a_window_counts_only_what_starts_inside_it_but_follows_the_state_from_b
     assert (a.data, a.retx, a.acks) == (5, 1, 3)
     assert a.newly == Counter({2: 1, 1: 1, 0: 1})
     assert (a.psh, a.one_psh) == (1, 1)
+    assert (a.psh_first, a.psh_first_alone) == (1, 1)
     # the ACK at 20 ms follows data sent before the window: no count of segments between ACKs
     assert a.per_ack == Counter({3: 1, 1: 1})
     # bursts starting inside: 3 (20.2 ms), 1 (31 ms), 1 (41 ms); the pair at 10 ms is outside

@@ -157,6 +157,8 @@ class FlowCounts:
     episodes: list = field(default_factory=list)  # loss episodes' start times
     psh: int = 0  # data segments with PSH set
     one_psh: int = 0  # ACKs of exactly one segment whose acknowledged segment carried PSH
+    psh_first: int = 0  # new PSH segments starting where a cumulative ACK ended (first after it)
+    psh_first_alone: int = 0  # ... of them, ACKed alone (a cumulative ACK ends where they end)
 
     @property
     def acks_per_data(self) -> float:
@@ -188,6 +190,8 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
     last_data_t: dict[str, float] = {}
     run: dict[str, int] = {}
     psh_at: dict[str, dict[int, bool]] = defaultdict(dict)  # sequence end -> PSH of that segment
+    ack_points: dict[str, set] = defaultdict(lambda: {0})  # every cumulative ACK value (relative)
+    psh_new: dict[str, list] = defaultdict(list)  # (start, end) of new PSH segments in the window
 
     def rel(k: str, x: int) -> int:
         return (x - base[k]) % (1 << 32)
@@ -232,6 +236,8 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
                 f.data += 1
                 f.retx += is_retx
                 f.psh += bool(s.flags & 0x08)
+                if s.flags & 0x08 and not is_retx:
+                    psh_new[k].append((start, end))
                 since_ack[k] = since_ack.get(k, 0) + 1
         elif rev in flows:
             k, f = rev, flows[rev]
@@ -243,6 +249,7 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
             lastwin[k] = s.win
             if new > 0:
                 acked[k] = a
+                ack_points[k].add(a)
             if not inside:
                 since_ack[k] = 0
                 continue
@@ -262,6 +269,9 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
             since_ack[k] = 0
     for k, f in flows.items():
         close_burst(k, f)
+        first = [e for b, e in psh_new[k] if b in ack_points[k]]
+        f.psh_first = len(first)
+        f.psh_first_alone = sum(e in ack_points[k] for e in first)
     return list(flows.values())
 
 
@@ -398,17 +408,21 @@ def _dist(c: Counter, top: int = 6) -> str:
 def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     lines = [f"window {w0:g}-{w1:g} s; per data connection (sender address:port)",
              "flow | data segs | retx | pure ACKs | ACKs/seg | dup SACK | win upd | newly acked per ACK (segs:share) "
-             "| segs sent between ACKs | bursts (segs:share) | mean burst | loss episodes | PSH share | 1-seg ACKs of a PSH seg"]
+             "| segs sent between ACKs | bursts (segs:share) | mean burst | loss episodes | PSH share | 1-seg ACKs of a PSH seg "
+             "| PSH segs first after an ACK: ACKed alone / all"]
     tot = FlowCounts("all")
     for i, f in enumerate(flows, 1):
         nb = sum(f.bursts.values())
         mean_b = sum(k * v for k, v in f.bursts.items()) / nb if nb else float("nan")
         lines.append(f"{i} {f.name.split('>')[0]} | {f.data} | {f.retx} | {f.acks} | {f.acks_per_data:.3f} | {f.dup_sack} | "
                      f"{f.win_updates} | {_dist(f.newly)} | {_dist(f.per_ack)} | {_dist(f.bursts)} | {mean_b:.2f} | "
-                     f"{len(f.episodes)} | {f.psh / f.data if f.data else float('nan'):.3f} | {f.one_psh}")
+                     f"{len(f.episodes)} | {f.psh / f.data if f.data else float('nan'):.3f} | {f.one_psh} | "
+                     f"{f.psh_first_alone} / {f.psh_first}")
         tot.data += f.data
         tot.psh += f.psh
         tot.one_psh += f.one_psh
+        tot.psh_first += f.psh_first
+        tot.psh_first_alone += f.psh_first_alone
         tot.retx += f.retx
         tot.acks += f.acks
         tot.dup_sack += f.dup_sack
@@ -421,7 +435,8 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     mean_b = sum(k * v for k, v in tot.bursts.items()) / nb if nb else float("nan")
     lines.append(f"all | {tot.data} | {tot.retx} | {tot.acks} | {tot.acks_per_data:.3f} | {tot.dup_sack} | "
                  f"{tot.win_updates} | {_dist(tot.newly)} | {_dist(tot.per_ack)} | {_dist(tot.bursts)} | {mean_b:.2f} | "
-                 f"{len(tot.episodes)} | {tot.psh / tot.data if tot.data else float('nan'):.3f} | {tot.one_psh}")
+                 f"{len(tot.episodes)} | {tot.psh / tot.data if tot.data else float('nan'):.3f} | {tot.one_psh} | "
+                 f"{tot.psh_first_alone} / {tot.psh_first}")
     groups = together(flows, within)
     sizes = Counter(n for _, n in groups)
     lines.append(f"loss episodes grouped within {within * 1e3:g} ms: {len(groups)} groups; connections per group "
@@ -489,7 +504,12 @@ def main() -> int:
     else:
         if args.w0 is None or args.w1 is None:
             ap.error("pcap: give --from and --to")
-        pk = [x for f in args.what for x in read_pcap(Path(f).read_bytes())]
+        pk = []
+        for f in args.what:
+            try:
+                pk += read_pcap(Path(f).read_bytes())
+            except (OSError, ValueError) as e:
+                raise SystemExit(f"{f}: {e}")
         w0 = w1 = 0.0
     w0 = args.w0 if args.w0 is not None else w0
     w1 = args.w1 if args.w1 is not None else w1

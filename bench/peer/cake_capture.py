@@ -159,6 +159,7 @@ class FlowCounts:
     one_psh: int = 0  # ACKs of exactly one segment whose acknowledged segment carried PSH
     psh_first: int = 0  # new PSH segments starting where a cumulative ACK ended (first after it)
     psh_first_alone: int = 0  # ... of them, ACKed alone (a cumulative ACK ends where they end)
+    psh_gap: Counter = field(default_factory=Counter)  # data segments from one PSH segment to the next
 
     @property
     def acks_per_data(self) -> float:
@@ -192,6 +193,7 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
     psh_at: dict[str, dict[int, bool]] = defaultdict(dict)  # sequence end -> PSH of that segment
     ack_points: dict[str, set] = defaultdict(lambda: {0})  # every cumulative ACK value (relative)
     psh_new: dict[str, list] = defaultdict(list)  # (start, end) of new PSH segments in the window
+    since_psh: dict[str, int] = {}  # data segments since the last PSH one (from the first)
 
     def rel(k: str, x: int) -> int:
         return (x - base[k]) % (1 << 32)
@@ -236,6 +238,12 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
                 f.data += 1
                 f.retx += is_retx
                 f.psh += bool(s.flags & 0x08)
+                if k in since_psh:
+                    since_psh[k] += 1
+                if s.flags & 0x08:
+                    if k in since_psh:
+                        f.psh_gap[since_psh[k]] += 1
+                    since_psh[k] = 0
                 if s.flags & 0x08 and not is_retx:
                     psh_new[k].append((start, end))
                 since_ack[k] = since_ack.get(k, 0) + 1
@@ -423,6 +431,7 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
         tot.one_psh += f.one_psh
         tot.psh_first += f.psh_first
         tot.psh_first_alone += f.psh_first_alone
+        tot.psh_gap.update(f.psh_gap)
         tot.retx += f.retx
         tot.acks += f.acks
         tot.dup_sack += f.dup_sack
@@ -437,6 +446,7 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
                  f"{tot.win_updates} | {_dist(tot.newly)} | {_dist(tot.per_ack)} | {_dist(tot.bursts)} | {mean_b:.2f} | "
                  f"{len(tot.episodes)} | {tot.psh / tot.data if tot.data else float('nan'):.3f} | {tot.one_psh} | "
                  f"{tot.psh_first_alone} / {tot.psh_first}")
+    lines.append(f"segments from one PSH segment to the next (all connections): {_dist(tot.psh_gap, 4)}")
     groups = together(flows, within)
     sizes = Counter(n for _, n in groups)
     lines.append(f"loss episodes grouped within {within * 1e3:g} ms: {len(groups)} groups; connections per group "

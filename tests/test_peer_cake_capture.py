@@ -183,3 +183,26 @@ def test_the_wall_clock_offset_is_taken_at_the_middle_of_two_monotonic_readings(
     assert C.wall_to_uptime(clock) == pytest.approx(1704067300.5 - 2.001)
     with pytest.raises(ValueError, match="clock.txt"):
         C.wall_to_uptime("now at 1 nsecs\n")
+
+
+def test_only_the_cases_that_ask_render_counters_and_capture():
+    sys.path.insert(0, str(PEER / "linux"))
+    import linuxpeer as lp
+
+    by = {c.name: c for c in lp.CASES}
+    cap = lp.guest_script(by["diag-cake-be-reno5-20M-40ms-cap"], 2)
+    cnt = lp.guest_script(by["diag-cake-be-reno5-20M-40ms-cnt"], 2)
+    assert 'CAPTURE="r0"' in cap and "SNAPLEN=128" in cap and "COUNTERS=1" in cap and "WARMUP=10" in cap
+    assert "COUNTERS=1" in cnt and "CAPTURE" not in cnt
+    # every other case's /case.sh sets neither, so guest/init skips both
+    for c in lp.CASES:
+        if c.name not in ("diag-cake-be-reno5-20M-40ms-cap", "diag-cake-be-reno5-20M-40ms-cnt"):
+            text = lp.guest_script(c, 1)
+            assert "COUNTERS" not in text and "CAPTURE" not in text, c.name
+    # run r of the diag cases starts its flows where the control's run r does
+    for r in (1, 2, 3):
+        assert by["diag-cake-be-reno5-20M-40ms-cap"].starts(r) == by["cake-be-reno5-20M-40ms"].starts(r)
+    # the guest's init reads exactly these names
+    init = (PEER / "linux" / "guest" / "init").read_text()
+    for name in ('"$CAPTURE"', '"$COUNTERS"', '"$WARMUP"', '"${SNAPLEN:-128}"'):
+        assert name in init

@@ -15,7 +15,11 @@ its monotonic clock, to put the capture on the records' time axis), `t0` and `co
 (each namespace's /proc/net/snmp and /proc/net/netstat at the window's start and end).
 `aqmlab` renders the case's aqmlab side for one seed (as `cake_diag.py CASE --seeds S --show`),
 captures both directions of the sender's access link (`[pcap] links = ["s1<->r1"]`: the same two
-streams at the same place), runs it and reads the capture the same way.
+streams at the same place) and the bottleneck's egress (`r1->r2`), runs it and reads the
+captures the same way. With a capture after the bottleneck too (the guest's `cap_r1.pcap` of
+a case capturing `r0` and `r1`; aqmlab's `r1->r2`) each data packet's time in the bottleneck
+(ingress to egress) and the packets it dropped are reported per connection, and the drops
+grouped across connections.
 
 Per data connection over the window: data segments (and retransmissions: a segment ending at
 or below the highest sequence sent before), pure ACKs (no payload), ACKs per data segment, the
@@ -296,6 +300,67 @@ def together(flows: list[FlowCounts], within: float = 0.1) -> list[tuple[float, 
     return [(t, len(s)) for t, s in groups]
 
 
+# ---- time in the bottleneck ----------------------------------------------------------------------
+
+
+@dataclass
+class Sojourn:
+    """One data connection's packets through the bottleneck over the window: from a capture
+    before it (ingress) and one after it (egress)."""
+    name: str
+    times: list = field(default_factory=list)  # sojourn of each packet that left, s
+    drops: list = field(default_factory=list)  # arrival times of the packets that never left
+
+    def quantile(self, q: float) -> float:
+        xs = sorted(self.times)
+        return xs[min(int(q * len(xs)), len(xs) - 1)] if xs else float("nan")
+
+
+def sojourns(ingress: list[Seg], egress: list[Seg], w0: float, w1: float, names: list[str]) -> list[Sojourn]:
+    """Each data packet of the connections `names` ("src>dst") arriving in [w0, w1), matched
+    to its departure: the bottleneck keeps each connection's packets in order (one flow queue
+    of CAKE, FIFO; a drop removes a packet), so a connection's departures are a subsequence of
+    its arrivals, matched greedily by sequence number. A packet with no departure was dropped."""
+    out = []
+    for k in names:
+        ins = sorted((s for s in ingress if s.payload > 0 and s.src + ">" + s.dst == k), key=lambda s: s.t)
+        outs = sorted((s for s in egress if s.payload > 0 and s.src + ">" + s.dst == k), key=lambda s: s.t)
+        r = Sojourn(k)
+        j = 0
+        for s in ins:
+            if j < len(outs) and outs[j].seq == s.seq and outs[j].t >= s.t:
+                if w0 <= s.t < w1:
+                    r.times.append(outs[j].t - s.t)
+                j += 1
+            elif w0 <= s.t < w1:
+                r.drops.append(s.t)
+        out.append(r)
+    return out
+
+
+def sojourn_report(rows: list[Sojourn], target: float = 5e-3, within: float = 0.1) -> str:
+    lines = [f"time in the bottleneck (ingress to egress) per data connection; target {target * 1e3:g} ms",
+             "flow | packets left | dropped | mean [ms] | p50 | p90 | p99 | max | share above target"]
+    for i, r in enumerate(rows, 1):
+        n = len(r.times)
+        mean = sum(r.times) / n if n else float("nan")
+        above = sum(x > target for x in r.times) / n if n else float("nan")
+        lines.append(f"{i} {r.name.split('>')[0]} | {n} | {len(r.drops)} | {mean * 1e3:.2f} | {r.quantile(0.5) * 1e3:.2f} | "
+                     f"{r.quantile(0.9) * 1e3:.2f} | {r.quantile(0.99) * 1e3:.2f} | "
+                     f"{(max(r.times) if r.times else float('nan')) * 1e3:.2f} | {above:.4f}")
+    drops = sorted((t, i) for i, r in enumerate(rows) for t in r.drops)
+    groups: list[tuple[float, list]] = []
+    for t, i in drops:
+        if groups and t - groups[-1][0] <= within:
+            groups[-1][1].append(i)
+        else:
+            groups.append((t, [i]))
+    shape = Counter((len(g), len(set(g))) for _, g in groups)
+    lines.append(f"drops grouped within {within * 1e3:g} ms: {len(groups)} groups; (drops, connections): "
+                 + " ".join(f"{k}:{shape[k]}" for k in sorted(shape)))
+    return "\n".join(lines)
+
+
 # ---- the guest's counters ------------------------------------------------------------------------
 
 
@@ -374,9 +439,9 @@ def linux_files(case_name: str, run: int) -> tuple[dict[str, bytes], float, floa
     return files, case.warmup, case.duration
 
 
-def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str]) -> tuple[bytes, float, float]:
+def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str]) -> tuple[bytes, bytes, float, float]:
     """The aqmlab side of a case for one seed (cake_diag.py's rendering) with both directions
-    of s1<->r1 captured: the pcap's bytes and the window."""
+    of s1<->r1 and the bottleneck's egress r1->r2 captured: the two pcaps' bytes and the window."""
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE / "linux"))
     import linuxpeer as lp
@@ -387,14 +452,15 @@ def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str]) -> tuple[bytes,
     for k in flow_keys:
         cmd += ["--flow", k]
     scen = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    scen += '\n[pcap]\nlinks = ["s1<->r1"]\nmax_packets = 10000000\n'
+    scen += '\n[pcap]\nlinks = ["s1<->r1", "r1->r2"]\nmax_packets = 10000000\n'
     with tempfile.TemporaryDirectory(prefix="aqmlab-cap-") as tmp:
         p = Path(tmp) / "scenario.toml"
         p.write_text(scen)
         subprocess.run([sys.executable, "-m", "aqmlab", "run", str(p), "-o", str(Path(tmp) / "out"), "-q",
                         "--allow-large"], check=True)
         data = (Path(tmp) / "out" / "pcap" / "s1_and_r1.pcap").read_bytes()
-    return data, case.warmup, case.duration
+        egress = (Path(tmp) / "out" / "pcap" / "r1_to_r2.pcap").read_bytes()
+    return data, egress, case.warmup, case.duration
 
 
 # ---- report --------------------------------------------------------------------------------------
@@ -494,8 +560,10 @@ def main() -> int:
     ap.add_argument("--gap-ms", type=float, default=0.25, help="back to back: within this of the segment before")
     ap.add_argument("--episode-ms", type=float, default=100.0, help="a new loss episode after this without retransmission")
     ap.add_argument("--together-ms", type=float, default=100.0, help="episodes this close count as one reduction")
+    ap.add_argument("--target-ms", type=float, default=5.0, help="the share of packets that waited longer")
     args = ap.parse_args()
     text = []
+    eg = None
     if args.source == "linux":
         files, w0, w1 = linux_files(args.what[0], args.run)
         text.append(counters_report(files))
@@ -506,11 +574,14 @@ def main() -> int:
             shift = off + t0
             data = pcaps.get("cap_r0.pcap") or next(iter(pcaps.values()))
             pk = [(t - shift, ip) for t, ip in read_pcap(data)]
+            if "cap_r0.pcap" in pcaps and "cap_r1.pcap" in pcaps:
+                eg = [(t - shift, ip) for t, ip in read_pcap(pcaps["cap_r1.pcap"])]
         else:
             pk = None
     elif args.source == "aqmlab":
-        data, w0, w1 = aqmlab_pcap(args.what[0], args.seed, args.flow)
+        data, egress, w0, w1 = aqmlab_pcap(args.what[0], args.seed, args.flow)
         pk = read_pcap(data)
+        eg = read_pcap(egress)
     else:
         if args.w0 is None or args.w1 is None:
             ap.error("pcap: give --from and --to")
@@ -527,6 +598,10 @@ def main() -> int:
         segs = [s for s in (parse_tcp(t, ip) for t, ip in pk) if s is not None]
         flows = analyse(segs, w0, w1, gap=args.gap_ms * 1e-3, episode=args.episode_ms * 1e-3)
         text.append(report(flows, args.together_ms * 1e-3, w0, w1))
+        if eg is not None:
+            egress = [s for s in (parse_tcp(t, ip) for t, ip in eg) if s is not None]
+            text.append(sojourn_report(sojourns(segs, egress, w0, w1, [f.name for f in flows]),
+                                       args.target_ms * 1e-3, args.together_ms * 1e-3))
     print("\n\n".join(text))
     return 0
 

@@ -1159,6 +1159,10 @@ def _cake_cases() -> list[LinuxCase]:
         LinuxCase("diag-cake-be-reno5-20M-40ms-cap", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
                   starts_of="cake-be-reno5-20M-40ms", counters=True, capture=("r0",),
                   note="Reno control, counters and capture"),
+        # ... and the bottleneck's egress (r1) too: each data packet's time in CAKE and its drops
+        LinuxCase("diag-cake-be-reno5-20M-40ms-cap2", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
+                  starts_of="cake-be-reno5-20M-40ms", counters=True, capture=("r0", "r1"),
+                  note="Reno control, counters and capture of both router sides"),
         LinuxCase("diag-cake-noackfilter-cubic2-20M-40ms-spread", "diag", 20, 40, C(be), _cubic(2),
                   reverse=C("bandwidth 300kbit besteffort"), duration=40, start_at=(0.0, 1.2),
                   note="no ACK filter, data starts apart"),

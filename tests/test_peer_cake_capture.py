@@ -214,14 +214,16 @@ def test_sojourns_match_each_connections_departures_in_order_and_find_its_drops(
                     (0.001, ip_tcp(A, R, 1001, 1, ACK, MSS)),   # dropped
                     (0.002, ip_tcp(A, R, 2001, 1, ACK, MSS)),
                     (0.003, ip_tcp(B, R, 7, 1, ACK, MSS)),
-                    (0.050, ip_tcp(A, R, 1001, 1, ACK, MSS))])  # its retransmission
+                    (0.050, ip_tcp(A, R, 1001, 1, ACK, MSS)),   # its retransmission
+                    (0.060, ip_tcp(A, R, 3001, 1, ACK, MSS))])  # still queued when the capture ends
     egress = pcap([(0.004, ip_tcp(A, R, 1, 1, ACK, MSS)),
                    (0.005, ip_tcp(B, R, 7, 1, ACK, MSS)),
                    (0.010, ip_tcp(A, R, 2001, 1, ACK, MSS)),
                    (0.051, ip_tcp(A, R, 1001, 1, ACK, MSS))])
     names = ["10.0.1.1:40000>10.0.2.2:5201", "10.0.1.1:40001>10.0.2.2:5201"]
     a, b = C.sojourns(segs(ingress), segs(egress), 0.0, 1.0, names)
-    # A: 4 ms, 8 ms, 1 ms waited; 1001 (arrived at 1 ms) never left the first time
+    # A: 4 ms, 8 ms, 1 ms waited; 1001 (arrived at 1 ms) never left the first time; 3001 has
+    # no departure but nothing after it left either: not counted as a drop
     assert a.times == [pytest.approx(0.004), pytest.approx(0.008), pytest.approx(0.001)]
     assert a.drops == [pytest.approx(0.001)]
     assert b.times == [pytest.approx(0.002)] and b.drops == []

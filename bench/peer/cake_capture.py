@@ -320,20 +320,24 @@ def sojourns(ingress: list[Seg], egress: list[Seg], w0: float, w1: float, names:
     """Each data packet of the connections `names` ("src>dst") arriving in [w0, w1), matched
     to its departure: the bottleneck keeps each connection's packets in order (one flow queue
     of CAKE, FIFO; a drop removes a packet), so a connection's departures are a subsequence of
-    its arrivals, matched greedily by sequence number. A packet with no departure was dropped."""
+    its arrivals, matched greedily by sequence number. A packet with no departure was dropped
+    if a later packet of its connection left (else it may still be queued when the capture ends)."""
     out = []
     for k in names:
         ins = sorted((s for s in ingress if s.payload > 0 and s.src + ">" + s.dst == k), key=lambda s: s.t)
         outs = sorted((s for s in egress if s.payload > 0 and s.src + ">" + s.dst == k), key=lambda s: s.t)
         r = Sojourn(k)
         j = 0
+        last = float("-inf")  # the last arrival that left: later ones may still be queued at the end
         for s in ins:
             if j < len(outs) and outs[j].seq == s.seq and outs[j].t >= s.t:
                 if w0 <= s.t < w1:
                     r.times.append(outs[j].t - s.t)
                 j += 1
+                last = s.t
             elif w0 <= s.t < w1:
                 r.drops.append(s.t)
+        r.drops = [t for t in r.drops if t < last]
         out.append(r)
     return out
 

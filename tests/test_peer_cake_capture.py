@@ -233,3 +233,17 @@ def test_sojourns_match_each_connections_departures_in_order_and_find_its_drops(
     # a window that starts after the first drop counts only what arrived in it
     a2 = C.sojourns(segs(ingress), segs(egress), 0.0015, 1.0, names)[0]
     assert a2.times == [pytest.approx(0.008), pytest.approx(0.001)] and a2.drops == []
+
+
+def test_over_target_spells_and_the_spell_before_each_drop():
+    r = C.Sojourn("x", deps=[(0.00, 0.001), (0.01, 0.006), (0.02, 0.007), (0.13, 0.008), (0.14, 0.002), (0.15, 0.009)],
+                  drops=[0.12, 0.139], drop_next=[0.135, 0.145])
+    # above 5 ms: departures at 10, 20, 130 ms (one run, 120 ms) and at 150 ms (a run of one)
+    assert C.spells(r, 5e-3, 0.0, 1.0) == [pytest.approx(0.12), 0.0]
+    assert C.spells(r, 5e-3, 0.015, 1.0) == [0.0]  # only the run starting inside the window
+    # the first drop: the last departure before 135 ms is at 130 ms, over target since 10 ms;
+    # the second: the last before 145 ms (140 ms) was under target
+    assert C.spell_before_drops(r, 5e-3) == [pytest.approx(0.12), None]
+    text = C.spell_report([r], 5e-3, 0.0, 1.0)
+    assert "window: 2; lasting >= 100 ms: 1; longest 120.0 ms" in text
+    assert "under target: 1 <50 ms: 0 50-100 ms: 0 >=100 ms: 1" in text

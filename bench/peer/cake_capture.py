@@ -310,6 +310,8 @@ class Sojourn:
     name: str
     times: list = field(default_factory=list)  # sojourn of each packet that left, s
     drops: list = field(default_factory=list)  # arrival times of the packets that never left
+    deps: list = field(default_factory=list)  # (departure time, sojourn) of every packet that left
+    drop_next: list = field(default_factory=list)  # for each drop: the departure of the packet after it
 
     def quantile(self, q: float) -> float:
         xs = sorted(self.times)
@@ -333,12 +335,52 @@ def sojourns(ingress: list[Seg], egress: list[Seg], w0: float, w1: float, names:
             if j < len(outs) and outs[j].seq == s.seq and outs[j].t >= s.t:
                 if w0 <= s.t < w1:
                     r.times.append(outs[j].t - s.t)
+                r.deps.append((outs[j].t, outs[j].t - s.t))
                 j += 1
                 last = s.t
             elif w0 <= s.t < w1:
                 r.drops.append(s.t)
-        r.drops = [t for t in r.drops if t < last]
+                r.drop_next.append(outs[j].t if j < len(outs) else float("inf"))
+        keep = [i for i, t in enumerate(r.drops) if t < last]
+        r.drops = [r.drops[i] for i in keep]
+        r.drop_next = [r.drop_next[i] for i in keep]
         out.append(r)
+    return out
+
+
+def spells(r: Sojourn, target: float, w0: float, w1: float) -> list[float]:
+    """Durations of the runs of consecutive departures above `target` (first to last
+    departure of the run) that start in [w0, w1): how long a flow's queue stayed over target."""
+    out, start, prev = [], None, None
+    for t, x in r.deps:
+        if x > target:
+            if start is None:
+                start = t
+            prev = t
+        else:
+            if start is not None and w0 <= start < w1:
+                out.append(prev - start)
+            start = None
+    if start is not None and w0 <= start < w1:
+        out.append(prev - start)
+    return out
+
+
+def spell_before_drops(r: Sojourn, target: float) -> list[float | None]:
+    """For each drop: how long the flow's departures had been above `target` just before it
+    (from the first of the run to the last departure before the packet after the drop left),
+    or None if the last departure before it was under target."""
+    out = []
+    deps = r.deps
+    for nxt in r.drop_next:
+        i = max((k for k in range(len(deps)) if deps[k][0] < nxt), default=None)
+        if i is None or deps[i][1] <= target:
+            out.append(None)
+            continue
+        k = i
+        while k > 0 and deps[k - 1][1] > target:
+            k -= 1
+        out.append(deps[i][0] - deps[k][0])
     return out
 
 
@@ -363,6 +405,20 @@ def sojourn_report(rows: list[Sojourn], target: float = 5e-3, within: float = 0.
     lines.append(f"drops grouped within {within * 1e3:g} ms: {len(groups)} groups; (drops, connections): "
                  + " ".join(f"{k}:{shape[k]}" for k in sorted(shape)))
     return "\n".join(lines)
+
+
+def spell_report(rows: list[Sojourn], target: float, w0: float, w1: float) -> str:
+    """Over-target spells and what preceded each drop (COBALT drops a packet only while the
+    flow's packets are over target: after `interval` of it, or at once when an earlier
+    episode's schedule is due)."""
+    sp = [d for r in rows for d in spells(r, target, w0, w1)]
+    before = [b for r in rows for b in spell_before_drops(r, target)]
+    bins = Counter("under target" if b is None else "<50 ms" if b < 0.05 else "50-100 ms" if b < 0.1 else ">=100 ms"
+                   for b in before)
+    return (f"over-target spells (a flow's consecutive departures above {target * 1e3:g} ms) starting in the window: "
+            f"{len(sp)}; lasting >= 100 ms: {sum(d >= 0.1 for d in sp)}; longest {max(sp, default=0) * 1e3:.1f} ms\n"
+            f"drops by the spell before them: " + " ".join(f"{k}: {bins[k]}" for k in
+                                                           ("under target", "<50 ms", "50-100 ms", ">=100 ms")))
 
 
 # ---- the guest's counters ------------------------------------------------------------------------
@@ -604,8 +660,9 @@ def main() -> int:
         text.append(report(flows, args.together_ms * 1e-3, w0, w1))
         if eg is not None:
             egress = [s for s in (parse_tcp(t, ip) for t, ip in eg) if s is not None]
-            text.append(sojourn_report(sojourns(segs, egress, w0, w1, [f.name for f in flows]),
-                                       args.target_ms * 1e-3, args.together_ms * 1e-3))
+            rows = sojourns(segs, egress, w0, w1, [f.name for f in flows])
+            text.append(sojourn_report(rows, args.target_ms * 1e-3, args.together_ms * 1e-3))
+            text.append(spell_report(rows, args.target_ms * 1e-3, w0, w1))
     print("\n\n".join(text))
     return 0
 

@@ -499,7 +499,7 @@ def linux_files(case_name: str, run: int) -> tuple[dict[str, bytes], float, floa
     return files, case.warmup, case.duration
 
 
-def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str]) -> tuple[bytes, bytes, float, float]:
+def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str], starts: str | None = None) -> tuple[bytes, bytes, float, float]:
     """The aqmlab side of a case for one seed (cake_diag.py's rendering) with both directions
     of s1<->r1 and the bottleneck's egress r1->r2 captured: the two pcaps' bytes and the window."""
     sys.path.insert(0, str(HERE))
@@ -511,6 +511,8 @@ def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str]) -> tuple[bytes,
     cmd = [sys.executable, str(HERE / "cake_diag.py"), case_name, "--seeds", str(seed), "--show"]
     for k in flow_keys:
         cmd += ["--flow", k]
+    if starts:
+        cmd += ["--starts", starts]
     scen = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     scen += '\n[pcap]\nlinks = ["s1<->r1", "r1->r2"]\nmax_packets = 10000000\n'
     with tempfile.TemporaryDirectory(prefix="aqmlab-cap-") as tmp:
@@ -615,6 +617,7 @@ def main() -> int:
     ap.add_argument("--run", type=int, default=1, help="linux: the guest run")
     ap.add_argument("--seed", type=int, default=1, help="aqmlab: the seed")
     ap.add_argument("--flow", action="append", default=[], help="aqmlab: 'key = value' on every TCP flow")
+    ap.add_argument("--starts", help="aqmlab: the flows' start times, s, comma-separated (as cake_diag.py)")
     ap.add_argument("--from", dest="w0", type=float, help="window start [s] (default: the case's warmup)")
     ap.add_argument("--to", dest="w1", type=float, help="window end [s] (default: the case's duration)")
     ap.add_argument("--gap-ms", type=float, default=0.25, help="back to back: within this of the segment before")
@@ -639,7 +642,7 @@ def main() -> int:
         else:
             pk = None
     elif args.source == "aqmlab":
-        data, egress, w0, w1 = aqmlab_pcap(args.what[0], args.seed, args.flow)
+        data, egress, w0, w1 = aqmlab_pcap(args.what[0], args.seed, args.flow, args.starts)
         pk = read_pcap(data)
         eg = read_pcap(egress)
     else:

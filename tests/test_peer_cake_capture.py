@@ -87,6 +87,8 @@ def test_whole_capture_counts_per_connection():
     assert (a.psh_first, a.psh_first_alone) == (2, 1)
     # PSH at seg 2 (20.2 ms) and seg 6 (60 ms): 20.3, 20.4, 31, 41 and 60 ms between -> 5
     assert a.psh_gap == Counter({5: 1})
+    # bursts: 10.0+10.1 ms "..", 20.2 (PSH) + 20.3 + 20.4 "P..", then single ".", ".", "P", "."
+    assert a.patterns == Counter({"..": 1, "P..": 1, ".": 3, "P": 1})
     assert a.per_ack == Counter({2: 1, 3: 1, 1: 2, 0: 1})
     assert a.bursts == Counter({2: 1, 3: 1, 1: 4})
     assert a.episodes == [pytest.approx(0.041), pytest.approx(0.2)]

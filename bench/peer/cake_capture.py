@@ -164,6 +164,7 @@ class FlowCounts:
     psh_first: int = 0  # new PSH segments starting where a cumulative ACK ended (first after it)
     psh_first_alone: int = 0  # ... of them, ACKed alone (a cumulative ACK ends where they end)
     psh_gap: Counter = field(default_factory=Counter)  # data segments from one PSH segment to the next
+    patterns: Counter = field(default_factory=Counter)  # bursts as strings: "." a segment, "P" one with PSH
 
     @property
     def acks_per_data(self) -> float:
@@ -203,10 +204,12 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
         return (x - base[k]) % (1 << 32)
 
     burst_t: dict[str, float] = {}
+    pattern: dict[str, str] = {}
 
     def close_burst(k: str, f: FlowCounts) -> None:
         if run.get(k) and w0 <= burst_t[k] < w1:
             f.bursts[run[k]] += 1
+            f.patterns[pattern[k]] += 1
         run[k] = 0
 
     for s in segs:
@@ -226,12 +229,15 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
             high[k] = max(high[k], end)
             # a burst: this connection's segments each within `gap` of the one before; counted
             # if its first segment is inside the window
+            mark = "P" if s.flags & 0x08 else "."
             if k in last_data_t and s.t - last_data_t[k] <= gap:
                 run[k] += 1
+                pattern[k] += mark
             else:
                 close_burst(k, f)
                 run[k] = 1
                 burst_t[k] = s.t
+                pattern[k] = mark
             last_data_t[k] = s.t
             if is_retx:
                 if inside and (k not in last_retx or s.t - last_retx[k] > episode):
@@ -560,6 +566,7 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
         tot.psh_first += f.psh_first
         tot.psh_first_alone += f.psh_first_alone
         tot.psh_gap.update(f.psh_gap)
+        tot.patterns.update(f.patterns)
         tot.retx += f.retx
         tot.acks += f.acks
         tot.dup_sack += f.dup_sack
@@ -575,6 +582,9 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
                  f"{len(tot.episodes)} | {tot.psh / tot.data if tot.data else float('nan'):.3f} | {tot.one_psh} | "
                  f"{tot.psh_first_alone} / {tot.psh_first}")
     lines.append(f"segments from one PSH segment to the next (all connections): {_dist(tot.psh_gap, 4)}")
+    npat = sum(tot.patterns.values())
+    lines.append("bursts by PSH pattern ('.' a segment, 'P' one with PSH; all connections): " + " ".join(
+        f"{p}:{n / npat:.3f}" for p, n in tot.patterns.most_common(6)))
     groups = together(flows, within)
     sizes = Counter(n for _, n in groups)
     lines.append(f"loss episodes grouped within {within * 1e3:g} ms: {len(groups)} groups; connections per group "

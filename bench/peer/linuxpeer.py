@@ -124,6 +124,14 @@ class LinuxCase:
     starts_of: str = ""
     # Diagnostic changes to the aqmlab side: `key = value` lines added to every TCP flow.
     aqmlab_flow_keys: tuple[str, ...] = ()
+    # Opt-in guest records (issue 30, session 8; guest/init): each namespace's /proc/net/snmp and
+    # /proc/net/netstat at the window's start and end (counters.txt), and a header capture
+    # (tcpdump, `capture_snaplen` bytes a frame) of the router's interfaces named here (r0: the
+    # data from the sender and the ACKs toward it) from before the flows to the end (cap_<if>.pcap).
+    # bench/peer/cake_capture.py reads both.
+    counters: bool = False
+    capture: tuple[str, ...] = ()
+    capture_snaplen: int = 128
 
     @property
     def n_flows(self) -> int:
@@ -338,6 +346,8 @@ def guest_script(case: LinuxCase, run: int) -> str:
         f"# case {case.name}, run {run} (rendered by bench/peer/linuxpeer.py)",
         f"DURATION={case.duration:g}",
         "PING_IDLE=20",
+        *([f"WARMUP={case.warmup:g}", "COUNTERS=1"] if case.counters else []),
+        *([f'CAPTURE="{" ".join(case.capture)}"', f"SNAPLEN={case.capture_snaplen}"] if case.capture else []),
         "case_sysctl() {",
         f"  $S sysctl -qw net.ipv4.tcp_ecn={1 if case.ecn_classic or 'dctcp' in ccs else 0} &&",
         # DCTCP's receiver side (its ECE echo, dctcp_ece_ack_update) runs in the receiver's
@@ -1141,6 +1151,18 @@ def _cake_cases() -> list[LinuxCase]:
         # 0.3 s apart from 1.2 s, after flow 1's data has begun.
         LinuxCase("diag-cake-be-reno5-20M-40ms-spread", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
                   start_at=(0.0, 1.2, 1.5, 1.8, 2.1), note="Reno control, data starts apart"),
+        # the Reno control with the guest's counters, and with them and a header capture of r0
+        # (the senders' bursts, the ACKs they get, the drops' times; cake.md; not counted): run r
+        # keeps the control's drawn starts of run r
+        LinuxCase("diag-cake-be-reno5-20M-40ms-cnt", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
+                  starts_of="cake-be-reno5-20M-40ms", counters=True, note="Reno control, counters"),
+        LinuxCase("diag-cake-be-reno5-20M-40ms-cap", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
+                  starts_of="cake-be-reno5-20M-40ms", counters=True, capture=("r0",),
+                  note="Reno control, counters and capture"),
+        # ... and the bottleneck's egress (r1) too: each data packet's time in CAKE and its drops
+        LinuxCase("diag-cake-be-reno5-20M-40ms-cap2", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
+                  starts_of="cake-be-reno5-20M-40ms", counters=True, capture=("r0", "r1"),
+                  note="Reno control, counters and capture of both router sides"),
         LinuxCase("diag-cake-noackfilter-cubic2-20M-40ms-spread", "diag", 20, 40, C(be), _cubic(2),
                   reverse=C("bandwidth 300kbit besteffort"), duration=40, start_at=(0.0, 1.2),
                   note="no ACK filter, data starts apart"),

@@ -9,14 +9,14 @@ What it does (standard library plus `apt-get download`, `dpkg-deb -x`, `readelf`
 
 1. `apt-get download` the kernel package (Debian 12's `linux-image-6.1.0-*-cloud-amd64-unsigned`:
    the newest apt offers unless `--kernel-package` names one), `busybox-static`, `iperf3`,
-   `iproute2`, `ethtool`, and the library packages their `Depends` name, recursively (only
+   `iproute2`, `ethtool`, `tcpdump`, and the library packages their `Depends` name, recursively (only
    `lib*` packages and `libc6` are followed: the tools' shell scripts, perl and debconf are not
    needed in the guest). Nothing comes from the host's own installation.
 2. `dpkg-deb -x` each into a staging tree.
 3. Copies into the image root: the kernel modules the experiments need (`MODULES` below) with
    every module they depend on (the `depends=` field of each `.ko`'s `.modinfo` section, read
    here; the package ships no `modules.dep`), in a load order written to `/etc/modules.load`;
-   the binaries `iperf3`, `tc`, `ip`, `ss`, `ethtool` and every shared library they need
+   the binaries `iperf3`, `tc`, `ip`, `ss`, `ethtool`, `tcpdump` and every shared library they need
    (their ELF `NEEDED` entries, followed transitively inside the staging tree); busybox with its
    applet links; and the guest's `init` (`guest/init`, committed text).
 4. Packs the root with `cpio -H newc` and gzip into `cache/base.cpio.gz`, copies the kernel to
@@ -44,7 +44,9 @@ CACHE = Path(os.environ.get("AQMLAB_LINUX_CACHE", HERE / "cache"))
 GUEST = HERE / "guest"
 
 KERNEL_PATTERN = re.compile(r"^linux-image-6\.1\.0-(\d+)-cloud-amd64-unsigned$")
-TOOLS = ["busybox-static", "iperf3", "iproute2", "ethtool"]
+# tcpdump (issue 30, session 8): the opt-in header capture of a case (`LinuxCase.capture`); it
+# is only run when a case asks, but it is always in the image, so one image serves every case.
+TOOLS = ["busybox-static", "iperf3", "iproute2", "ethtool", "tcpdump"]
 # Kernel modules loaded at boot (plus their dependencies). veth: the links; sch_*: every
 # discipline a case may use; cls_u32: per-flow netem delays (RTT-unfairness cases); tcp_*:
 # congestion controls not built in (CUBIC and Reno are built in); tcp_diag: `ss -i` reads
@@ -53,7 +55,7 @@ MODULES = [
     "veth", "sch_htb", "sch_netem", "sch_red", "sch_codel", "sch_pie", "sch_fq_pie", "sch_cake",
     "sch_sfq", "sch_tbf", "sch_fq", "sch_prio", "cls_u32", "tcp_bbr", "tcp_dctcp", "inet_diag", "tcp_diag",
 ]
-BINARIES = ["usr/bin/iperf3", "sbin/tc", "bin/ip", "bin/ss", "sbin/ethtool"]
+BINARIES = ["usr/bin/iperf3", "sbin/tc", "bin/ip", "bin/ss", "sbin/ethtool", "usr/bin/tcpdump"]
 # Library packages whose names do not start with "lib".
 EXTRA_LIBS = ("zlib1g",)
 LIB_DIRS = ["lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu", "lib64", "usr/lib64"]

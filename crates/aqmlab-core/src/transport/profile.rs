@@ -90,6 +90,9 @@ pub struct ProfileDefaults {
     /// With delayed ACKs: a segment that grows the autotuned receive window is ACKed at
     /// once (`ack.autotune`).
     pub autotune_acks: bool,
+    /// With delayed ACKs: PSH ends each two-segment send unit and the receiver ACKs a PSH
+    /// segment at once (`ack.push`).
+    pub push_acks: bool,
 }
 
 impl ProfileDefaults {
@@ -138,6 +141,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         sack_rearm: false,
         reno_ssthresh_cwnd: false,
         autotune_acks: false,
+        push_acks: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -180,6 +184,9 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             // tcp_rcv_space_adjust raises window_clamp once per RTT; tcp_grow_window then
             // sets icsk_ack.quick |= 1 on each segment that grows rcv_ssthresh.
             autotune_acks: true,
+            // tcp_measure_rcv_mss (6.1.57+): a full-sized segment with PSH sets
+            // ICSK_ACK_PUSHED; tcp_cleanup_rbuf ACKs it when the reader drains the queue.
+            push_acks: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -214,6 +221,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack_rearm: false,
             reno_ssthresh_cwnd: false,
             autotune_acks: false,
+            push_acks: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

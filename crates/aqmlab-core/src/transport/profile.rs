@@ -184,9 +184,10 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             // tcp_rcv_space_adjust raises window_clamp once per RTT; tcp_grow_window then
             // sets icsk_ack.quick |= 1 on each segment that grows rcv_ssthresh.
             autotune_acks: true,
-            // tcp_measure_rcv_mss (6.1.57+): a full-sized segment with PSH sets
-            // ICSK_ACK_PUSHED; tcp_cleanup_rbuf ACKs it when the reader drains the queue.
-            push_acks: true,
+            // tcp_measure_rcv_mss (6.1.57+) ACKs a full-sized PSH segment once read, but the
+            // model lowers the CAKE table (noackfilter's utilization): an option, off
+            // (`ack.push`, docs/aqm/cake.md, issue 30 session 8).
+            push_acks: false,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",

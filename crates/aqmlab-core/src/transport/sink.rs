@@ -681,7 +681,9 @@ mod tests {
         // held; 4 (PSH) completes the pair → ACK 5. Without the option the receiver pairs
         // 2 with 3 (ACK 4) and holds 4.
         let run = |push: bool| {
-            let mut s = sink(&format!("ack = {{ delayed = true, quickack = 0, push = {push} }}"));
+            let mut s = sink(&format!(
+                "ack = {{ delayed = true, quickack = 0, push = {push} }}"
+            ));
             let mut out = Outbox::default();
             let p = flags::PSH;
             for (seq, fl) in [(0u64, 0u8), (1, 0), (2, p), (3, 0), (4, p)] {

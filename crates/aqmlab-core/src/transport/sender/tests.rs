@@ -915,10 +915,16 @@ fn push_ends_each_two_segment_unit_of_a_burst() {
         assert!(!c.push, "{p}");
     }
     // The linux profile with it: delayed ACKs are that profile's.
-    assert!(TcpParams::config_from("profile = \"linux\"\nack = { push = true }").unwrap().push);
-    assert!(TcpParams::config_from("ack = { delayed = false, push = true }")
-        .unwrap_err()
-        .contains("ack.push"));
+    assert!(
+        TcpParams::config_from("profile = \"linux\"\nack = { push = true }")
+            .unwrap()
+            .push
+    );
+    assert!(
+        TcpParams::config_from("ack = { delayed = false, push = true }")
+            .unwrap_err()
+            .contains("ack.push")
+    );
 }
 
 #[test]

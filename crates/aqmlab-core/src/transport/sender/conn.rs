@@ -593,7 +593,7 @@ impl Conn {
             self.send_new_done();
             unit_left = unit_left.saturating_sub(1);
             burst += 1;
-            if self.cfg.push && burst % 2 == 0 {
+            if self.cfg.push && burst.is_multiple_of(2) {
                 // `ack.push`: PSH ends each two-segment send unit of the burst (Linux 6.1's
                 // GSO unit here; a lone last segment goes without, as the guest's do).
                 if let Some(s) = io.out.segs.last_mut() {

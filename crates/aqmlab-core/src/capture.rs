@@ -14,7 +14,7 @@
 //!   TSecr = the echoed value for ACKs, 0 for data) and SACK blocks on ACKs (NOP, NOP, kind 5,
 //!   byte edges as below, RFC 2018), byte sequence numbers `1 + segment × mss` (initial
 //!   sequence numbers 0; the SYN takes sequence 0), ACK numbers `1 + min(ack × mss, file
-//!   size)`, flags SYN / ACK / ECE / CWR / AE (AccECN), window 65535. IP total length = 40 + options +
+//!   size)`, flags SYN / ACK / PSH / ECE / CWR / AE (AccECN), window 65535. IP total length = 40 + options +
 //!   payload, so TCP header sizes other than 40 B (plus options) are not shown. The ECN field is the packet's codepoint.
 //!   Checksums: IPv4 computed, TCP/UDP zero (no payload to sum).
 
@@ -284,6 +284,7 @@ fn tcp_options(
 
 fn tcp_header(h: &mut [u8], pkt: &Packet, opts: u32, off: &dyn Fn(u64) -> u64) {
     const SYN: u8 = 0x02;
+    const PSH: u8 = 0x08;
     const ACK: u8 = 0x10;
     const ECE: u8 = 0x40;
     const CWR: u8 = 0x80;
@@ -301,6 +302,9 @@ fn tcp_header(h: &mut [u8], pkt: &Packet, opts: u32, off: &dyn Fn(u64) -> u64) {
     }
     if pkt.flags & flags::CWR != 0 {
         fl |= CWR;
+    }
+    if pkt.flags & flags::PSH != 0 {
+        fl |= PSH;
     }
     // AccECN's AE (RFC 9768: the former NS bit, bit 8 of the flags, in the offset byte).
     let ae = u8::from(pkt.flags & flags::AE != 0);

@@ -61,6 +61,9 @@ pub mod flags {
     /// AccECN's AE bit (RFC 9768, the former ECN-nonce bit): on an ACK in AccECN mode, AE,
     /// CWR and ECE together carry the 3-bit ACE field (AE most significant).
     pub const AE: u8 = 16;
+    /// PSH on a data segment (`ack.push`): the sender ends a send unit with it; a Linux
+    /// 6.1.57+ receiver ACKs such a full-sized segment once the reader has drained it.
+    pub const PSH: u8 = 32;
 
     /// The ACE field (RFC 9768 section 3.2.2: the CE packet counter mod 8) as flag bits.
     pub fn ace_flags(cep: u64) -> u8 {

@@ -90,6 +90,9 @@ pub struct ProfileDefaults {
     /// With delayed ACKs: a segment that grows the autotuned receive window is ACKed at
     /// once (`ack.autotune`).
     pub autotune_acks: bool,
+    /// With delayed ACKs: PSH ends each two-segment send unit and the receiver ACKs a PSH
+    /// segment at once (`ack.push`).
+    pub push_acks: bool,
 }
 
 impl ProfileDefaults {
@@ -138,6 +141,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
         sack_rearm: false,
         reno_ssthresh_cwnd: false,
         autotune_acks: false,
+        push_acks: false,
     };
     match name {
         "ns2" => Ok(ns2),
@@ -180,6 +184,10 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             // tcp_rcv_space_adjust raises window_clamp once per RTT; tcp_grow_window then
             // sets icsk_ack.quick |= 1 on each segment that grows rcv_ssthresh.
             autotune_acks: true,
+            // tcp_measure_rcv_mss (6.1.57+) ACKs a full-sized PSH segment once read, but the
+            // model lowers the CAKE table (noackfilter's utilization): an option, off
+            // (`ack.push`, docs/aqm/cake.md, issue 30 session 8).
+            push_acks: false,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",
@@ -214,6 +222,7 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             sack_rearm: false,
             reno_ssthresh_cwnd: false,
             autotune_acks: false,
+            push_acks: false,
         }),
         other => Err(format!(
             "profile: unknown profile {other:?}; known: {}",

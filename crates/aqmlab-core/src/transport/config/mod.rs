@@ -89,6 +89,8 @@ pub struct TcpConfig {
     pub sack_compress: SimTime,
     /// Linux's receive-buffer autotuning decides quick ACKs (`ack.autotune`).
     pub autotune: bool,
+    /// PSH ends each two-segment send unit and is ACKed at once (`ack.push`).
+    pub push: bool,
     /// Pacing settings.
     pub pacing: PacingConfig,
     /// Per-flow event trace.

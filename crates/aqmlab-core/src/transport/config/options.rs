@@ -343,6 +343,12 @@ pub struct AckOptions {
     /// quick-ACK mode). Default: on in the linux profile, else off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub autotune: Option<bool>,
+    /// With delayed ACKs: the sender sets PSH on the last segment of each two-segment send
+    /// unit (Linux 6.1's GSO unit) and the receiver ACKs a PSH segment at once instead of
+    /// holding it (Linux 6.1.57+ `tcp_measure_rcv_mss` → `tcp_cleanup_rbuf`). Default: off
+    /// in every profile (docs/aqm/cake.md, issue 30 session 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push: Option<bool>,
 }
 
 /// Explicit Congestion Notification.

@@ -174,6 +174,9 @@ impl TcpParams {
         if d.autotune_acks && delayed {
             a.autotune.get_or_insert(true);
         }
+        if d.push_acks && delayed {
+            a.push.get_or_insert(true);
+        }
         fill_ecn(&mut r.ecn, &needs);
         let p = &mut r.pacing;
         let mode = *p.mode.get_or_insert(match needs.pacing {
@@ -289,6 +292,10 @@ impl TcpParams {
         if autotune && !delayed_ack {
             return Err("ack.autotune: only applies with delayed ACKs (ack.delayed = true)".into());
         }
+        let push = a.push == Some(true);
+        if push && !delayed_ack {
+            return Err("ack.push: only applies with delayed ACKs (ack.delayed = true)".into());
+        }
         let sack_compress = a.sack_compress.unwrap_or_default().0;
         if sack_compress > 1_000_000_000 {
             return Err("ack.sack_compress: must be at most 1s".into());
@@ -394,6 +401,7 @@ impl TcpParams {
             quickack,
             sack_compress,
             autotune,
+            push,
             pacing,
             trace: p.trace.events == Some(true),
             rtt_log: p.trace.rtt == Some(true),

@@ -553,6 +553,7 @@ impl Conn {
         let tso = self.cfg.tso_defer && extra == 0;
         let mut unit_left = 0u64;
         let mut deferred = false;
+        let mut burst = 0u64;
         while self.snd_nxt < self.snd_una + wnd {
             if !self.pace_ready(io) {
                 break;
@@ -591,6 +592,14 @@ impl Conn {
             self.send_seg(self.snd_nxt, io, rec);
             self.send_new_done();
             unit_left = unit_left.saturating_sub(1);
+            burst += 1;
+            if self.cfg.push && burst.is_multiple_of(2) {
+                // `ack.push`: PSH ends each two-segment send unit of the burst (Linux 6.1's
+                // GSO unit here; a lone last segment goes without, as the guest's do).
+                if let Some(s) = io.out.segs.last_mut() {
+                    s.flags |= flags::PSH;
+                }
+            }
             sent = true;
         }
         // tcp_write_xmit: is_cwnd_limited |= in_flight >= cwnd (or a unit deferred for

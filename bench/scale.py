@@ -24,11 +24,16 @@ Why this and not the earlier denominators:
 
 Every *round* runs every case (the 1-ms, T1 and T2 runs, and with `--base` each run of A then
 the same run of B), so cases measured in the same round met the same machine load. Per case the
-figure is the **median over rounds**, printed with the rounds' [min, max]; the ratio of each
-case to `db10` is computed **round by round** (both measured minutes apart at most) and printed
-as the median with [min, max] beside the ratio of the medians. On a shared machine single runs
-vary by tens of percent; the medians over 5+ rounds of the 120-s window vary by a few percent
-(docs/performance.md, issue 27, session 8).
+figure is the **median over rounds**, printed with the rounds' [min, max], and the figure
+**from the minima** (the smallest T2 CPU time minus the smallest T1 one: interference from
+other processes only adds CPU time to a deterministic run, so this is the least disturbed
+estimate); the ratio of each case to `db10` is computed **round by round** (both measured
+minutes apart at most) and printed as the median with [min, max] beside the ratios of the
+medians and of the minima's figures. Under load (load average 4-9 on 2 cores) single runs
+varied up to 2x, the medians of db10 by +-25% between invocations, the minima's figure less
+(372, 372, 462 ns), and the larger cases rose more with the load than db10 (their memory
+traffic competes with others'), so ratios measured under load overstate the quiet machine's:
+judge targets from a quiet period (docs/performance.md, issue 27, session 8).
 
 Also printed per case and runner: events per packet in the window; *from 1 ms*, the T2 run's
 CPU minus the 1-ms run's over its packets (the earlier figure); the set-up (CPU time of the

@@ -31,7 +31,8 @@ estimate); the ratio of each case to `db10` is computed **round by round** (both
 minutes apart at most) and printed as the median with [min, max] beside the ratios of the
 medians and of the minima's figures. Under load (load average 4-9 on 2 cores) single runs
 varied up to 2x, the medians of db10 by +-25% between invocations, the minima's figure less
-(372, 372, 462 ns), and the larger cases rose more with the load than db10 (their memory
+(372, 372, 462 ns; at load 6-7 three invocations gave 374, 372, 381 ns against medians of
+379-445), and the larger cases rose more with the load than db10 (their memory
 traffic competes with others'), so ratios measured under load overstate the quiet machine's:
 judge targets from a quiet period (docs/performance.md, issue 27, session 8).
 

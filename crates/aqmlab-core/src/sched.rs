@@ -12,6 +12,20 @@
 //! to, and `pop` returns the smaller (time, sequence) key of the two lanes' heads. The keys are
 //! unique, so the events run in exactly the order one list would run them: by time, and among
 //! equal times in the order they were scheduled, across lanes as within one.
+//!
+//! **Runs by delay.** Most events are scheduled a fixed delay ahead of the clock: a link's
+//! propagation delay, a packet size's serialization time, the delayed-ACK timeout, a
+//! retransmission timeout clamped to its minimum. Events scheduled the same delay `d` ahead
+//! come out in the order they went in (the clock never goes back and the insertion number
+//! grows, so `(now + d, seq)` only grows). Each lane therefore keeps, beside its heap, a few
+//! FIFO *runs*, each holding the events of one delay (a run is picked by a hash of the delay,
+//! and takes an event only if it is empty or holds that delay already; otherwise the event goes
+//! to the heap). A run's keys are sorted, so the lane's earliest event is the smallest of its
+//! heap's head and its runs' fronts: the order is exactly the single heap's, while a push or
+//! pop of a run event is a few instructions on memory read and written in sequence instead of
+//! a sift through the heap's levels.
+
+use std::collections::VecDeque;
 
 use crate::time::SimTime;
 
@@ -220,13 +234,237 @@ impl<E: Copy> TimerHeap<E> {
     }
 }
 
+/// What a lane's fallback heap offers ([`Heap`], [`TimerHeap`]).
+trait MinHeap<E: Copy> {
+    fn with_capacity(n: usize) -> Self;
+    fn len(&self) -> usize;
+    fn head(&self) -> u128;
+    fn push(&mut self, k: u128, event: E);
+    fn pop(&mut self) -> (u128, E);
+}
+
+impl<E: Copy> MinHeap<E> for Heap<E> {
+    fn with_capacity(n: usize) -> Self {
+        Heap::with_capacity(n)
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+    #[inline(always)]
+    fn head(&self) -> u128 {
+        Heap::head(self)
+    }
+    #[inline(always)]
+    fn push(&mut self, k: u128, event: E) {
+        Heap::push(self, k, event)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> (u128, E) {
+        Heap::pop(self)
+    }
+}
+
+impl<E: Copy> MinHeap<E> for TimerHeap<E> {
+    fn with_capacity(n: usize) -> Self {
+        TimerHeap::with_capacity(n)
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        TimerHeap::len(self)
+    }
+    #[inline(always)]
+    fn head(&self) -> u128 {
+        TimerHeap::head(self)
+    }
+    #[inline(always)]
+    fn push(&mut self, k: u128, event: E) {
+        TimerHeap::push(self, k, event)
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> (u128, E) {
+        TimerHeap::pop(self)
+    }
+}
+
+/// Runs per lane (a power of two, at most 256: [`Lane::order`] holds run numbers as bytes).
+const RUNS: usize = 16;
+
+/// The run for delay `d`: the top bits of a multiplicative hash (delays are round numbers of
+/// nanoseconds, so their low bits say little).
+#[inline(always)]
+fn run_of(d: SimTime) -> usize {
+    (d.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - RUNS.trailing_zeros())) as usize
+}
+
+/// One lane: a heap and [`RUNS`] FIFO runs of events scheduled one delay ahead (module doc),
+/// with the smallest key of all cached.
+#[derive(Debug)]
+struct Lane<E: Copy, H> {
+    heap: H,
+    /// Each run's front key (`u128::MAX` when empty).
+    fronts: [u128; RUNS],
+    /// Each run's delay (meaningful while it is not empty).
+    delays: [SimTime; RUNS],
+    runs: [VecDeque<(u128, E)>; RUNS],
+    /// The runs that are not empty, by front key (the first `n_active`), so the earliest
+    /// run is `order[0]` and a pop moves one run back to its new place.
+    order: [u8; RUNS],
+    n_active: usize,
+    /// The smallest key of the heap and the runs (`u128::MAX` when empty).
+    head: u128,
+    /// The run holding `head`, or `RUNS` when the heap does.
+    head_run: usize,
+}
+
+impl<E: Copy, H: MinHeap<E>> Lane<E, H> {
+    fn with_capacity(n: usize) -> Self {
+        Lane {
+            heap: H::with_capacity(n),
+            fronts: [u128::MAX; RUNS],
+            delays: [0; RUNS],
+            runs: std::array::from_fn(|_| VecDeque::new()),
+            order: [0; RUNS],
+            n_active: 0,
+            head: u128::MAX,
+            head_run: RUNS,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.heap.len() + self.runs.iter().map(VecDeque::len).sum::<usize>()
+    }
+
+    /// Events waiting in the runs (the rest are in the heap).
+    #[cfg(test)]
+    fn in_runs(&self) -> usize {
+        self.runs.iter().map(VecDeque::len).sum()
+    }
+
+    /// Asserts the lane's bookkeeping: `order` lists exactly the non-empty runs by front, each
+    /// run is sorted with its front in `fronts`, and `head` is the smallest key of all.
+    #[cfg(test)]
+    fn check(&self) {
+        let listed: Vec<usize> = self.order[..self.n_active]
+            .iter()
+            .map(|&r| r as usize)
+            .collect();
+        let mut non_empty: Vec<usize> = (0..RUNS).filter(|&r| !self.runs[r].is_empty()).collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        non_empty.sort_unstable();
+        assert_eq!(sorted, non_empty);
+        assert!(listed
+            .windows(2)
+            .all(|w| self.fronts[w[0]] < self.fronts[w[1]]));
+        for r in 0..RUNS {
+            let keys: Vec<u128> = self.runs[r].iter().map(|e| e.0).collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]));
+            assert_eq!(self.fronts[r], keys.first().copied().unwrap_or(u128::MAX));
+        }
+        let min = listed
+            .first()
+            .map_or(u128::MAX, |&r| self.fronts[r])
+            .min(self.heap.head());
+        assert_eq!(self.head, min);
+    }
+
+    /// The heap's push, kept out of line: most events go to runs, and the event loop's code
+    /// stays small enough for the instruction cache.
+    #[inline(never)]
+    fn push_heap(&mut self, k: u128, event: E) {
+        self.heap.push(k, event);
+    }
+
+    /// The heap's pop, out of line like [`Lane::push_heap`].
+    #[inline(never)]
+    fn pop_heap(&mut self) -> (u128, E) {
+        self.heap.pop()
+    }
+
+    /// Adds key `k`, scheduled `d` ahead of the clock.
+    #[inline(always)]
+    fn push(&mut self, k: u128, d: SimTime, event: E) {
+        let r = run_of(d);
+        let run = &mut self.runs[r];
+        if run.is_empty() {
+            self.delays[r] = d;
+            self.fronts[r] = k;
+            run.push_back((k, event));
+            // insert r by its front, from the back (the fronts are unique keys)
+            let mut i = self.n_active;
+            while i > 0 && self.fronts[self.order[i - 1] as usize] > k {
+                self.order[i] = self.order[i - 1];
+                i -= 1;
+            }
+            self.order[i] = r as u8;
+            self.n_active += 1;
+        } else if self.delays[r] == d {
+            // the same delay: `k` is larger than every key in the run
+            run.push_back((k, event));
+            return; // not the front, so not the head
+        } else {
+            self.push_heap(k, event);
+            if k < self.head {
+                self.head = k;
+                self.head_run = RUNS;
+            }
+            return;
+        }
+        if k < self.head {
+            self.head = k;
+            self.head_run = r;
+        }
+    }
+
+    /// Removes the smallest entry (the lane must not be empty) and returns its key and event.
+    #[inline(always)]
+    fn pop(&mut self) -> (u128, E) {
+        let kv = if self.head_run < RUNS {
+            let r = self.head_run;
+            let run = &mut self.runs[r];
+            let kv = run.pop_front().expect("the head's run holds it");
+            // run r is order[0]: move it back to its new front's place, or drop it
+            let n = self.n_active;
+            match run.front() {
+                Some(&(f, _)) => {
+                    self.fronts[r] = f;
+                    let mut i = 0;
+                    while i + 1 < n && self.fronts[self.order[i + 1] as usize] < f {
+                        self.order[i] = self.order[i + 1];
+                        i += 1;
+                    }
+                    self.order[i] = r as u8;
+                }
+                None => {
+                    self.fronts[r] = u128::MAX;
+                    self.order.copy_within(1..n, 0);
+                    self.n_active = n - 1;
+                }
+            }
+            kv
+        } else {
+            self.pop_heap()
+        };
+        let h = self.heap.head();
+        let r = self.order[0] as usize;
+        // an empty run's front is u128::MAX, so with no run active the heap's head wins
+        if self.n_active > 0 && self.fronts[r] < h {
+            self.head = self.fronts[r];
+            self.head_run = r;
+        } else {
+            self.head = h;
+            self.head_run = RUNS;
+        }
+        kv
+    }
+}
+
 /// A deterministic future-event list in two lanes (packet events, flow timers) with one order.
 #[derive(Debug)]
 pub struct EventQueue<E: Copy> {
-    packets: Heap<E>,
-    timers: TimerHeap<E>,
-    /// The timer lane's smallest key (`u128::MAX` when empty), so a pop reads no timer memory.
-    timer_head: u128,
+    packets: Lane<E, Heap<E>>,
+    timers: Lane<E, TimerHeap<E>>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -247,9 +485,8 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
-            packets: Heap::with_capacity(64),
-            timers: TimerHeap::with_capacity(16),
-            timer_head: u128::MAX,
+            packets: Lane::with_capacity(64),
+            timers: Lane::with_capacity(16),
             next_seq: 0,
             now: 0,
             popped: 0,
@@ -268,7 +505,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Number of events waiting (both lanes).
     pub fn len(&self) -> usize {
-        self.packets.keys.len() + self.timers.len()
+        self.packets.len() + self.timers.len()
     }
 
     /// Number of flow-timer events waiting.
@@ -297,7 +534,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, time: SimTime, event: E) {
         let k = self.next_key(time);
-        self.packets.push(k, event);
+        self.packets.push(k, time - self.now, event);
     }
 
     /// Schedules a flow timer's `event` at `time`: the same order as [`Self::schedule`] (it
@@ -305,28 +542,23 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule_timer(&mut self, time: SimTime, event: E) {
         let k = self.next_key(time);
-        self.timers.push(k, event);
-        if k < self.timer_head {
-            self.timer_head = k;
-        }
+        self.timers.push(k, time - self.now, event);
     }
 
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        let k = self.packets.head().min(self.timer_head);
+        let k = self.packets.head.min(self.timers.head);
         (k != u128::MAX).then_some((k >> 64) as SimTime)
     }
 
     /// Removes and returns the earliest event of either lane, advancing the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let (k, v) = if self.packets.head() < self.timer_head {
+        let (k, v) = if self.packets.head < self.timers.head {
             self.packets.pop()
-        } else if self.timer_head != u128::MAX {
-            let kv = self.timers.pop();
-            self.timer_head = self.timers.head();
-            kv
+        } else if self.timers.head != u128::MAX {
+            self.timers.pop()
         } else {
             return None;
         };
@@ -454,6 +686,75 @@ mod tests {
             assert_eq!(q.pop(), Some(expected));
         }
         assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    #[test]
+    fn runs_and_heaps_pop_in_key_order_with_fixed_and_random_delays() {
+        // The runs by delay (module doc): most events a few fixed delays ahead (as a link's
+        // propagation and serialization times are), more fixed delays than runs (so runs are
+        // shared, refused and re-taken), and the rest random (heap), in both lanes, with ties;
+        // against a sorted reference of (time, seq). The runs must have been used, the heaps
+        // too.
+        let fixed = [0u64, 3, 7, 8, 40, 41, 100, 250, 1_000, 1_001, 5_000, 12_345];
+        let mut rng = crate::rng::Rng::stream(11, "sched-runs");
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let (mut seq, mut in_runs, mut in_heaps) = (0, 0, 0);
+        for round in 0..60_000 {
+            let push = if round < 50_000 { 0.55 } else { 0.1 };
+            if rng.uniform() < push || reference.is_empty() {
+                let d = if rng.uniform() < 0.8 {
+                    fixed[(rng.uniform() * fixed.len() as f64) as usize]
+                } else {
+                    (rng.uniform() * 2_000.0) as u64
+                };
+                let t = q.now() + d;
+                if rng.uniform() < 0.5 {
+                    q.schedule(t, seq);
+                } else {
+                    q.schedule_timer(t, seq);
+                }
+                reference.push((t, seq));
+                seq += 1;
+                q.packets.check();
+                q.timers.check();
+                let r = q.packets.in_runs() + q.timers.in_runs();
+                in_runs = in_runs.max(r);
+                in_heaps = in_heaps.max(q.len() - r);
+            } else {
+                reference.sort_unstable_by(|a, b| b.cmp(a));
+                let expected = reference.pop().unwrap();
+                assert_eq!(q.peek_time(), Some(expected.0));
+                assert_eq!(q.pop(), Some(expected));
+                q.packets.check();
+                q.timers.check();
+            }
+        }
+        reference.sort_unstable_by(|a, b| b.cmp(a));
+        while let Some(expected) = reference.pop() {
+            assert_eq!(q.pop(), Some(expected));
+        }
+        assert!(q.is_empty() && q.pop().is_none());
+        assert!(
+            in_runs > 100 && in_heaps > 100,
+            "runs {in_runs}, heaps {in_heaps}"
+        );
+    }
+
+    #[test]
+    fn one_delay_makes_one_run_in_insertion_order() {
+        // Hand-worked: events 5 ahead scheduled at times 0, 0, 2 (keys (5,0), (5,1), (7,3)) all
+        // go to one run, an event 1 ahead to another; ties at 5 keep insertion order.
+        let mut q = EventQueue::new();
+        q.schedule(5, "a");
+        q.schedule(5, "b");
+        q.schedule(2, "c");
+        assert_eq!(q.packets.in_runs(), 3);
+        assert_eq!(q.pop(), Some((2, "c")));
+        q.schedule(7, "d"); // 5 ahead of 2
+        q.schedule_timer(5, "e"); // 3 ahead, the timer lane: after "a" and "b" at 5
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, vec!["a", "b", "e", "d"]);
     }
 
     #[test]

@@ -899,6 +899,8 @@ mod tests {
         assert!(t + offset_of!(crate::stats::flow::FlowCounters, delivered_bytes) + 8 <= 64);
         assert_eq!(st + offset_of!(FlowStats, delay), 3 * 64);
         assert_eq!(st + offset_of!(FlowStats, rtt), 4 * 64);
+        // ten lines (11 before session 8: a line of padding put the headers on lines 4 and 5)
+        assert_eq!(size_of::<Flow>(), 10 * 64);
     }
 
     /// One TCP flow over a 10 Mb/s, 100 ms path whose bottleneck queue (limit 200 packets)

@@ -288,4 +288,3 @@ mod tests {
         assert!(!t.running());
     }
 }
-

@@ -628,8 +628,9 @@ mod tests {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let enter = (x >> 61) as usize; // 0..8
-            // balanced (the pipe often holds one or two), then filling, then draining
+            // 0..8 enter; as many arrive (the pipe often holds one or two), then fewer
+            // (it fills), then more (it drains)
+            let enter = (x >> 61) as usize;
             let arrive = match round / 1000 {
                 0 => ((x >> 58) & 7) as usize,
                 1 => ((x >> 58) & 1) as usize,

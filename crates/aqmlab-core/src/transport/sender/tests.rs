@@ -140,7 +140,12 @@ fn rtt_log_keeps_one_sample_per_round_trip() {
         Some(&[(100 * MS, 100 * MS), (200 * MS, 100 * MS)][..])
     );
     // Off by default: no log at all.
-    assert!(Drive::new("initial_window = 4").s.c.trace.rtt_log().is_none());
+    assert!(Drive::new("initial_window = 4")
+        .s
+        .c
+        .trace
+        .rtt_log()
+        .is_none());
 }
 
 #[test]

@@ -65,10 +65,12 @@ impl FlowCounters {
 /// `flow_stats_layout` here and `flow_layout` in `world`): the counters first (the send and
 /// delivery counts then share the flow's first line with its application's pointer and
 /// ends; the goodput, last of them, starts the third), then the window and last-transit
-/// flags, the jitter state and the interval sums (the rest of the third line), the IPDV
-/// sums, and the delay and RTT histograms' headers on a line each; the window's starting
-/// counts (read when the window opens and at the end) last. A delivery touches the flow's
-/// lines 0, 2, 3 and 4 (and 1 for a CE mark); an ACK that samples no RTT only line 0.
+/// flags, the jitter state, the interval sums and the IPDV sum (the rest of the third line),
+/// and the delay and RTT histograms' headers on a line each (the fourth and fifth); the
+/// per-sample and window-start state (read when samples are taken, when the window opens and
+/// at the end) last. A delivery touches the flow's lines 0, 2 and 3 (and 1 for a CE mark);
+/// an ACK that samples no RTT only line 0. The numbers of jitter terms in the interval and
+/// in the window are derived, not counted (`take_interval`, `ipdv_n`).
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct FlowStats {
@@ -81,20 +83,21 @@ pub struct FlowStats {
     pub jitter_rfc3550: f64,
     last_transit: SimTime,
     /// Since the last time-series sample (whole run): sum of one-way delays (ns), deliveries,
-    /// sum of |D(i) − D(i−1)| (ns) and its number of terms.
-    pub interval: (f64, u64, f64, u64),
-    /// Sum of |D(i) − D(i−1)| over deliveries in the window (ns), and how many terms.
+    /// sum of |D(i) − D(i−1)| (ns); `take_interval` adds the number of its terms.
+    interval: (f64, u64, f64),
+    /// Sum of |D(i) − D(i−1)| over deliveries in the window (ns); `ipdv_n` its terms.
     pub ipdv_sum: f64,
-    /// Number of terms in `ipdv_sum`.
-    pub ipdv_n: u64,
-    /// Goodput bytes at the last time-series sample (for per-interval throughput).
-    pub goodput_at_last_sample: u64,
-    /// Room that puts the histograms' headers on lines of their own in a `Flow`.
-    _to_line: [u64; 5],
     /// One-way delays (ns) of data packets delivered in the window.
     pub delay: LogHistogram,
     /// TCP round-trip-time samples (ns) taken in the window.
     pub rtt: LogHistogram,
+    /// Goodput bytes at the last time-series sample (for per-interval throughput).
+    pub goodput_at_last_sample: u64,
+    /// `has_last` when the current interval began (its first delivery adds a jitter term
+    /// unless this is false).
+    last_at_sample: bool,
+    /// `has_last` when the window opened (the same for the window's first delivery).
+    last_at_window: bool,
     at_window_start: FlowCounters,
 }
 
@@ -112,8 +115,23 @@ impl FlowStats {
         self.delay.clear();
         self.rtt.clear();
         self.ipdv_sum = 0.0;
-        self.ipdv_n = 0;
+        self.last_at_window = self.has_last;
         self.in_window = true;
+    }
+    /// Number of terms in `ipdv_sum`: the window's deliveries (the delay histogram's count)
+    /// but its first if no delivery came before it.
+    pub fn ipdv_n(&self) -> u64 {
+        let n = self.delay.count();
+        n - (n > 0 && !self.last_at_window) as u64
+    }
+    /// Takes the interval's sums since the last sample (and restarts them): sum of one-way
+    /// delays (ns), deliveries, sum of |D(i) − D(i−1)| (ns) and its number of terms (the
+    /// deliveries but the interval's first if no delivery came before it).
+    pub fn take_interval(&mut self) -> (f64, u64, f64, u64) {
+        let (dsum, dn, jsum) = std::mem::take(&mut self.interval);
+        let jn = dn - (dn > 0 && !self.last_at_sample) as u64;
+        self.last_at_sample = self.has_last;
+        (dsum, dn, jsum, jn)
     }
     /// Counts since the window opened.
     pub fn window(&self) -> FlowCounters {
@@ -137,11 +155,9 @@ impl FlowStats {
             let prev = self.last_transit;
             let d = (transit as f64 - prev as f64).abs();
             self.interval.2 += d;
-            self.interval.3 += 1;
             self.jitter_rfc3550 += (d - self.jitter_rfc3550) / 16.0;
             if self.in_window {
                 self.ipdv_sum += d;
-                self.ipdv_n += 1;
             }
         }
         self.last_transit = transit;
@@ -157,7 +173,7 @@ mod tests {
     use super::*;
 
     /// The layout set on purpose (see the type's comment): what a delivery updates is in a
-    /// flow's lines 0, 2, 3 and 4, each histogram's header in one line of its own.
+    /// flow's lines 0, 2 and 3, each histogram's header in one line of its own.
     #[test]
     fn flow_stats_layout() {
         use std::mem::{align_of, offset_of, size_of};
@@ -176,14 +192,14 @@ mod tests {
             offset_of!(FlowStats, jitter_rfc3550),
             offset_of!(FlowStats, last_transit),
             offset_of!(FlowStats, interval),
-            offset_of!(FlowStats, interval) + 31,
+            offset_of!(FlowStats, interval) + 23,
+            offset_of!(FlowStats, ipdv_sum),
+            offset_of!(FlowStats, ipdv_sum) + 7,
         ] {
             assert_eq!(line(o), 2, "{o}");
         }
-        assert_eq!(line(offset_of!(FlowStats, ipdv_sum)), 3);
-        assert_eq!(line(offset_of!(FlowStats, ipdv_n) + 7), 3);
-        assert_eq!(32 + offset_of!(FlowStats, delay), 4 * 64);
-        assert_eq!(32 + offset_of!(FlowStats, rtt), 5 * 64);
+        assert_eq!(32 + offset_of!(FlowStats, delay), 3 * 64);
+        assert_eq!(32 + offset_of!(FlowStats, rtt), 4 * 64);
         assert_eq!(size_of::<LogHistogram>(), 64);
     }
 
@@ -197,7 +213,35 @@ mod tests {
         let j1 = 4.0 / 16.0;
         let j2 = j1 + (4.0 - j1) / 16.0;
         assert!((f.jitter_rfc3550 - j2).abs() < 1e-12);
-        assert_eq!(f.ipdv_sum / f.ipdv_n as f64, 4.0);
+        assert_eq!(f.ipdv_sum / f.ipdv_n() as f64, 4.0);
         assert_eq!(f.total.delivered_pkts, 3);
+    }
+
+    #[test]
+    fn jitter_terms_are_the_deliveries_after_the_first() {
+        // Each delivery after the flow's first adds one |D(i) - D(i-1)| term (RFC 3550's
+        // difference needs a previous transit): counted by hand for deliveries spread over
+        // sampling intervals and a window that opens after some deliveries.
+        let mut f = FlowStats::new(1); // the window opens later
+        assert_eq!(f.take_interval(), (0.0, 0, 0.0, 0)); // an empty first interval
+        f.delivered(100, 10); // first ever: no term
+        f.delivered(100, 14); // |4|
+        assert_eq!(f.take_interval(), (24.0, 2, 4.0, 1));
+        assert_eq!(f.take_interval(), (0.0, 0, 0.0, 0));
+        f.delivered(100, 11); // |3|
+        f.open_window();
+        assert_eq!(f.ipdv_n(), 0);
+        f.delivered(100, 20); // |9|, the window's first, with a previous transit
+        f.delivered(100, 20); // |0|
+        assert_eq!(f.take_interval(), (51.0, 3, 12.0, 3));
+        assert_eq!((f.ipdv_sum, f.ipdv_n()), (9.0, 2));
+        // a window open from the start: its first delivery has no previous transit
+        let mut g = FlowStats::new(0);
+        assert_eq!(g.ipdv_n(), 0);
+        g.delivered(100, 5);
+        assert_eq!((g.ipdv_sum, g.ipdv_n()), (0.0, 0));
+        g.delivered(100, 8);
+        assert_eq!((g.ipdv_sum, g.ipdv_n()), (3.0, 1));
+        assert_eq!(g.take_interval(), (13.0, 2, 3.0, 1));
     }
 }

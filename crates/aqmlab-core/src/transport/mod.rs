@@ -241,6 +241,24 @@ mod tests {
         use sender::conn::Conn;
         use std::mem::{align_of, offset_of, size_of};
         assert!(offset_of!(Conn, cc) <= 8 * 64, "{}", offset_of!(Conn, cc));
+        // session 8: the trace is one pointer (None when off); the congestion control's tag
+        // follows the RTT estimator in the sender's sixth line, and the trace's pointer and
+        // the ECN state's per-ACK part share one line after the control: a NewReno ACK
+        // touches the sender's lines 0-5 and that one (it touched lines 0-8)
+        assert_eq!(size_of::<trace::Tracer>(), 8);
+        let c0 = offset_of!(TcpFlow, sender) + sender::TcpSender::conn_offset();
+        let cc = c0 + offset_of!(Conn, cc);
+        assert!(cc + 8 <= 6 * 64, "{cc}");
+        let ecn = c0 + offset_of!(Conn, ecn);
+        let line = (c0 + offset_of!(Conn, trace)) / 64;
+        for o in [
+            offset_of!(sender::ecn::EcnState, una_at_ack),
+            offset_of!(sender::ecn::EcnState, delivered) + 15,
+            offset_of!(sender::ecn::EcnState, send_cwr),
+            offset_of!(sender::ecn::EcnState, cwr),
+        ] {
+            assert_eq!((ecn + o) / 64, line, "{o}");
+        }
         assert_eq!(offset_of!(Conn, cfg), 0);
         assert_eq!(size_of::<std::sync::Arc<TcpConfig>>(), 8);
         assert!(size_of::<Conn>() <= 13 * 64, "{}", size_of::<Conn>());

@@ -25,27 +25,22 @@ use std::collections::VecDeque;
 
 /// Receiver state of one connection.
 ///
-/// What every data segment reads comes first, in declaration order (`repr(C)`): the
-/// counters and settings, then the held ACK, the reordering buffer's header, the timer and
-/// the compressed ACK's tag; the SACK state (read only with SACK on) last.
+/// What every data segment reads comes first, in declaration order (`repr(C)`, aligned to a
+/// cache line): the counters and settings read on every segment (the autotuning's pointer
+/// among them), then the held ACK, the reordering buffer's header, the timer and the
+/// compressed ACK's tag — three lines; what only AccECN, timestamps, SACK or ACK
+/// compression read (their counters, the SACK state) last (`sink_layout`).
 #[derive(Clone, Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct TcpSink {
     /// Next segment expected in order.
     pub rcv_nxt: u64,
-    /// r.cep: CE-marked packets received, from 5 (RFC 9768 section 3.2.1).
-    pub r_cep: u64,
-    /// r.cep when the last ACK was sent.
-    cep_acked: u64,
     timeout: SimTime,
-    /// ACKs sent with SACK on (their number travels in the ACK's `seq`).
-    acks_sent: u64,
-    ts_recent: SimTime,
     last_ack_sent: u64,
     /// SACK compression delay (0: off).
     compress: SimTime,
-    /// `rcv_nxt` the duplicate-ACK count belongs to (Linux `compressed_ack_rcv_nxt`).
-    comp_rcv_nxt: u64,
+    /// Linux's receive-buffer autotuning (`ack.autotune`; None: off).
+    tune: Option<Box<RcvBuf>>,
     max_blocks: usize,
     header: u32,
     /// Timestamps on: option bytes per ACK, TS.Recent and Last.ACK.sent (RFC 7323).
@@ -77,12 +72,19 @@ pub struct TcpSink {
     timer: Timer,
     /// The compressed ACK's echo, RETX flag and SACK blocks (the newest segment's).
     comp_pending: Option<(SimTime, u8, SackBlocks)>,
+    /// r.cep: CE-marked packets received, from 5 (RFC 9768 section 3.2.1).
+    pub r_cep: u64,
+    /// r.cep when the last ACK was sent.
+    cep_acked: u64,
+    /// ACKs sent with SACK on (their number travels in the ACK's `seq`).
+    acks_sent: u64,
+    ts_recent: SimTime,
+    /// `rcv_nxt` the duplicate-ACK count belongs to (Linux `compressed_ack_rcv_nxt`).
+    comp_rcv_nxt: u64,
     /// SACK block state (None: SACK off).
     sack: Option<SackReceiver>,
     /// Blocks of the ACKs in flight: (ACK number, blocks).
     sack_log: VecDeque<(u64, SackBlocks)>,
-    /// Linux's receive-buffer autotuning (`ack.autotune`; None: off).
-    tune: Option<Box<RcvBuf>>,
 }
 
 /// Linux's `tcp_comp_sack_nr` default: at most this many segments behind one compressed ACK.
@@ -377,15 +379,30 @@ mod tests {
     use super::*;
 
     /// The layout set on purpose: what every data segment reads (everything before the
-    /// compressed ACK, whose tag every ACK writes) lies in the first four 64-byte cache
-    /// lines, the SACK state after it.
+    /// compressed ACK, whose tag every ACK writes, and that tag) lies in the first three
+    /// 64-byte cache lines of a line-aligned sink, the autotuning's pointer among them
+    /// (session 8: it was last, a line of its own read by every in-order segment); what
+    /// only AccECN, timestamps, SACK or ACK compression read after it.
     #[test]
     fn sink_layout() {
-        use std::mem::offset_of;
-        let comp = offset_of!(TcpSink, comp_pending);
-        assert!(comp + 8 <= 4 * 64, "{comp}");
-        assert!(offset_of!(TcpSink, sack) > comp);
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<TcpSink>(), 64);
         assert_eq!(offset_of!(TcpSink, rcv_nxt), 0);
+        assert!(offset_of!(TcpSink, tune) + 8 <= 64);
+        // the compressed ACK's tag (an `Option` of fields without a niche: rustc puts its
+        // tag in the first 8 bytes, as the previous guard assumed) in the third line
+        let comp = offset_of!(TcpSink, comp_pending);
+        assert!(comp + 8 <= 3 * 64, "{comp}");
+        assert_eq!(size_of::<TcpSink>(), 7 * 64);
+        for o in [
+            offset_of!(TcpSink, r_cep),
+            offset_of!(TcpSink, acks_sent),
+            offset_of!(TcpSink, ts_recent),
+            offset_of!(TcpSink, comp_rcv_nxt),
+            offset_of!(TcpSink, sack),
+        ] {
+            assert!(o > comp, "{o}");
+        }
     }
 
     fn sink(extra: &str) -> TcpSink {

@@ -30,13 +30,19 @@ pub struct TraceState {
     pub sack_ranges: u64,
 }
 
-/// A sender's event trace and RTT log (each None when off).
+/// A sender's event trace and RTT log: None when both are off, so that a connection carries
+/// one pointer (8 bytes, not 80) among the fields every ACK reads (docs/performance.md,
+/// issue 27 session 8).
 #[derive(Clone, Debug, Default)]
-pub struct Tracer {
-    /// Event rows.
-    pub rows: Option<Vec<TraceRow>>,
-    /// Per-round-trip RTT log, (ACK arrival, sample) in ns.
-    pub rtt_log: Option<Vec<(SimTime, SimTime)>>,
+pub struct Tracer(Option<Box<TraceLogs>>);
+
+/// What a [`Tracer`] keeps when the trace or the RTT log is on.
+#[derive(Clone, Debug, Default)]
+struct TraceLogs {
+    /// Event rows (None: the trace is off).
+    rows: Option<Vec<TraceRow>>,
+    /// Per-round-trip RTT log, (ACK arrival, sample) in ns (None: off).
+    rtt_log: Option<Vec<(SimTime, SimTime)>>,
     /// The first row of the open step, if one is open.
     step: Option<usize>,
     /// The control's state last seen (`cc_state` rows).
@@ -46,18 +52,30 @@ pub struct Tracer {
 impl Tracer {
     /// A tracer with the event trace and the RTT log on or off.
     pub fn new(events: bool, rtt: bool) -> Self {
-        Tracer {
-            rows: events.then(Vec::new),
-            rtt_log: rtt.then(Vec::new),
-            step: None,
-            cc_state: "",
-        }
+        Tracer((events || rtt).then(|| {
+            Box::new(TraceLogs {
+                rows: events.then(Vec::new),
+                rtt_log: rtt.then(Vec::new),
+                step: None,
+                cc_state: "",
+            })
+        }))
     }
 
     /// True if events are traced.
     #[inline]
     pub fn on(&self) -> bool {
-        self.rows.is_some()
+        self.0.as_ref().is_some_and(|t| t.rows.is_some())
+    }
+
+    /// The event rows, if the trace is on.
+    pub fn rows(&self) -> Option<&[TraceRow]> {
+        self.0.as_ref()?.rows.as_deref()
+    }
+
+    /// The RTT log, if it is on.
+    pub fn rtt_log(&self) -> Option<&[(SimTime, SimTime)]> {
+        self.0.as_ref()?.rtt_log.as_deref()
     }
 
     /// Appends a row with window `w` and recovery state `st` (filled in at the step's end
@@ -71,7 +89,7 @@ impl Tracer {
         w: &Window,
         st: TraceState,
     ) {
-        if let Some(rows) = self.rows.as_mut() {
+        if let Some(rows) = self.0.as_mut().and_then(|t| t.rows.as_mut()) {
             rows.push(TraceRow::new(time, event, cause, seq, w, st));
         }
     }
@@ -79,14 +97,19 @@ impl Tracer {
     /// Opens a step: rows written until [`Tracer::end_step`] get the state at its end.
     #[inline]
     pub fn begin_step(&mut self) {
-        if let Some(rows) = self.rows.as_ref() {
-            self.step = Some(rows.len());
+        if let Some(t) = self.0.as_mut() {
+            if let Some(rows) = t.rows.as_ref() {
+                t.step = Some(rows.len());
+            }
         }
     }
 
     /// Closes the open step, stamping its rows with window `w` and state `st`.
     pub fn end_step(&mut self, w: &Window, st: TraceState) {
-        let (Some(from), Some(rows)) = (self.step.take(), self.rows.as_mut()) else {
+        let Some(t) = self.0.as_mut() else {
+            return;
+        };
+        let (Some(from), Some(rows)) = (t.step.take(), t.rows.as_mut()) else {
             return;
         };
         for r in &mut rows[from..] {
@@ -98,19 +121,22 @@ impl Tracer {
     /// sample whose segment left after the previous logged sample's ACK arrived).
     #[inline]
     pub fn log_rtt(&mut self, now: SimTime, r: SimTime) {
-        if let Some(log) = self.rtt_log.as_mut() {
+        if let Some(log) = self.0.as_mut().and_then(|t| t.rtt_log.as_mut()) {
             if log.last().is_none_or(|&(t, _)| now - r >= t) {
                 log.push((now, r));
             }
         }
     }
 
-    /// `Some(st)` if the control's state `st` differs from the last one seen.
+    /// `Some(st)` if the control's state `st` differs from the last one seen (always None
+    /// with the trace and the RTT log off: the answer only decides whether a trace row is
+    /// written).
     pub fn cc_state_change(&mut self, st: &'static str) -> Option<&'static str> {
-        if st == self.cc_state {
+        let t = self.0.as_mut()?;
+        if st == t.cc_state {
             return None;
         }
-        self.cc_state = st;
+        t.cc_state = st;
         Some(st)
     }
 }

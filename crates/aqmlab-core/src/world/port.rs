@@ -50,7 +50,7 @@ pub struct PortIo<'a> {
 /// The sending side of one link direction.
 ///
 /// Laid out (`repr(C)`, 64-byte aligned) so that a packet crossing an idle port touches two
-/// cache lines: the transmitter with its pipe's head, serialization cache and flags, and the
+/// cache lines: the transmitter with its pipe's head and second, serialization cache and flags, and the
 /// far node (`tx`, `to`, `monitor`: the first 64 bytes), and the delay, the window counters
 /// and the queue's held count and pass-through tally (the next 64: `queue` starts at byte 96);
 /// a `PipeArrival` reads the first line alone. The rate, the rate model, the pipe's packets
@@ -100,10 +100,11 @@ pub struct Port {
 /// A port's transmitter and pipe at run time: private to this module. 56 bytes, so that the
 /// port's `to` and `monitor` share its cache line.
 ///
-/// The pipe is a FIFO of (arrival time, packet): its head is held here, in the port's first
-/// line, and only the packets behind it (a link carrying more than one packet at a time) in a
-/// ring buffer made when first needed, so a port with at most one packet on its wire — most
-/// access links of a large dumbbell — touches no buffer of its own.
+/// The pipe is a FIFO of (arrival time, packet): its head and the packet right behind it are
+/// held here, in the port's first line, and only the packets behind those two (a link carrying
+/// more than two packets at a time) in a ring buffer made when first needed, so a port with at
+/// most two packets on its wire — most access links of a large dumbbell, where an ACK releases
+/// two segments back to back — touches no buffer of its own.
 #[derive(Debug)]
 #[repr(C)]
 pub struct TxState {
@@ -116,8 +117,13 @@ pub struct TxState {
     cache_time: SimTime,
     /// The pipe's head (meaningful when `pipe_len > 0`).
     head_pkt: PacketId,
-    /// Packets on the wire: the head and those in `rest`.
+    /// Packets on the wire: the head, the second and those in `rest`.
     pipe_len: u32,
+    /// The packet right behind the head (meaningful when `has_second`).
+    second_pkt: PacketId,
+    /// The second packet's arrival after the head's (ns; a gap that does not fit in 32 bits
+    /// sends the packet to the tail instead).
+    second_dt: u32,
     /// The packet size `cache_time` is for (0: none yet).
     cache_size: u32,
     /// The one port that feeds this one by hand-offs, or `NO_FEEDER` (`World::hand_off`).
@@ -129,16 +135,23 @@ pub struct TxState {
     txdone_pending: bool,
     /// The dequeue that would have found the queue empty at `tx_end` is still owed.
     owes_empty_dequeue: bool,
-    /// The discipline is transparent when empty (`QueueDisc::transparent_when_empty`), set by
-    /// `Port::start`.
-    transparent: bool,
-    /// Packets may be handed off instead of entering the pipe (`Port::allow_handoff`).
-    handoff_ok: bool,
-    /// The port has a loss model (`loss > 0`), set by `Port::start`.
-    lossy: bool,
-    /// The port has a rate model (`rate_model` set), set by `Port::start`.
-    variable_rate: bool,
+    /// `second_pkt` holds the packet behind the head (the tail holds only packets behind it).
+    has_second: bool,
+    /// What `Port::start` and `Port::allow_handoff` set, one bit each: `TRANSPARENT` (the
+    /// discipline is transparent when empty, `QueueDisc::transparent_when_empty`), `HANDOFF`
+    /// (packets may be handed off instead of entering the pipe), `LOSSY` (a loss model,
+    /// `loss > 0`), `VARIABLE_RATE` (a rate model).
+    mode: u8,
 }
+
+/// `TxState::mode`: the discipline is transparent when empty.
+const TRANSPARENT: u8 = 1;
+/// `TxState::mode`: packets may be handed off instead of entering the pipe.
+const HANDOFF: u8 = 2;
+/// `TxState::mode`: the port has a loss model.
+const LOSSY: u8 = 4;
+/// `TxState::mode`: the port has a rate model.
+const VARIABLE_RATE: u8 = 8;
 
 /// The packets behind a port's pipe's head, with their arrival times at the far node
 /// (non-decreasing), out of the port's hot lines: a ring buffer (24 bytes inline, so the port
@@ -207,20 +220,26 @@ impl Default for TxState {
             cache_time: 0,
             head_pkt: 0,
             pipe_len: 0,
+            second_pkt: 0,
+            second_dt: 0,
             cache_size: 0,
             feeder: NO_FEEDER,
             in_feeder_pipe: 0,
             txdone_pending: false,
             owes_empty_dequeue: false,
-            transparent: false,
-            handoff_ok: false,
-            lossy: false,
-            variable_rate: false,
+            has_second: false,
+            mode: 0,
         }
     }
 }
 
 impl TxState {
+    /// Whether `mode` has `bit` set.
+    #[inline]
+    fn is(&self, bit: u8) -> bool {
+        self.mode & bit != 0
+    }
+
     /// Puts `pkt`, arriving at `arrival`, at the pipe's tail, scheduling the pipe's event if
     /// it is the only packet there.
     #[inline]
@@ -236,6 +255,11 @@ impl TxState {
             events.schedule(arrival, Event::PipeArrival(id));
             self.head_at = arrival;
             self.head_pkt = pkt;
+        } else if self.pipe_len == 1 && arrival - self.head_at <= u32::MAX as SimTime {
+            // only the head on the wire: the packet goes right behind it, in this line
+            self.second_pkt = pkt;
+            self.second_dt = (arrival - self.head_at) as u32;
+            self.has_second = true;
         } else {
             tail.push_back((arrival, pkt));
         }
@@ -256,9 +280,13 @@ impl TxState {
         let pkt = self.head_pkt;
         self.pipe_len -= 1;
         if self.pipe_len > 0 {
-            let (next, behind) = tail
-                .pop_front()
-                .expect("the pipe's count includes the packets behind its head");
+            let (next, behind) = if self.has_second {
+                self.has_second = false;
+                (self.head_at + self.second_dt as SimTime, self.second_pkt)
+            } else {
+                tail.pop_front()
+                    .expect("the pipe's count includes the packets behind its head")
+            };
             self.head_at = next;
             self.head_pkt = behind;
             events.schedule(next, Event::PipeArrival(id));
@@ -271,9 +299,11 @@ impl Port {
     /// Prepares the port at time zero: notes whether its discipline is transparent when empty
     /// and starts the discipline's own timer, if it has one.
     pub fn start(&mut self, id: PortId, io: &mut PortIo) {
-        self.tx.transparent = self.queue.disc.transparent_when_empty();
-        self.tx.lossy = self.loss > 0.0;
-        self.tx.variable_rate = self.rate_model.is_some();
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        self.tx.mode = (self.tx.mode & HANDOFF)
+            | flag(self.queue.disc.transparent_when_empty(), TRANSPARENT)
+            | flag(self.loss > 0.0, LOSSY)
+            | flag(self.rate_model.is_some(), VARIABLE_RATE);
         if let Some(t) = self.queue.start(io.pool) {
             io.events.schedule(t, Event::QdiscTimer(id));
         }
@@ -288,7 +318,7 @@ impl Port {
         now: SimTime,
         io: &mut PortIo,
     ) -> Option<PacketId> {
-        if self.tx.transparent && self.idle(now) && self.queue.len_packets() == 0 {
+        if self.tx.is(TRANSPARENT) && self.idle(now) && self.queue.len_packets() == 0 {
             // The owed empty dequeue changes nothing in a transparent discipline.
             self.tx.owes_empty_dequeue = false;
             self.queue.pass_through(pkt, now, io.pool);
@@ -314,7 +344,11 @@ impl Port {
     /// Lets this port hand packets off (some port downstream is fed by this one alone); only
     /// a port with a propagation delay does (see `transmit`).
     pub fn allow_handoff(&mut self) {
-        self.tx.handoff_ok = self.delay > 0;
+        if self.delay > 0 {
+            self.tx.mode |= HANDOFF;
+        } else {
+            self.tx.mode &= !HANDOFF;
+        }
     }
 
     /// The port that feeds this one by hand-offs, or `NO_FEEDER`.
@@ -345,21 +379,21 @@ impl Port {
     /// Whether this port hands its transmitted packets to the world (`PortIo::handoff`).
     #[inline]
     pub fn hands_off(&self) -> bool {
-        self.tx.handoff_ok
+        self.tx.is(HANDOFF)
     }
 
     /// Whether this port may take packets handed off by its single feeder at all: a transparent
     /// discipline, a constant rate and no loss model. (A monitored one is sampled at fixed
     /// times; the world checks that no sample falls before a handed-off packet's arrival.)
     pub fn takes_handoffs(&self) -> bool {
-        self.tx.transparent && self.rate_model.is_none() && self.loss == 0.0
+        self.tx.is(TRANSPARENT) && self.rate_model.is_none() && self.loss == 0.0
     }
 
     /// Whether a packet arriving at `at` finds the transmitter idle and the discipline empty
     /// (so it passes straight through), judged from the state after the last packet offered.
     #[inline]
     pub fn passes_through_at(&self, at: SimTime) -> bool {
-        self.tx.transparent && self.idle(at) && self.queue.len_packets() == 0
+        self.tx.is(TRANSPARENT) && self.idle(at) && self.queue.len_packets() == 0
     }
 
     /// Puts `pkt` (transmitted, arriving at `arrival`) in the pipe, scheduling the pipe's event
@@ -428,7 +462,7 @@ impl Port {
     /// Serialization time of `size` bytes starting at `now`.
     #[inline]
     fn serialization(&mut self, size: u32, now: SimTime) -> SimTime {
-        if !self.tx.variable_rate {
+        if !self.tx.is(VARIABLE_RATE) {
             if self.tx.cache_size != size {
                 self.tx.cache_size = size;
                 self.tx.cache_time = tx_time(size, self.rate_bps);
@@ -475,7 +509,7 @@ impl Port {
             self.tx_bytes += size as u64;
         }
         self.tx.tx_end = now + d;
-        let lost = if self.tx.lossy
+        let lost = if self.tx.is(LOSSY)
             && self
                 .loss_rng
                 .as_mut()
@@ -488,7 +522,7 @@ impl Port {
             // The world may still put a handed-off packet in the pipe, after the `TxDone`
             // scheduled below: only ports with a propagation delay hand off, so the two events
             // can never be at the same time.
-            if self.tx.handoff_ok {
+            if self.tx.is(HANDOFF) {
                 io.handoff = Some((pkt, arrival));
             } else {
                 self.enter_pipe(id, pkt, arrival, io.events);
@@ -548,17 +582,20 @@ mod tests {
 
     #[test]
     fn the_pipe_delivers_in_order_through_its_head_and_tail() {
-        // Packets enter a pipe while others are on the wire (the second and third behind the
-        // head, in the tail; a fourth joins after the first arrived): the pipe
-        // keeps one PipeArrival pending, at its head's arrival, and hands the packets back
-        // first in, first out, as the FIFO of (arrival, packet) it models must.
+        // Packets enter a pipe while others are on the wire (the second behind the head in the
+        // port's line, the third in the tail; a fourth joins after the first arrived, behind
+        // the tail's): the pipe keeps one PipeArrival pending, at its head's arrival, and
+        // hands the packets back first in, first out, as the FIFO of (arrival, packet) it
+        // models must.
         let mut events = EventQueue::new();
         let mut tx = TxState::default();
         let mut tail = PipeTail::default();
         let mut got = Vec::new();
         tx.pipe_enter(&mut tail, 7, 11, 100, &mut events);
         tx.pipe_enter(&mut tail, 7, 12, 150, &mut events);
+        assert!(tx.has_second && tail.len == 0);
         tx.pipe_enter(&mut tail, 7, 13, 150, &mut events);
+        assert_eq!(tail.len, 1);
         assert_eq!(events.len(), 1);
         while let Some((now, ev)) = events.pop() {
             assert!(matches!(ev, Event::PipeArrival(7)));
@@ -570,6 +607,61 @@ mod tests {
         }
         assert_eq!(got, [(100, 11), (150, 12), (150, 13), (200, 14)]);
         assert_eq!(tx.pipe_len, 0);
+    }
+
+    #[test]
+    fn the_pipe_is_a_fifo_through_its_head_second_and_tail() {
+        // The whole pipe (head and second in `TxState`, the rest in the ring) against std's
+        // VecDeque as the reference FIFO of (arrival, packet): irregular numbers of packets
+        // enter and arrive (pseudo-random), and some gaps between arrivals exceed what the
+        // second's 32-bit offset holds (such a packet goes to the tail, and later ones behind
+        // it); each arrival must be the reference's front, and exactly one PipeArrival is
+        // pending, at the head's time, while the pipe holds packets.
+        let mut events = EventQueue::new();
+        let mut tx = TxState::default();
+        let mut tail = PipeTail::default();
+        let mut reference = VecDeque::new();
+        let mut x: u64 = 987654321;
+        let (mut at, mut next) = (0u64, 0u32);
+        let mut seconds = 0;
+        for round in 0..3000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // 0..8 enter; as many arrive (the pipe often holds one or two), then fewer
+            // (it fills), then more (it drains)
+            let enter = (x >> 61) as usize;
+            let arrive = match round / 1000 {
+                0 => ((x >> 58) & 7) as usize,
+                1 => ((x >> 58) & 1) as usize,
+                _ => 8 + ((x >> 58) & 7) as usize,
+            };
+            for k in 0..enter {
+                at += match (x >> (8 + 4 * k)) & 15 {
+                    0 => 1 << 33, // a gap beyond 32 bits of ns
+                    1 => 0,
+                    g => g * 1000,
+                };
+                seconds += (tx.pipe_len == 1) as u32;
+                tx.pipe_enter(&mut tail, 3, next, at, &mut events);
+                reference.push_back((at, next));
+                next += 1;
+            }
+            for _ in 0..arrive {
+                let Some((now, ev)) = events.pop() else {
+                    break;
+                };
+                assert!(matches!(ev, Event::PipeArrival(3)));
+                let want = reference.pop_front().unwrap();
+                assert_eq!((now, tx.pipe_arrive(&mut tail, 3, now, &mut events)), want);
+            }
+            assert_eq!(tx.pipe_len as usize, reference.len());
+            assert_eq!(events.len(), (!reference.is_empty()) as usize);
+            if let Some(&(head_at, _)) = reference.front() {
+                assert_eq!(events.peek_time(), Some(head_at));
+            }
+        }
+        assert!(seconds > 100 && tail.buf.len() > 4); // all three places were used
     }
 
     #[test]

@@ -63,7 +63,7 @@ impl World {
             let g = f.stats.total.goodput_bytes;
             let rate = (g - f.stats.goodput_at_last_sample) as f64 * 8.0 / interval;
             f.stats.goodput_at_last_sample = g;
-            let (dsum, dn, jsum, jn) = std::mem::take(&mut f.stats.interval);
+            let (dsum, dn, jsum, jn) = f.stats.take_interval();
             let (cwnd, ssthresh, srtt, rtt) = match &f.app {
                 App::Tcp(tcp) => {
                     let s = tcp.sender.conn();
@@ -250,7 +250,7 @@ impl World {
             delay_p95_s: f.stats.delay.quantile(0.95) / 1e9,
             delay_p99_s: f.stats.delay.quantile(0.99) / 1e9,
             jitter_rfc3550_s: f.stats.jitter_rfc3550 / 1e9,
-            ipdv_mean_s: frac(f.stats.ipdv_sum, f.stats.ipdv_n) / 1e9,
+            ipdv_mean_s: frac(f.stats.ipdv_sum, f.stats.ipdv_n()) / 1e9,
             total_sent_pkts: t.sent_pkts,
             total_delivered_pkts: t.delivered_pkts,
             total_dropped_pkts: t.dropped_pkts,

@@ -56,10 +56,12 @@ pub trait Transmitted {
 ///
 /// Laid out for a packet of a flow not seen for a while (thousands of flows take turns, so
 /// each ACK finds the state out of the cache): what every ACK and transmission reads comes
-/// first, in declaration order (`repr(C)`), then the congestion control (a NewReno's few
-/// fields at the start of the enum, the rest of its room only larger controls use), then the
-/// rarely read part. The settings are shared (`Arc`), the optional parts (pacer, delivery-rate
-/// sampler, application) boxed. `conn_layout` in the tests guards the sizes.
+/// first, in declaration order (`repr(C)`), then the congestion control (a NewReno's tag at
+/// the start of the enum, in the sender's sixth line; the rest of its room only larger
+/// controls use), then the trace's pointer and the ECN state's per-ACK part sharing one line
+/// after it, then the rarely read part. The settings are shared (`Arc`), the optional parts
+/// (pacer, delivery-rate sampler, application, trace) boxed. `tcp_state_layout` in the tests
+/// guards the offsets: a NewReno ACK touches seven of the sender's lines.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Conn {
@@ -108,12 +110,12 @@ pub struct Conn {
     pub timer: Timer,
     /// RTT estimator and RTO.
     pub rtt: RttEstimator,
-    /// ECN reaction state.
-    pub ecn: EcnState,
-    /// Event trace and RTT log.
-    pub trace: Tracer,
     /// The congestion control.
     pub cc: Cc,
+    /// Event trace and RTT log (one pointer: None when both are off).
+    pub trace: Tracer,
+    /// ECN reaction state (what every ACK and transmission reads first).
+    pub ecn: EcnState,
     /// When the connection opens.
     pub start: SimTime,
     /// Flow completion time of a finite transfer (from the start to the last ACK).

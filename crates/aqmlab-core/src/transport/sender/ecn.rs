@@ -32,21 +32,26 @@ pub struct CwrState {
 }
 
 /// The ECN state of a sender (RFC 3168 section 6.1.2).
+///
+/// In declaration order (`repr(C)`): what every ACK writes or reads with ECN off (the two
+/// per-ACK marks, the CWR flag a transmission reads, the CWR reduction's tag) first, in one
+/// line of the connection with the trace's pointer (`tcp_state_layout`).
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct EcnState {
-    /// No new reaction to ECE until the cumulative ACK passes this (one reaction per window).
-    pub recover: Option<u64>,
-    /// Set CWR on the next new data segment.
-    pub send_cwr: bool,
     /// SND.UNA when the ACK being processed arrived (precise ECN feedback).
     pub una_at_ack: u64,
-    /// AccECN's s.cep minus its initial 5 (RFC 9768 section 3.2.1): CE marks counted so far.
-    pub ce_counted: u64,
     /// Segments the ACK being processed newly delivered, cumulatively or by SACK (set by
     /// the SACK recovery; None: the cumulative advance).
     pub delivered: Option<u64>,
+    /// Set CWR on the next new data segment.
+    pub send_cwr: bool,
     /// Linux's CWR reduction in progress (controls that reduce through CWR).
     pub cwr: Option<CwrState>,
+    /// No new reaction to ECE until the cumulative ACK passes this (one reaction per window).
+    pub recover: Option<u64>,
+    /// AccECN's s.cep minus its initial 5 (RFC 9768 section 3.2.1): CE marks counted so far.
+    pub ce_counted: u64,
 }
 
 /// AccECN's count of newly CE-marked packets from an ACK's `ace` field, the sender's counter

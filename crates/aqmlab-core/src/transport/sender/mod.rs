@@ -89,12 +89,12 @@ impl TcpSender {
 
     /// The event trace (None: off).
     pub fn trace_rows(&self) -> Option<&[TraceRow]> {
-        self.c.trace.rows.as_deref()
+        self.c.trace.rows()
     }
 
     /// The per-round-trip RTT log, (ACK arrival, sample) in ns (empty when off).
     pub fn rtt_log(&self) -> &[(SimTime, SimTime)] {
-        self.c.trace.rtt_log.as_deref().unwrap_or(&[])
+        self.c.trace.rtt_log().unwrap_or(&[])
     }
 
     /// The closed-loop application (None: bulk or one file).
@@ -346,5 +346,12 @@ impl TcpSender {
             let st = self.loss.trace_state(&self.c);
             self.c.record(now, event, cause, seq, st);
         }
+    }
+}
+#[cfg(test)]
+impl TcpSender {
+    /// Where the connection state starts (layout guards).
+    pub(crate) fn conn_offset() -> usize {
+        std::mem::offset_of!(TcpSender, c)
     }
 }

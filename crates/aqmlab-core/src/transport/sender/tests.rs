@@ -136,11 +136,16 @@ fn rtt_log_keeps_one_sample_per_round_trip() {
     ack(&mut d, 5, 100 * MS, 200 * MS);
     ack(&mut d, 6, 101 * MS, 201 * MS);
     assert_eq!(
-        d.s.c.trace.rtt_log.as_deref(),
+        d.s.c.trace.rtt_log(),
         Some(&[(100 * MS, 100 * MS), (200 * MS, 100 * MS)][..])
     );
     // Off by default: no log at all.
-    assert!(Drive::new("initial_window = 4").s.c.trace.rtt_log.is_none());
+    assert!(Drive::new("initial_window = 4")
+        .s
+        .c
+        .trace
+        .rtt_log()
+        .is_none());
 }
 
 #[test]

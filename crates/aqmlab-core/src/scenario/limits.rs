@@ -21,8 +21,9 @@ pub const NODE_BYTES: u64 = 200;
 /// 10^4 pairs with one flow (4·10^4 ports) peaked at 71 MB of RSS in the core runner before
 /// a queue's statistics (~350 B) were made at its first packet (session 4: a port is 448 B,
 /// the 10^4-flow dumbbell's 1-ms run peaks at 91 MB instead of 103 MB; session 6: 384 B, the
-/// loss stream boxed, port plans 32 B, result rows filled cell by cell — 88 MB).
-pub const PORT_BYTES: u64 = 1_400;
+/// loss stream boxed, port plans 32 B, result rows filled cell by cell — 88 MB; session 8, the
+/// packet path's layouts: 78 MB, about 950 B per port after the flows' 3.1 kB and the nodes).
+pub const PORT_BYTES: u64 = 1_000;
 /// Set-up work units per port (building its discipline and resolved entry): about 15 µs
 /// measured, at about a nanosecond per unit.
 pub const PORT_SETUP: u64 = 10_000;

@@ -89,6 +89,11 @@ def test_whole_capture_counts_per_connection():
     assert a.psh_gap == Counter({5: 1})
     # bursts: 10.0+10.1 ms "..", 20.2 (PSH) + 20.3 + 20.4 "P..", then single ".", ".", "P", "."
     assert a.patterns == Counter({"..": 1, "P..": 1, ".": 3, "P": 1})
+    # each burst with what the connection's last ACK before it newly acknowledged: ".." before
+    # any ACK (None); "P.." after the ACK of 2 at 20 ms; "." at 31 ms after the ACK of 1; "." at
+    # 41 ms after the SACK duplicate (0); "P" at 60 ms and "." at 200 ms after the window update
+    # at 51 ms (0)
+    assert a.by_ack == Counter({(None, ".."): 1, (2, "P.."): 1, (1, "."): 1, (0, "."): 2, (0, "P"): 1})
     assert a.per_ack == Counter({2: 1, 3: 1, 1: 2, 0: 1})
     assert a.bursts == Counter({2: 1, 3: 1, 1: 4})
     assert a.episodes == [pytest.approx(0.041), pytest.approx(0.2)]
@@ -198,12 +203,16 @@ def test_only_the_cases_that_ask_render_counters_and_capture():
     assert "COUNTERS=1" in cnt and "CAPTURE" not in cnt
     # every other case's /case.sh sets neither, so guest/init skips both
     for c in lp.CASES:
-        if not c.name.startswith(("diag-cake-be-reno5-20M-40ms-cap", "diag-cake-be-reno5-20M-40ms-cnt")):
+        if not c.name.startswith(("diag-cake-be-reno5-20M-40ms-cap", "diag-cake-be-reno5-20M-40ms-cnt",
+                                  "diag-cake-noackfilter-cubic2-20M-40ms-cap")):
             text = lp.guest_script(c, 1)
             assert "COUNTERS" not in text and "CAPTURE" not in text, c.name
     # run r of the diag cases starts its flows where the control's run r does
     for r in (1, 2, 3):
         assert by["diag-cake-be-reno5-20M-40ms-cap"].starts(r) == by["cake-be-reno5-20M-40ms"].starts(r)
+        assert by["diag-cake-noackfilter-cubic2-20M-40ms-cap"].starts(r) == by["cake-noackfilter-cubic2-20M-40ms"].starts(r)
+    noack = lp.guest_script(by["diag-cake-noackfilter-cubic2-20M-40ms-cap"], 1)
+    assert 'CAPTURE="r0"' in noack and "COUNTERS=1" in noack and "bandwidth 300kbit" in noack
     # the guest's init reads exactly these names
     init = (PEER / "linux" / "guest" / "init").read_text()
     for name in ('"$CAPTURE"', '"$COUNTERS"', '"$WARMUP"', '"${SNAPLEN:-128}"'):

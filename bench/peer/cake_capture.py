@@ -165,6 +165,8 @@ class FlowCounts:
     psh_first_alone: int = 0  # ... of them, ACKed alone (a cumulative ACK ends where they end)
     psh_gap: Counter = field(default_factory=Counter)  # data segments from one PSH segment to the next
     patterns: Counter = field(default_factory=Counter)  # bursts as strings: "." a segment, "P" one with PSH
+    # (segments newly acknowledged by the connection's last ACK before the burst, pattern) -> bursts
+    by_ack: Counter = field(default_factory=Counter)
 
     @property
     def acks_per_data(self) -> float:
@@ -205,11 +207,14 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
 
     burst_t: dict[str, float] = {}
     pattern: dict[str, str] = {}
+    last_new: dict[str, int | None] = {}  # segments the connection's latest ACK newly acknowledged
+    burst_ack: dict[str, int | None] = {}  # ... as it was when the current burst began
 
     def close_burst(k: str, f: FlowCounts) -> None:
         if run.get(k) and w0 <= burst_t[k] < w1:
             f.bursts[run[k]] += 1
             f.patterns[pattern[k]] += 1
+            f.by_ack[(burst_ack[k], pattern[k])] += 1
         run[k] = 0
 
     for s in segs:
@@ -238,6 +243,7 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
                 run[k] = 1
                 burst_t[k] = s.t
                 pattern[k] = mark
+                burst_ack[k] = last_new.get(k)
             last_data_t[k] = s.t
             if is_retx:
                 if inside and (k not in last_retx or s.t - last_retx[k] > episode):
@@ -268,6 +274,7 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
             if new > 0:
                 acked[k] = a
                 ack_points[k].add(a)
+            last_new[k] = round(max(new, 0) / mss[k])
             if not inside:
                 since_ack[k] = 0
                 continue
@@ -585,6 +592,11 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     npat = sum(tot.patterns.values())
     lines.append("bursts by PSH pattern ('.' a segment, 'P' one with PSH; all connections): " + " ".join(
         f"{p}:{n / npat:.3f}" for p, n in tot.patterns.most_common(6)))
+    byack = Counter()
+    for f in flows:
+        byack.update(f.by_ack)
+    lines.append("bursts by the segments the ACK before them newly acknowledged, and PSH pattern (all connections): "
+                 + " ".join(f"{a}/{p}:{n / npat:.3f}" for (a, p), n in byack.most_common(10)))
     groups = together(flows, within)
     sizes = Counter(n for _, n in groups)
     lines.append(f"loss episodes grouped within {within * 1e3:g} ms: {len(groups)} groups; connections per group "

@@ -1163,6 +1163,13 @@ def _cake_cases() -> list[LinuxCase]:
         LinuxCase("diag-cake-be-reno5-20M-40ms-cap2", "diag", 20, 40, C(be), (F("reno", 5),), duration=40,
                   starts_of="cake-be-reno5-20M-40ms", counters=True, capture=("r0", "r1"),
                   note="Reno control, counters and capture of both router sides"),
+        # `noackfilter` with counters and a capture of r0 (the data as it arrives from the
+        # senders, the ACKs as they leave the 300-kbit shaper toward them): which segments carry
+        # PSH when stretch ACKs release long bursts (cake.md, session 8b; not counted)
+        LinuxCase("diag-cake-noackfilter-cubic2-20M-40ms-cap", "diag", 20, 40, C(be), _cubic(2),
+                  reverse=C("bandwidth 300kbit besteffort"), duration=40,
+                  starts_of="cake-noackfilter-cubic2-20M-40ms", counters=True, capture=("r0",),
+                  note="no ACK filter, counters and capture"),
         LinuxCase("diag-cake-noackfilter-cubic2-20M-40ms-spread", "diag", 20, 40, C(be), _cubic(2),
                   reverse=C("bandwidth 300kbit besteffort"), duration=40, start_at=(0.0, 1.2),
                   note="no ACK filter, data starts apart"),

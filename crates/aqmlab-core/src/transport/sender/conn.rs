@@ -555,7 +555,9 @@ impl Conn {
         let tso = self.cfg.tso_defer && extra == 0;
         let mut unit_left = 0u64;
         let mut deferred = false;
-        let mut burst = 0u64;
+        // `ack.push`: segments left in the current send unit, and that unit's size.
+        let mut push_left = 0u64;
+        let mut push_unit = 0u64;
         while self.snd_nxt < self.snd_una + wnd {
             if !self.pace_ready(io) {
                 break;
@@ -591,15 +593,36 @@ impl Conn {
                     break;
                 }
             }
+            if self.cfg.push && push_left == 0 {
+                // `ack.push`: the next send unit is min(goal, cwnd quota, data left) segments
+                // (Linux 6.1 `tcp_write_xmit` with `tcp_mss_split_point`, `tcp_tso_autosize`).
+                let quota = self.snd_una + wnd - self.snd_nxt;
+                let goal = tso::goal(
+                    self.w.cwnd,
+                    self.w.ssthresh,
+                    self.snd_nxt - self.snd_una,
+                    self.rtt.srtt(),
+                    self.cfg.mss,
+                );
+                let left = match self.data_end() {
+                    Some(t) if self.snd_nxt >= self.snd_max => t.saturating_sub(self.snd_nxt),
+                    _ => u64::MAX,
+                };
+                push_unit = quota.min(goal).min(left).max(1);
+                push_left = push_unit;
+            }
             self.send_seg(self.snd_nxt, io, rec);
             self.send_new_done();
             unit_left = unit_left.saturating_sub(1);
-            burst += 1;
-            if self.cfg.push && burst.is_multiple_of(2) {
-                // `ack.push`: PSH ends each two-segment send unit of the burst (Linux 6.1's
-                // GSO unit here; a lone last segment goes without, as the guest's do).
-                if let Some(s) = io.out.segs.last_mut() {
-                    s.flags |= flags::PSH;
+            if self.cfg.push {
+                push_left -= 1;
+                // `__tcp_transmit_skb` forces PSH on every packet of more than one segment
+                // ("tcp: force a PSH flag on TSO packets"); GSO keeps it on the last segment.
+                // A unit cut short (pacing, end of data) goes without.
+                if push_left == 0 && push_unit >= 2 {
+                    if let Some(s) = io.out.segs.last_mut() {
+                        s.flags |= flags::PSH;
+                    }
                 }
             }
             sent = true;

@@ -933,6 +933,41 @@ fn push_ends_each_two_segment_unit_of_a_burst() {
 }
 
 #[test]
+fn push_ends_each_send_unit_of_more_than_one_segment_as_large_as_autosize_makes_it() {
+    // Linux 6.1 `__tcp_transmit_skb` forces PSH on a packet of more than one segment ("tcp:
+    // force a PSH flag on TSO packets"; GSO puts it on the last segment), and `tcp_write_xmit`
+    // cuts units of min(`tcp_tso_autosize` goal, cwnd quota). Worked by hand: Reno in
+    // congestion avoidance from the start (cwnd = ssthresh = 10, growth n/cwnd per ACK of n).
+    // 0..9 leave at 0 ms before any RTT sample: goal 2 (min_tso_segs) -> PSH on 1, 3, 5, 7, 9.
+    // ACK 10 at 1000 ms for data sent 1 ms before: SRTT 1 ms, cwnd 11, flight 0, quota 11;
+    // goal = ⌊1448 × 1.2 × 11 / 0.001 s / 1024 / 1448⌋ = ⌊12.89⌋ = 12, so one unit of 11
+    // (10..20) with PSH on 20 alone — where two-segment units would mark 11, 13, ..., 19.
+    let mut d = drive_text(
+        "compat = { syn = false }\ncc = \"newreno\"\n\
+         window = { initial = 10, initial_ssthresh = 10, growth = \"per_segment\", \
+         abc_limit = false }\n\
+         ack = { delayed = true, push = true }\n\
+         loss = { sack = false, limited_transmit = false }",
+    );
+    let mut marked = Vec::new();
+    let mut sent = Vec::new();
+    let mut take = |d: &mut Drive| {
+        for s in d.out.segs.drain(..) {
+            sent.push(s.seq);
+            if s.flags & flags::PSH != 0 {
+                marked.push(s.seq);
+            }
+        }
+    };
+    take(&mut d);
+    d.now = 1000 * MS;
+    d.s.on_ack(10, 0, d.now - MS, None, d.now, &mut d.out, &mut d.stats);
+    take(&mut d);
+    assert_eq!(sent, (0..=20).collect::<Vec<u64>>());
+    assert_eq!(marked, vec![1, 3, 5, 7, 9, 20]);
+}
+
+#[test]
 fn tso_defer_holds_the_odd_segment_of_an_increase_until_a_full_unit_fits() {
     // Linux 6.1 tcp_write_xmit + tcp_tso_should_defer, GSO unit 2 (tcp_tso_autosize's
     // min_tso_segs; the pacing rate here is far below 2 MSS per ms). Worked by hand: Reno in

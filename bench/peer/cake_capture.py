@@ -300,17 +300,23 @@ def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode
     return list(flows.values())
 
 
+def group_in_time(events: list[tuple[float, int]], within: float) -> list[tuple[float, list[int]]]:
+    """(time, connection) events grouped in time: [(group's first time, the connections of the
+    events within `within` of it, one entry per event)]."""
+    groups: list[tuple[float, list[int]]] = []
+    for t, i in sorted(events):
+        if groups and t - groups[-1][0] <= within:
+            groups[-1][1].append(i)
+        else:
+            groups.append((t, [i]))
+    return groups
+
+
 def together(flows: list[FlowCounts], within: float = 0.1) -> list[tuple[float, int]]:
     """Loss episodes of all connections grouped in time: [(group's first start, how many
     distinct connections start an episode within `within` of it)]."""
-    starts = sorted((t, i) for i, f in enumerate(flows) for t in f.episodes)
-    groups: list[tuple[float, set]] = []
-    for t, i in starts:
-        if groups and t - groups[-1][0] <= within:
-            groups[-1][1].add(i)
-        else:
-            groups.append((t, {i}))
-    return [(t, len(s)) for t, s in groups]
+    starts = [(t, i) for i, f in enumerate(flows) for t in f.episodes]
+    return [(t, len(set(g))) for t, g in group_in_time(starts, within)]
 
 
 # ---- time in the bottleneck ----------------------------------------------------------------------
@@ -407,13 +413,7 @@ def sojourn_report(rows: list[Sojourn], target: float = 5e-3, within: float = 0.
         lines.append(f"{i} {r.name.split('>')[0]} | {n} | {len(r.drops)} | {mean * 1e3:.2f} | {r.quantile(0.5) * 1e3:.2f} | "
                      f"{r.quantile(0.9) * 1e3:.2f} | {r.quantile(0.99) * 1e3:.2f} | "
                      f"{(max(r.times) if r.times else float('nan')) * 1e3:.2f} | {above:.4f}")
-    drops = sorted((t, i) for i, r in enumerate(rows) for t in r.drops)
-    groups: list[tuple[float, list]] = []
-    for t, i in drops:
-        if groups and t - groups[-1][0] <= within:
-            groups[-1][1].append(i)
-        else:
-            groups.append((t, [i]))
+    groups = group_in_time([(t, i) for i, r in enumerate(rows) for t in r.drops], within)
     shape = Counter((len(g), len(set(g))) for _, g in groups)
     lines.append(f"drops grouped within {within * 1e3:g} ms: {len(groups)} groups; (drops, connections): "
                  + " ".join(f"{k}:{shape[k]}" for k in sorted(shape)))

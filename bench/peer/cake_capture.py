@@ -554,6 +554,16 @@ def _dist(c: Counter, top: int = 6) -> str:
     return " ".join(parts)
 
 
+def _row(label: str, f: FlowCounts) -> str:
+    """One line of the per-connection table (a connection's counts, or all of them summed)."""
+    nb = sum(f.bursts.values())
+    mean_b = sum(k * v for k, v in f.bursts.items()) / nb if nb else float("nan")
+    return (f"{label} | {f.data} | {f.retx} | {f.acks} | {f.acks_per_data:.3f} | {f.dup_sack} | "
+            f"{f.win_updates} | {_dist(f.newly)} | {_dist(f.per_ack)} | {_dist(f.bursts)} | {mean_b:.2f} | "
+            f"{len(f.episodes)} | {f.psh / f.data if f.data else float('nan'):.3f} | {f.one_psh} | "
+            f"{f.psh_first_alone} / {f.psh_first}")
+
+
 def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     lines = [f"window {w0:g}-{w1:g} s; per data connection (sender address:port)",
              "flow | data segs | retx | pure ACKs | ACKs/seg | dup SACK | win upd | newly acked per ACK (segs:share) "
@@ -561,12 +571,7 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
              "| PSH segs first after an ACK: ACKed alone / all"]
     tot = FlowCounts("all")
     for i, f in enumerate(flows, 1):
-        nb = sum(f.bursts.values())
-        mean_b = sum(k * v for k, v in f.bursts.items()) / nb if nb else float("nan")
-        lines.append(f"{i} {f.name.split('>')[0]} | {f.data} | {f.retx} | {f.acks} | {f.acks_per_data:.3f} | {f.dup_sack} | "
-                     f"{f.win_updates} | {_dist(f.newly)} | {_dist(f.per_ack)} | {_dist(f.bursts)} | {mean_b:.2f} | "
-                     f"{len(f.episodes)} | {f.psh / f.data if f.data else float('nan'):.3f} | {f.one_psh} | "
-                     f"{f.psh_first_alone} / {f.psh_first}")
+        lines.append(_row(f"{i} {f.name.split('>')[0]}", f))
         tot.data += f.data
         tot.psh += f.psh
         tot.one_psh += f.one_psh
@@ -582,12 +587,7 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
         tot.per_ack.update(f.per_ack)
         tot.bursts.update(f.bursts)
         tot.episodes += f.episodes
-    nb = sum(tot.bursts.values())
-    mean_b = sum(k * v for k, v in tot.bursts.items()) / nb if nb else float("nan")
-    lines.append(f"all | {tot.data} | {tot.retx} | {tot.acks} | {tot.acks_per_data:.3f} | {tot.dup_sack} | "
-                 f"{tot.win_updates} | {_dist(tot.newly)} | {_dist(tot.per_ack)} | {_dist(tot.bursts)} | {mean_b:.2f} | "
-                 f"{len(tot.episodes)} | {tot.psh / tot.data if tot.data else float('nan'):.3f} | {tot.one_psh} | "
-                 f"{tot.psh_first_alone} / {tot.psh_first}")
+    lines.append(_row("all", tot))
     lines.append(f"segments from one PSH segment to the next (all connections): {_dist(tot.psh_gap, 4)}")
     npat = sum(tot.patterns.values())
     lines.append("bursts by PSH pattern ('.' a segment, 'P' one with PSH; all connections): " + " ".join(

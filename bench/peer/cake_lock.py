@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""How often the Reno control's five flows fall into the lock-step, Linux against aqmlab (issue 30,
+docs/aqm/cake.md, "Session 9: how often each side falls into the lock-step").
+
+A 10-s window is *locked* when (a) Jain's index of the flows' goodputs over it is ≥ 0.9999 and
+(b) its drops at CAKE, grouped into drop episodes (maximal runs of consecutive 100-ms samples of
+the cumulative drop counter that each show a new drop), number ≥ 10 with ≥ 80% of exactly five
+drops. A run (seed) locks when any of its windows is locked. The same functions judge both
+sides: Linux from the kept raw guest records (results/linux_raw/: `ss` for goodput, `tc -s`
+every 100 ms for drops), aqmlab from its per-window summaries and `queue_series`.
+
+    python bench/peer/cake_lock.py linux cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6
+    python bench/peer/cake_lock.py linux diag-cake-be-reno5-20M-40ms-cap --runs 1,2,3
+    python bench/peer/cake_lock.py aqmlab cake-be-reno5-20M-40ms --seeds 1-20 --json /tmp/a.json
+    python bench/peer/cake_lock.py aqmlab cake-be-reno5-20M-40ms --seeds 1-20 --flow 'ack = { push = true }'
+    python bench/peer/cake_lock.py compare /tmp/linux.json /tmp/a.json
+
+aqmlab seed r ≤ 6 starts its flows at the control's Linux run r's data starts; later seeds map
+the drawn offsets onto the span of those six runs' starts (linuxpeer.aqmlab_starts).
+Standard library only; aqmlab runs in child interpreters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tarfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+JAIN_MIN = 0.9999  # (a)
+FIVE_SHARE_MIN = 0.8  # (b): share of episodes of exactly five drops
+EPISODES_MIN = 10  # (b): a locked window has ~18 (one per ~0.55-s cycle)
+WINDOWS = ((10.0, 20.0), (20.0, 30.0), (30.0, 40.0))
+CONTROL = "cake-be-reno5-20M-40ms"
+START_RUNS = (1, 2, 3, 4, 5, 6)  # the control's runs whose data starts the aqmlab seeds take
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index (Σx)² / (n Σx²)."""
+    s, s2 = sum(xs), sum(x * x for x in xs)
+    return s * s / (len(xs) * s2) if s2 else float("nan")
+
+
+def drop_episodes(samples: list[tuple[float, int]], a: float, b: float) -> list[int]:
+    """Drops in [a, b) grouped into episodes: `samples` are (time, cumulative drops) in time
+    order; each sample at a time in [a, b) adds its increase over the sample before; a run of
+    consecutive samples with an increase is one episode (its drops summed); a sample without
+    one ends it, and so does the window's end."""
+    out, cur = [], 0
+    for (_, d0), (t, d1) in zip(samples, samples[1:]):
+        if not a <= t < b:
+            continue
+        if d1 > d0:
+            cur += d1 - d0
+        elif cur:
+            out.append(cur)
+            cur = 0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def five_share(episodes: list[int]) -> float:
+    """Share of the episodes that are exactly five drops (0 when there are none)."""
+    return sum(e == 5 for e in episodes) / len(episodes) if episodes else 0.0
+
+
+def locked(j: float, episodes: list[int]) -> bool:
+    """The session-9 criterion: (a) Jain ≥ JAIN_MIN and (b) ≥ EPISODES_MIN episodes with a share
+    ≥ FIVE_SHARE_MIN of exactly five drops."""
+    return j >= JAIN_MIN and len(episodes) >= EPISODES_MIN and five_share(episodes) >= FIVE_SHARE_MIN
+
+
+def fisher_exact(a: int, b: int, c: int, d: int) -> float:
+    """Two-sided p-value of Fisher's exact test on [[a, b], [c, d]]: the summed hypergeometric
+    probabilities (margins fixed) of every table no more probable than the observed one."""
+    r1, c1, n = a + b, a + c, a + b + c + d
+
+    def p(x: int) -> float:
+        return math.comb(r1, x) * math.comb(n - r1, c1 - x) / math.comb(n, c1)
+
+    p0 = p(a)
+    lo, hi = max(0, c1 - (n - r1)), min(r1, c1)
+    return min(1.0, sum(px for x in range(lo, hi + 1) if (px := p(x)) <= p0 * (1 + 1e-9)))
+
+
+def window_row(util: float, goodputs: list[float], episodes: list[int]) -> dict:
+    """One window's record: utilization, Jain, the episodes and the verdict."""
+    j = jain(goodputs)
+    return {"util": util, "jain": j, "episodes": len(episodes), "five": sum(e == 5 for e in episodes),
+            "drops": sum(episodes), "locked": locked(j, episodes)}
+
+
+def tc_drop_samples(tc_text: str, stamps: str, t0: float) -> list[tuple[float, int]]:
+    """(time since t0, cumulative drops) of the first CAKE of each guest `tc -s` sample: tc.txt
+    holds one `tc -s qdisc show` output per sample, tc_t.txt their times (one per line)."""
+    import re
+
+    ts = [float(x) - t0 for x in stamps.split()]
+    out = []
+    for t, blk in zip(ts, tc_text.split("qdisc cake")[1:]):
+        m = re.search(r"\(dropped (\d+)", blk)
+        out.append((t, int(m.group(1))))
+    return out
+
+
+# ---- the two sides ----------------------------------------------------------------------------
+
+
+def linux_run(case, run: int) -> dict:
+    """One kept guest run judged window by window."""
+    import linuxpeer as lp
+
+    raw = lp.RESULTS / "linux_raw" / lp.cache_name(case, run).replace(".json", ".tar.gz")
+    with tarfile.open(raw) as tf:
+        files = {m.name.split("/")[-1]: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}
+    t0 = float(files["t0"].decode().split()[0])
+    drops = tc_drop_samples(files["tc.txt"].decode(errors="replace"), files["tc_t.txt"].decode(), t0)
+    rows = []
+    for a, b in WINDOWS:
+        res = lp.decode(replace(case, warmup=a, duration=b), files, run)
+        rows.append(window_row(res["utilization_pct"], res["goodput_per_flow_mbps"], drop_episodes(drops, a, b)))
+    rec = json.loads((lp.MEASURED / lp.cache_name(case, run)).read_text())
+    return {"side": "linux", "case": case.name, "run": run, "data_starts_s": rec.get("data_starts_s"),
+            "util_10_40": rec["utilization_pct"], "windows": rows}
+
+
+SERIES_CHILD = r'''
+import json, sys, tomllib, aqmlab
+spec = json.loads(sys.stdin.read())
+res = aqmlab.run(tomllib.loads(spec["scenario"]))
+q = res.tables["queue_series"]
+q = q[q.queue == "r1->r2"]
+print(json.dumps([[float(t), int(d)] for t, d in zip(q.time_s, q.drops_cum_pkts)]))
+'''
+
+
+def aqmlab_seed(case, seed: int, starts: list[float] | None) -> dict:
+    """One aqmlab seed judged window by window: each window's summary from its own run (the
+    table's child, `linuxpeer.run_aqmlab`, warmup and duration set to the window: the same
+    trajectory), the drops from one run's 100-ms `queue_series`."""
+    import linuxpeer as lp
+
+    rows = []
+    full = replace(case, warmup=WINDOWS[0][0], duration=WINDOWS[-1][1])
+    spec = lp.aqmlab_spec(full, seed, starts)
+    p = subprocess.run([sys.executable, "-W", "ignore", "-c", SERIES_CHILD], input=json.dumps(spec),
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"aqmlab seed {seed}: {p.stderr.strip()[-800:]}")
+    drops = [tuple(x) for x in json.loads(p.stdout.splitlines()[-1])]
+    for a, b in WINDOWS:
+        res = lp.run_aqmlab(replace(case, warmup=a, duration=b), seed, starts=starts)
+        if "unsupported" in res:
+            raise SystemExit(res["unsupported"])
+        rows.append(window_row(res["utilization_pct"], res["goodput_per_flow_mbps"], drop_episodes(drops, a, b)))
+    whole = lp.run_aqmlab(full, seed, starts=starts)
+    return {"side": "aqmlab", "case": case.name, "seed": seed, "flow_keys": list(case.aqmlab_flow_keys),
+            "starts": starts, "util_10_40": whole["utilization_pct"], "windows": rows}
+
+
+# ---- summaries --------------------------------------------------------------------------------
+
+
+def summary(recs: list[dict]) -> dict:
+    """Counts of locked windows and runs, and utilization conditional on the window's state."""
+    ws = [w for r in recs for w in r["windows"]]
+    lw = [w["util"] for w in ws if w["locked"]]
+    uw = [w["util"] for w in ws if not w["locked"]]
+    return {"runs": len(recs), "runs_locked": sum(any(w["locked"] for w in r["windows"]) for r in recs),
+            "windows": len(ws), "windows_locked": len(lw),
+            "util_locked": sum(lw) / len(lw) if lw else None,
+            "util_unlocked": sum(uw) / len(uw) if uw else None,
+            "util_10_40": sum(r["util_10_40"] for r in recs) / len(recs) if recs else None}
+
+
+def fmt_rec(r: dict) -> str:
+    who = f"run {r['run']}" if r["side"] == "linux" else f"seed {r['seed']}"
+    cells = " | ".join(f"{w['util']:6.2f}% J {w['jain']:.6f} {w['five']:2d}/{w['episodes']:2d}"
+                       f"{' LOCK' if w['locked'] else '     '}" for w in r["windows"])
+    return f"{r['case']} {who:8s} {r['util_10_40']:6.2f}%: {cells}"
+
+
+def fmt_summary(label: str, s: dict) -> str:
+    def u(x):
+        return "-" if x is None else f"{x:.2f}%"
+    return (f"{label}: runs locked {s['runs_locked']}/{s['runs']}, windows locked {s['windows_locked']}/"
+            f"{s['windows']}; utilization locked {u(s['util_locked'])}, unlocked {u(s['util_unlocked'])}, "
+            f"10-40 s {u(s['util_10_40'])}")
+
+
+def compare(x: list[dict], y: list[dict]) -> str:
+    """Fisher's exact tests of the lock frequencies of two samples, per run and per window."""
+    sx, sy = summary(x), summary(y)
+    pr = fisher_exact(sx["runs_locked"], sx["runs"] - sx["runs_locked"], sy["runs_locked"], sy["runs"] - sy["runs_locked"])
+    pw = fisher_exact(sx["windows_locked"], sx["windows"] - sx["windows_locked"],
+                      sy["windows_locked"], sy["windows"] - sy["windows_locked"])
+    return f"Fisher's exact (two-sided): runs p = {pr:.4f}, windows p = {pw:.4f}"
+
+
+def _ints(s: str) -> list[int]:
+    out = []
+    for part in s.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out += range(int(lo), int(hi) + 1)
+        elif part:
+            out.append(int(part))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    lx = sub.add_parser("linux", help="judge kept guest runs")
+    lx.add_argument("case")
+    lx.add_argument("--runs", default="1,2,3")
+    lx.add_argument("--json", type=Path)
+    aq = sub.add_parser("aqmlab", help="judge aqmlab seeds at the control's starts")
+    aq.add_argument("case")
+    aq.add_argument("--seeds", default="1-20", help="e.g. 1-20 or 1,2,5")
+    aq.add_argument("--flow", action="append", default=[], help="'key = value' for every TCP flow")
+    aq.add_argument("--jobs", type=int, default=1)
+    aq.add_argument("--json", type=Path)
+    cp = sub.add_parser("compare", help="lock frequencies of two --json outputs, Fisher's exact test")
+    cp.add_argument("a", type=Path)
+    cp.add_argument("b", type=Path)
+    args = ap.parse_args()
+
+    if args.cmd == "compare":
+        x, y = json.loads(args.a.read_text()), json.loads(args.b.read_text())
+        print(fmt_summary(str(args.a), summary(x)))
+        print(fmt_summary(str(args.b), summary(y)))
+        print(compare(x, y))
+        return 0
+    import linuxpeer as lp
+
+    by_name = {c.name: c for c in lp.CASES}
+    if args.case not in by_name:
+        ap.error(f"unknown case {args.case!r}")
+    case = by_name[args.case]
+    if args.cmd == "linux":
+        recs = [linux_run(case, r) for r in _ints(args.runs)]
+    else:
+        case = replace(case, aqmlab_flow_keys=case.aqmlab_flow_keys + tuple(args.flow))
+        control = by_name[case.starts_of] if case.starts_of else case
+        lin = []
+        for r in START_RUNS:
+            p = lp.MEASURED / lp.cache_name(control, r)
+            if p.exists():
+                lin.append({**json.loads(p.read_text()), "run": r})
+
+        def one(s):
+            return aqmlab_seed(case, s, lp.aqmlab_starts(case, s, lin))
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            recs = list(pool.map(one, _ints(args.seeds)))
+    for r in recs:
+        print(fmt_rec(r), flush=True)
+    print(fmt_summary(args.cmd, summary(recs)))
+    if args.json:
+        args.json.write_text(json.dumps(recs, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

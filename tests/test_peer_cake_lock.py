@@ -97,3 +97,15 @@ def test_window_row_and_summary():
     assert s["util_locked"] == pytest.approx(90.0) and s["util_unlocked"] == pytest.approx(96.0)
     assert s["util_10_40"] == pytest.approx(94.0)
     assert L._ints("1-3,7") == [1, 2, 3, 7]
+
+
+def test_transitions_and_the_criterion_windows():
+    L_, U_ = {"locked": True, "util": 90.0}, {"locked": False, "util": 96.0}
+    recs = [{"util_10_40": 0, "windows": [U_, L_, L_, L_]}, {"util_10_40": 0, "windows": [L_, U_, U_]}]
+    # pairs: U->L, L->L, L->L ; L->U, U->U
+    assert L.transitions(recs) == {"LL": 2, "LU": 1, "UL": 1, "UU": 1}
+    # with window bounds, only 10-20, 20-30, 30-40 s count towards the summary
+    rec = {"util_10_40": 93.0, "windows": [{"a": 2.0, "b": 10.0, **L_}, {"a": 10.0, "b": 20.0, **U_},
+                                           {"a": 20.0, "b": 30.0, **U_}, {"a": 30.0, "b": 40.0, **U_}]}
+    s = L.summary([rec])
+    assert (s["runs_locked"], s["windows"], s["windows_locked"]) == (0, 3, 0)

@@ -15,8 +15,10 @@ every 100 ms for drops), aqmlab from its per-window summaries and `queue_series`
     python bench/peer/cake_lock.py aqmlab cake-be-reno5-20M-40ms --seeds 1-20 --flow 'ack = { push = true }'
     python bench/peer/cake_lock.py compare /tmp/linux.json /tmp/a.json
 
-aqmlab seed r ≤ 6 starts its flows at the control's Linux run r's data starts; later seeds map
-the drawn offsets onto the span of those six runs' starts (linuxpeer.aqmlab_starts).
+aqmlab seed r starts its flows at the control's Linux run r's data starts when run r is among
+`--start-runs` (default 1-6); other seeds map the drawn offsets onto the span of those runs'
+starts (linuxpeer.aqmlab_starts). `--windows 2-10` judges other windows by the same rule
+(exploratory: the criterion's windows are 10-20, 20-30, 30-40 s).
 Standard library only; aqmlab runs in child interpreters.
 """
 
@@ -40,7 +42,6 @@ FIVE_SHARE_MIN = 0.8  # (b): share of episodes of exactly five drops
 EPISODES_MIN = 10  # (b): a locked window has ~18 (one per ~0.55-s cycle)
 WINDOWS = ((10.0, 20.0), (20.0, 30.0), (30.0, 40.0))
 CONTROL = "cake-be-reno5-20M-40ms"
-START_RUNS = (1, 2, 3, 4, 5, 6)  # the control's runs whose data starts the aqmlab seeds take
 
 
 def jain(xs: list[float]) -> float:
@@ -115,7 +116,7 @@ def tc_drop_samples(tc_text: str, stamps: str, t0: float) -> list[tuple[float, i
 # ---- the two sides ----------------------------------------------------------------------------
 
 
-def linux_run(case, run: int) -> dict:
+def linux_run(case, run: int, windows=WINDOWS) -> dict:
     """One kept guest run judged window by window."""
     import linuxpeer as lp
 
@@ -125,9 +126,10 @@ def linux_run(case, run: int) -> dict:
     t0 = float(files["t0"].decode().split()[0])
     drops = tc_drop_samples(files["tc.txt"].decode(errors="replace"), files["tc_t.txt"].decode(), t0)
     rows = []
-    for a, b in WINDOWS:
+    for a, b in windows:
         res = lp.decode(replace(case, warmup=a, duration=b), files, run)
-        rows.append(window_row(res["utilization_pct"], res["goodput_per_flow_mbps"], drop_episodes(drops, a, b)))
+        rows.append({"a": a, "b": b, **window_row(res["utilization_pct"], res["goodput_per_flow_mbps"],
+                                                   drop_episodes(drops, a, b))})
     rec = json.loads((lp.MEASURED / lp.cache_name(case, run)).read_text())
     return {"side": "linux", "case": case.name, "run": run, "data_starts_s": rec.get("data_starts_s"),
             "util_10_40": rec["utilization_pct"], "windows": rows}
@@ -143,25 +145,26 @@ print(json.dumps([[float(t), int(d)] for t, d in zip(q.time_s, q.drops_cum_pkts)
 '''
 
 
-def aqmlab_seed(case, seed: int, starts: list[float] | None) -> dict:
+def aqmlab_seed(case, seed: int, starts: list[float] | None, windows=WINDOWS) -> dict:
     """One aqmlab seed judged window by window: each window's summary from its own run (the
     table's child, `linuxpeer.run_aqmlab`, warmup and duration set to the window: the same
     trajectory), the drops from one run's 100-ms `queue_series`."""
     import linuxpeer as lp
 
     rows = []
-    full = replace(case, warmup=WINDOWS[0][0], duration=WINDOWS[-1][1])
+    full = replace(case, warmup=WINDOWS[0][0], duration=max(WINDOWS[-1][1], windows[-1][1]))
     spec = lp.aqmlab_spec(full, seed, starts)
     p = subprocess.run([sys.executable, "-W", "ignore", "-c", SERIES_CHILD], input=json.dumps(spec),
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"aqmlab seed {seed}: {p.stderr.strip()[-800:]}")
     drops = [tuple(x) for x in json.loads(p.stdout.splitlines()[-1])]
-    for a, b in WINDOWS:
+    for a, b in windows:
         res = lp.run_aqmlab(replace(case, warmup=a, duration=b), seed, starts=starts)
         if "unsupported" in res:
             raise SystemExit(res["unsupported"])
-        rows.append(window_row(res["utilization_pct"], res["goodput_per_flow_mbps"], drop_episodes(drops, a, b)))
+        rows.append({"a": a, "b": b, **window_row(res["utilization_pct"], res["goodput_per_flow_mbps"],
+                                                   drop_episodes(drops, a, b))})
     whole = lp.run_aqmlab(full, seed, starts=starts)
     return {"side": "aqmlab", "case": case.name, "seed": seed, "flow_keys": list(case.aqmlab_flow_keys),
             "starts": starts, "util_10_40": whole["utilization_pct"], "windows": rows}
@@ -170,16 +173,35 @@ def aqmlab_seed(case, seed: int, starts: list[float] | None) -> dict:
 # ---- summaries --------------------------------------------------------------------------------
 
 
+def criterion_windows(rec: dict) -> list[dict]:
+    """The record's windows among the criterion's (10-20, 20-30, 30-40 s); all of them when a
+    record has no window bounds (hand-built ones)."""
+    if not rec["windows"] or "a" not in rec["windows"][0]:
+        return rec["windows"]
+    return [w for w in rec["windows"] if (w["a"], w["b"]) in WINDOWS]
+
+
 def summary(recs: list[dict]) -> dict:
-    """Counts of locked windows and runs, and utilization conditional on the window's state."""
-    ws = [w for r in recs for w in r["windows"]]
+    """Counts of locked windows and runs, and utilization conditional on the window's state, over
+    the criterion's windows."""
+    ws = [w for r in recs for w in criterion_windows(r)]
     lw = [w["util"] for w in ws if w["locked"]]
     uw = [w["util"] for w in ws if not w["locked"]]
-    return {"runs": len(recs), "runs_locked": sum(any(w["locked"] for w in r["windows"]) for r in recs),
+    return {"runs": len(recs), "runs_locked": sum(any(w["locked"] for w in criterion_windows(r)) for r in recs),
             "windows": len(ws), "windows_locked": len(lw),
             "util_locked": sum(lw) / len(lw) if lw else None,
             "util_unlocked": sum(uw) / len(uw) if uw else None,
             "util_10_40": sum(r["util_10_40"] for r in recs) / len(recs) if recs else None}
+
+
+def transitions(recs: list[dict]) -> dict[str, int]:
+    """Counts of the states of consecutive windows (every window a record has, in order):
+    "LL", "LU", "UL", "UU" (L locked, U not)."""
+    out = {"LL": 0, "LU": 0, "UL": 0, "UU": 0}
+    for r in recs:
+        for x, y in zip(r["windows"], r["windows"][1:]):
+            out[("L" if x["locked"] else "U") + ("L" if y["locked"] else "U")] += 1
+    return out
 
 
 def fmt_rec(r: dict) -> str:
@@ -203,7 +225,8 @@ def compare(x: list[dict], y: list[dict]) -> str:
     pr = fisher_exact(sx["runs_locked"], sx["runs"] - sx["runs_locked"], sy["runs_locked"], sy["runs"] - sy["runs_locked"])
     pw = fisher_exact(sx["windows_locked"], sx["windows"] - sx["windows_locked"],
                       sy["windows_locked"], sy["windows"] - sy["windows_locked"])
-    return f"Fisher's exact (two-sided): runs p = {pr:.4f}, windows p = {pw:.4f}"
+    return (f"Fisher's exact (two-sided): runs p = {pr:.4f}, windows p = {pw:.4f}; window transitions "
+            f"{transitions(x)} / {transitions(y)}")
 
 
 def _ints(s: str) -> list[int]:
@@ -224,11 +247,15 @@ def main() -> int:
     lx.add_argument("case")
     lx.add_argument("--runs", default="1,2,3")
     lx.add_argument("--json", type=Path)
+    lx.add_argument("--windows", default="", help="other windows than the criterion's, e.g. 2-10 (exploratory)")
     aq = sub.add_parser("aqmlab", help="judge aqmlab seeds at the control's starts")
     aq.add_argument("case")
     aq.add_argument("--seeds", default="1-20", help="e.g. 1-20 or 1,2,5")
     aq.add_argument("--flow", action="append", default=[], help="'key = value' for every TCP flow")
     aq.add_argument("--jobs", type=int, default=1)
+    aq.add_argument("--start-runs", default="1-6",
+                    help="the control's recorded runs whose data starts seeds 1.. take (seed r: run r's)")
+    aq.add_argument("--windows", default="", help="other windows than the criterion's, e.g. 2-10 (exploratory)")
     aq.add_argument("--json", type=Path)
     cp = sub.add_parser("compare", help="lock frequencies of two --json outputs, Fisher's exact test")
     cp.add_argument("a", type=Path)
@@ -247,24 +274,25 @@ def main() -> int:
     if args.case not in by_name:
         ap.error(f"unknown case {args.case!r}")
     case = by_name[args.case]
+    windows = tuple(tuple(float(x) for x in w.split("-")) for w in args.windows.split(",")) if args.windows else WINDOWS
     if args.cmd == "linux":
-        recs = [linux_run(case, r) for r in _ints(args.runs)]
+        recs = [linux_run(case, r, windows) for r in _ints(args.runs)]
     else:
         case = replace(case, aqmlab_flow_keys=case.aqmlab_flow_keys + tuple(args.flow))
         control = by_name[case.starts_of] if case.starts_of else case
         lin = []
-        for r in START_RUNS:
+        for r in _ints(args.start_runs):
             p = lp.MEASURED / lp.cache_name(control, r)
             if p.exists():
                 lin.append({**json.loads(p.read_text()), "run": r})
 
         def one(s):
-            return aqmlab_seed(case, s, lp.aqmlab_starts(case, s, lin))
+            return aqmlab_seed(case, s, lp.aqmlab_starts(case, s, lin), windows)
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             recs = list(pool.map(one, _ints(args.seeds)))
     for r in recs:
         print(fmt_rec(r), flush=True)
-    print(fmt_summary(args.cmd, summary(recs)))
+    print(fmt_summary(args.cmd, summary(recs)) + f"; transitions {transitions(recs)}")
     if args.json:
         args.json.write_text(json.dumps(recs, indent=1) + "\n")
     return 0

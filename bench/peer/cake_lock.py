@@ -252,6 +252,7 @@ def main() -> int:
     aq.add_argument("case")
     aq.add_argument("--seeds", default="1-20", help="e.g. 1-20 or 1,2,5")
     aq.add_argument("--flow", action="append", default=[], help="'key = value' for every TCP flow")
+    aq.add_argument("--sub", action="append", default=[], help="OLD=>NEW: a text edit of the scenario (as cake_diag.py)")
     aq.add_argument("--jobs", type=int, default=1)
     aq.add_argument("--start-runs", default="1-6",
                     help="the control's recorded runs whose data starts seeds 1.. take (seed r: run r's)")
@@ -279,6 +280,18 @@ def main() -> int:
         recs = [linux_run(case, r, windows) for r in _ints(args.runs)]
     else:
         case = replace(case, aqmlab_flow_keys=case.aqmlab_flow_keys + tuple(args.flow))
+        if args.sub:
+            scen = lp.aqmlab_scenario
+
+            def edited(c, seed, starts=None):
+                text = scen(c, seed, starts)
+                for e in args.sub:
+                    old, new = (x.replace("\\n", "\n") for x in e.split("=>", 1))  # "\\n" written: a newline
+                    if old not in text:
+                        raise SystemExit(f"--sub: {old!r} is not in the scenario")
+                    text = text.replace(old, new)
+                return text
+            lp.aqmlab_scenario = edited
         control = by_name[case.starts_of] if case.starts_of else case
         lin = []
         for r in _ints(args.start_runs):

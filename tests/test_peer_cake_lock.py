@@ -109,3 +109,22 @@ def test_transitions_and_the_criterion_windows():
                                            {"a": 20.0, "b": 30.0, **U_}, {"a": 30.0, "b": 40.0, **U_}]}
     s = L.summary([rec])
     assert (s["runs_locked"], s["windows"], s["windows_locked"]) == (0, 3, 0)
+
+
+def test_drop_offsets_and_their_lag1_correlation_by_hand():
+    # group 1 opens at 1.00: flows 0..4 at 1.00, 1.01, 1.02, 1.03, 1.04 (flow 2 twice: its first
+    # counts); mean 1.02 -> offsets -0.02, -0.01, 0, +0.01, +0.02. A drop at 1.5 alone: a group
+    # without all five (None). Group 3 at 2.00: the order reversed -> offsets +0.02 ... -0.02.
+    drops = [(1.00, 0), (1.01, 1), (1.02, 2), (1.025, 2), (1.03, 3), (1.04, 4), (1.5, 0),
+             (2.00, 4), (2.01, 3), (2.02, 2), (2.03, 1), (2.04, 0), (2.5, 0), (2.51, 1), (2.52, 2), (2.53, 3), (2.54, 4)]
+    offs = L.drop_offsets(drops)
+    assert offs[1] is None and len(offs) == 4
+    assert [round(offs[0][f], 6) for f in range(5)] == [-0.02, -0.01, 0.0, 0.01, 0.02]
+    assert [round(offs[2][f], 6) for f in range(5)] == [0.02, 0.01, 0.0, -0.01, -0.02]
+    # consecutive five-flow groups: only 3 -> 4 (group 2 is None); group 4 has the order of
+    # group 1, i.e. the reverse of group 3: correlation -1 over 5 pairs
+    r, n = L.lag1(offs)
+    assert n == 5 and r == pytest.approx(-1.0)
+    # the same order twice in a row: +1
+    r2, _ = L.lag1([offs[0], offs[0]])
+    assert r2 == pytest.approx(1.0)

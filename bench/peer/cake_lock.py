@@ -100,6 +100,40 @@ def window_row(util: float, goodputs: list[float], episodes: list[int]) -> dict:
             "drops": sum(episodes), "locked": locked(j, episodes)}
 
 
+def drop_offsets(drops: list[tuple[float, int]], within: float = 0.1, flows: int = 5) -> list[dict[int, float] | None]:
+    """The drops (time, flow) grouped in time as cake_capture.py groups them (a group opens at
+    its first drop and takes every drop within `within` of it); for each group that takes all
+    `flows` flows, each flow's first drop in it minus the mean of those times (s); None for the
+    other groups."""
+    out, i = [], 0
+    ev = sorted(drops)
+    while i < len(ev):
+        t0 = ev[i][0]
+        first: dict[int, float] = {}
+        while i < len(ev) and ev[i][0] < t0 + within:
+            first.setdefault(ev[i][1], ev[i][0])
+            i += 1
+        if len(first) == flows:
+            m = sum(first.values()) / flows
+            out.append({f: t - m for f, t in first.items()})
+        else:
+            out.append(None)
+    return out
+
+
+def lag1(offsets: list[dict[int, float] | None]) -> tuple[float, int]:
+    """Pearson correlation of a flow's offset in one five-flow group with its offset in the next
+    (consecutive groups only, every flow a pair), and the number of pairs."""
+    pairs = [(a[f], b[f]) for a, b in zip(offsets, offsets[1:]) if a and b for f in a]
+    if len(pairs) < 3:
+        return float("nan"), len(pairs)
+    xs, ys = zip(*pairs)
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxy = sum((x - mx) * (y - my) for x, y in pairs)
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy), len(pairs)
+
+
 def tc_drop_samples(tc_text: str, stamps: str, t0: float) -> list[tuple[float, int]]:
     """(time since t0, cumulative drops) of the first CAKE of each guest `tc -s` sample: tc.txt
     holds one `tc -s qdisc show` output per sample, tc_t.txt their times (one per line)."""
@@ -168,6 +202,29 @@ def aqmlab_seed(case, seed: int, starts: list[float] | None, windows=WINDOWS) ->
     whole = lp.run_aqmlab(full, seed, starts=starts)
     return {"side": "aqmlab", "case": case.name, "seed": seed, "flow_keys": list(case.aqmlab_flow_keys),
             "starts": starts, "util_10_40": whole["utilization_pct"], "windows": rows}
+
+
+def capture_drops(src: str, case_name: str, n: int, w0: float, w1: float, flow_keys: list[str],
+                  starts: str | None) -> list[tuple[float, int]]:
+    """(arrival time, flow index) of each packet CAKE dropped in [w0, w1): from a kept guest run
+    capturing r0 and r1 (`-cap2` cases) or an aqmlab run captured at the same places
+    (cake_capture.py's matching of arrivals to departures)."""
+    import cake_capture as C
+
+    if src == "linux":
+        files, _, _ = C.linux_files(case_name, n)
+        if "cap_r1.pcap" not in files:
+            raise SystemExit(f"{case_name} run {n} has no capture after CAKE (cap_r1.pcap)")
+        shift = C.wall_to_uptime(files["clock.txt"].decode()) + float(files["t0"].split()[0])
+        pk = [(t - shift, ip) for t, ip in C.read_pcap(files["cap_r0.pcap"])]
+        eg = [(t - shift, ip) for t, ip in C.read_pcap(files["cap_r1.pcap"])]
+    else:
+        d, e, _, _ = C.aqmlab_pcap(case_name, n, flow_keys, starts)
+        pk, eg = C.read_pcap(d), C.read_pcap(e)
+    segs = [x for x in (C.parse_tcp(t, ip) for t, ip in pk) if x]
+    egs = [x for x in (C.parse_tcp(t, ip) for t, ip in eg) if x]
+    rows = C.sojourns(segs, egs, w0, w1, [f.name for f in C.analyse(segs, w0, w1)])
+    return sorted((t, i) for i, r in enumerate(rows) for t in r.drops)
 
 
 # ---- summaries --------------------------------------------------------------------------------
@@ -258,11 +315,31 @@ def main() -> int:
                     help="the control's recorded runs whose data starts seeds 1.. take (seed r: run r's)")
     aq.add_argument("--windows", default="", help="other windows than the criterion's, e.g. 2-10 (exploratory)")
     aq.add_argument("--json", type=Path)
+    ph = sub.add_parser("phase", help="per five-flow drop group, each flow's drop offset; lag-1 correlation")
+    ph.add_argument("source", choices=["linux", "aqmlab"])
+    ph.add_argument("case")
+    ph.add_argument("--run", type=int, default=1, help="linux: a kept run capturing r0 and r1; aqmlab: the seed")
+    ph.add_argument("--from", dest="w0", type=float, default=10.0)
+    ph.add_argument("--to", dest="w1", type=float, default=40.0)
+    ph.add_argument("--flow", action="append", default=[], help="aqmlab: 'key = value' for every TCP flow")
+    ph.add_argument("--starts", help="aqmlab: the flows' start times, s, comma-separated")
     cp = sub.add_parser("compare", help="lock frequencies of two --json outputs, Fisher's exact test")
     cp.add_argument("a", type=Path)
     cp.add_argument("b", type=Path)
     args = ap.parse_args()
 
+    if args.cmd == "phase":
+        offs = drop_offsets(capture_drops(args.source, args.case, args.run, args.w0, args.w1, args.flow, args.starts))
+        full = [o for o in offs if o]
+        r, n = lag1(offs)
+        flat = [x * 1e3 for o in full for x in o.values()]
+        sd = math.sqrt(sum(x * x for x in flat) / len(flat)) if flat else float("nan")
+        per = {f: sum(o[f] for o in full) / len(full) * 1e3 for f in sorted(full[0])} if full else {}
+        print(f"{args.source} {args.case} {'run' if args.source == 'linux' else 'seed'} {args.run} "
+              f"{args.w0:g}-{args.w1:g} s: five-flow groups {len(full)} of {len(offs)}; offset s.d. {sd:.1f} ms; "
+              f"lag-1 correlation {r:.2f} ({n} pairs); mean offset per flow [ms] "
+              + " ".join(f"{v:+.1f}" for v in per.values()))
+        return 0
     if args.cmd == "compare":
         x, y = json.loads(args.a.read_text()), json.loads(args.b.read_text())
         print(fmt_summary(str(args.a), summary(x)))

@@ -512,7 +512,8 @@ def linux_files(case_name: str, run: int) -> tuple[dict[str, bytes], float, floa
     return files, case.warmup, case.duration
 
 
-def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str], starts: str | None = None) -> tuple[bytes, bytes, float, float]:
+def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str], starts: str | None = None,
+                subs: tuple[str, ...] = ()) -> tuple[bytes, bytes, float, float]:
     """The aqmlab side of a case for one seed (cake_diag.py's rendering) with both directions
     of s1<->r1 and the bottleneck's egress r1->r2 captured: the two pcaps' bytes and the window."""
     sys.path.insert(0, str(HERE))
@@ -526,6 +527,8 @@ def aqmlab_pcap(case_name: str, seed: int, flow_keys: list[str], starts: str | N
         cmd += ["--flow", k]
     if starts:
         cmd += ["--starts", starts]
+    for e in subs:  # cake_diag.py's --sub: OLD=>NEW text edits of the scenario
+        cmd += ["--sub", e]
     scen = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     scen += '\n[pcap]\nlinks = ["s1<->r1", "r1->r2"]\nmax_packets = 10000000\n'
     with tempfile.TemporaryDirectory(prefix="aqmlab-cap-") as tmp:

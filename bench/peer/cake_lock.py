@@ -205,7 +205,7 @@ def aqmlab_seed(case, seed: int, starts: list[float] | None, windows=WINDOWS) ->
 
 
 def capture_drops(src: str, case_name: str, n: int, w0: float, w1: float, flow_keys: list[str],
-                  starts: str | None) -> list[tuple[float, int]]:
+                  starts: str | None, subs: tuple[str, ...] = ()) -> list[tuple[float, int]]:
     """(arrival time, flow index) of each packet CAKE dropped in [w0, w1): from a kept guest run
     capturing r0 and r1 (`-cap2` cases) or an aqmlab run captured at the same places
     (cake_capture.py's matching of arrivals to departures)."""
@@ -219,7 +219,7 @@ def capture_drops(src: str, case_name: str, n: int, w0: float, w1: float, flow_k
         pk = [(t - shift, ip) for t, ip in C.read_pcap(files["cap_r0.pcap"])]
         eg = [(t - shift, ip) for t, ip in C.read_pcap(files["cap_r1.pcap"])]
     else:
-        d, e, _, _ = C.aqmlab_pcap(case_name, n, flow_keys, starts)
+        d, e, _, _ = C.aqmlab_pcap(case_name, n, flow_keys, starts, subs)
         pk, eg = C.read_pcap(d), C.read_pcap(e)
     segs = [x for x in (C.parse_tcp(t, ip) for t, ip in pk) if x]
     egs = [x for x in (C.parse_tcp(t, ip) for t, ip in eg) if x]
@@ -323,13 +323,15 @@ def main() -> int:
     ph.add_argument("--to", dest="w1", type=float, default=40.0)
     ph.add_argument("--flow", action="append", default=[], help="aqmlab: 'key = value' for every TCP flow")
     ph.add_argument("--starts", help="aqmlab: the flows' start times, s, comma-separated")
+    ph.add_argument("--sub", action="append", default=[], help="aqmlab: OLD=>NEW scenario edit (cake_diag.py's)")
     cp = sub.add_parser("compare", help="lock frequencies of two --json outputs, Fisher's exact test")
     cp.add_argument("a", type=Path)
     cp.add_argument("b", type=Path)
     args = ap.parse_args()
 
     if args.cmd == "phase":
-        offs = drop_offsets(capture_drops(args.source, args.case, args.run, args.w0, args.w1, args.flow, args.starts))
+        offs = drop_offsets(capture_drops(args.source, args.case, args.run, args.w0, args.w1, args.flow, args.starts,
+                                          tuple(args.sub)))
         full = [o for o in offs if o]
         r, n = lag1(offs)
         flat = [x * 1e3 for o in full for x in o.values()]

@@ -1018,8 +1018,6 @@ fn push_ends_each_new_data_unit_sent_in_sack_recovery() {
             step(&mut d, 2, &[(8, 12), (6, 7), (3, 5)]),
             vec![5, 7, 12, 13]
         );
-        drop(step);
-        drop(take);
         marks
     };
     let on = run(true);

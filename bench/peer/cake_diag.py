@@ -75,7 +75,8 @@ def main() -> int:
         lp.CASES[:] = [replace(c, aqmlab_flow_keys=c.aqmlab_flow_keys + tuple(args.flow)) for c in lp.CASES]
         import run
 
-        sys.argv = ["run.py", "--peer", "linux", "--cached", "--markdown", "-s", args.case, "--seeds", args.seeds]
+        sys.argv = ["run.py", "--peer", "linux", "--cached", "--markdown", "-s", args.case, "--seeds", args.seeds,
+                    "--jobs", str(args.jobs)]
         return run.main()
     by_name = {c.name: c for c in lp.CASES}
     if args.case not in by_name:

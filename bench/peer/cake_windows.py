@@ -10,6 +10,7 @@ the runs' data starts, plus each run's per-flow cwnds from its 1-s `ss` samples.
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --bursts
     python bench/peer/cake_windows.py diag-cake-noackfilter-cubic2-20M-40ms-spread --seeds 1,2,3 --acks --width 5
     python bench/peer/cake_windows.py cake-be-reno5-20M-40ms --runs 1,2,3,4,5,6 --seeds 1,2,3,4,5,6 --no-linux --flow 'pacing = { mode = "linux" }'
+    python bench/peer/cake_windows.py cake-noackfilter-cubic2-20M-40ms --runs 1 --seeds 1,2,3,4,5,6,7,8 --no-linux --starts 1.028,1.02
 
 A window whose flows lock step shows Jain's index ≥ 0.99999 (five Reno flows with equal cwnds).
 Standard library only; aqmlab runs in a child interpreter as in run.py.
@@ -154,6 +155,9 @@ def main() -> int:
                          "sides), its queueing delay (aqmlab), the receivers' window growth (Linux)")
     ap.add_argument("--flow", action="append", default=[],
                     help="aqmlab: 'key = value' for every TCP flow (as cake_diag.py --flow)")
+    ap.add_argument("--starts", default=None,
+                    help="aqmlab: every seed's flows start at these times, s (comma-separated; "
+                         "default seed r at run r's data starts); a mean row follows the seeds")
     args = ap.parse_args()
     by_name = {c.name: c for c in lp.CASES}
     if args.case not in by_name:
@@ -200,17 +204,24 @@ def main() -> int:
                 print("   " + " | ".join(acks(fwd, rev, wnd, a, b) for a, b in windows(case.duration)))
             cw = cwnds(files, list(range(int(case.warmup), int(case.duration) + 1, 3)))
             print("   cwnd " + "; ".join(f"{t}s {','.join(map(str, v))}" for t, v in sorted(cw.items())))
+    fixed = [float(x) for x in args.starts.split(",")] if args.starts else None
+    utils: list[list[float]] = []
     for s in [int(x) for x in args.seeds.split(",") if x]:
-        starts = lp.aqmlab_starts(case, s, lin)
+        starts = fixed or lp.aqmlab_starts(case, s, lin)
         if args.acks:
             res = [lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts)
                    for a, b in windows(args.until or case.duration)]
             row = [f"{cell(x)} ACKs/pkt {x['rev_arrivals'] / max(x['arrivals'], 1):.3f} "
                    f"ACK drop {x['rev_drop_fraction']:.3f} ACK qd {x['rev_queue_delay_ms']:.0f}ms" for x in res]
         else:
-            row = [cell(lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts))
+            res = [lp.run_aqmlab(replace(case, warmup=a, duration=b), s, starts=starts)
                    for a, b in windows(args.until or case.duration)]
+            row = [cell(x) for x in res]
+        utils.append([x["utilization_pct"] for x in res])
         print(f"aqmlab seed {s} starts {starts}: " + " | ".join(row), flush=True)
+    if fixed and utils:
+        mean = [sum(u[i] for u in utils) / len(utils) for i in range(len(utils[0]))]
+        print(f"aqmlab mean of {len(utils)} seeds: " + " | ".join(f"{m:6.2f}%" for m in mean), flush=True)
     return 0
 
 

@@ -143,8 +143,14 @@ impl SackRecovery {
     fn send_next_seg(&mut self, c: &mut Conn, io: &mut Io) {
         c.trace.begin_step();
         let cwnd = c.w.cwnd.max(1.0) as u64; // truncation: the floor of a number >= 1
+                                             // `ack.push`: new data leaves in units as outside recovery (Linux 6.1 sends it through
+                                             // `tcp_write_xmit` there too, its quota cwnd − in flight); a retransmission is one
+                                             // segment without PSH (`tcp_xmit_retransmit_queue`; none of the 67 in the guest's
+                                             // capture of the CAKE `noackfilter` case carries it).
+        let (mut push_left, mut push_unit) = (0u64, 0u64);
         loop {
-            if self.sb.pipe(c.flight()) >= cwnd || !c.pace_ready(io) {
+            let pipe = self.sb.pipe(c.flight());
+            if pipe >= cwnd || !c.pace_ready(io) {
                 break;
             }
             if let Some(s) = self.sb.next_lost() {
@@ -155,8 +161,15 @@ impl SackRecovery {
             if c.new_data_blocked(s, io.now) {
                 break;
             }
+            if c.cfg.push && push_left == 0 {
+                push_unit = c.push_unit(cwnd - pipe);
+                push_left = push_unit;
+            }
             c.send_seg(s, io, self);
             c.send_new_done();
+            if c.cfg.push {
+                Conn::push_sent(&mut push_left, push_unit, io);
+            }
         }
         let st = self.trace_state(c);
         c.trace.end_step(&c.w, st);

@@ -543,6 +543,37 @@ impl Conn {
         retx
     }
 
+    /// `ack.push`: the size of the send unit that starts at `snd_nxt` with `quota` segments of
+    /// window left — min(goal, quota, data left) segments (Linux 6.1 `tcp_write_xmit` with
+    /// `tcp_mss_split_point` and `tcp_tso_autosize`).
+    pub fn push_unit(&self, quota: u64) -> u64 {
+        let goal = tso::goal(
+            self.w.cwnd,
+            self.w.ssthresh,
+            self.snd_nxt - self.snd_una,
+            self.rtt.srtt(),
+            self.cfg.mss,
+        );
+        let left = match self.data_end() {
+            Some(t) if self.snd_nxt >= self.snd_max => t.saturating_sub(self.snd_nxt),
+            _ => u64::MAX,
+        };
+        quota.min(goal).min(left).max(1)
+    }
+
+    /// `ack.push`: after a new segment of a unit of `unit` went out, `left` of the unit's
+    /// segments remained before it. `__tcp_transmit_skb` forces PSH on every packet of more
+    /// than one segment ("tcp: force a PSH flag on TSO packets"); GSO keeps it on the last
+    /// segment. A unit cut short (pacing, end of data) goes without.
+    pub fn push_sent(left: &mut u64, unit: u64, io: &mut Io) {
+        *left = left.saturating_sub(1);
+        if *left == 0 && unit >= 2 {
+            if let Some(s) = io.out.segs.last_mut() {
+                s.flags |= flags::PSH;
+            }
+        }
+    }
+
     /// Sends new data (and go-back-N retransmissions) while the window, `extra` segments
     /// beyond cwnd (limited transmit, PRR's segments reported by duplicate ACKs) and the
     /// receive window allow.
@@ -594,36 +625,14 @@ impl Conn {
                 }
             }
             if self.cfg.push && push_left == 0 {
-                // `ack.push`: the next send unit is min(goal, cwnd quota, data left) segments
-                // (Linux 6.1 `tcp_write_xmit` with `tcp_mss_split_point`, `tcp_tso_autosize`).
-                let quota = self.snd_una + wnd - self.snd_nxt;
-                let goal = tso::goal(
-                    self.w.cwnd,
-                    self.w.ssthresh,
-                    self.snd_nxt - self.snd_una,
-                    self.rtt.srtt(),
-                    self.cfg.mss,
-                );
-                let left = match self.data_end() {
-                    Some(t) if self.snd_nxt >= self.snd_max => t.saturating_sub(self.snd_nxt),
-                    _ => u64::MAX,
-                };
-                push_unit = quota.min(goal).min(left).max(1);
+                push_unit = self.push_unit(self.snd_una + wnd - self.snd_nxt);
                 push_left = push_unit;
             }
             self.send_seg(self.snd_nxt, io, rec);
             self.send_new_done();
             unit_left = unit_left.saturating_sub(1);
             if self.cfg.push {
-                push_left -= 1;
-                // `__tcp_transmit_skb` forces PSH on every packet of more than one segment
-                // ("tcp: force a PSH flag on TSO packets"); GSO keeps it on the last segment.
-                // A unit cut short (pacing, end of data) goes without.
-                if push_left == 0 && push_unit >= 2 {
-                    if let Some(s) = io.out.segs.last_mut() {
-                        s.flags |= flags::PSH;
-                    }
-                }
+                Self::push_sent(&mut push_left, push_unit, io);
             }
             sent = true;
         }

@@ -968,6 +968,94 @@ fn push_ends_each_send_unit_of_more_than_one_segment_as_large_as_autosize_makes_
 }
 
 #[test]
+fn push_ends_each_new_data_unit_sent_in_sack_recovery() {
+    // Linux 6.1 sends new data during recovery through `tcp_write_xmit` as elsewhere: units of
+    // min(goal, cwnd − in flight) segments, PSH on the last of a unit of more than one
+    // (`__tcp_transmit_skb`); a retransmission goes alone and without it. The guest's capture
+    // of the CAKE `noackfilter` case: after a duplicate ACK its senders' bursts are `.P` and
+    // `.P.`, and none of its 67 retransmissions carries PSH. Worked by hand with RFC 6675 on
+    // the recovery of sack_recovery_resends_every_hole_in_the_first_rtt (window 0..9, cwnd =
+    // ssthresh = 10, congestion avoidance, SACK, no PRR): the initial window leaves as pairs
+    // (goal 2 before any RTT sample: PSH on 1, 3, 5, 7, 9); ACKs 1 and 2 send 10 and 11 alone
+    // (units of 1, no PSH); 3, 4 and 6 arrive, the third duplicate ACK resends 2 (cwnd =
+    // ssthresh = 5, pipe 7). Then one ACK SACKs 8..11 at once: SACKed {3, 4, 6, 8, 9, 10, 11},
+    // 5 and 7 lost (three SACKed segments above each), pipe = 10 − 7 − 3 + 1 (2 resent) = 1:
+    // NextSeg resends 5 and 7 (pipe 3), then new data with quota 5 − 3 = 2 and goal 2 (SRTT
+    // 100 ms: 1.2 × 5 × 1448 B per 100 ms is far below 2 segments per ms): one unit of 12, 13,
+    // PSH on 13 only.
+    let run = |push: bool| {
+        let mut d = drive_text(&format!(
+            "compat = {{ syn = false }}\ncc = \"newreno\"\n\
+             window = {{ initial = 10, initial_ssthresh = 10 }}\n\
+             ack = {{ delayed = true, push = {push} }}\n\
+             loss = {{ sack = true, limited_transmit = false }}"
+        ));
+        let mut marks: Vec<(u64, bool)> = Vec::new();
+        let mut take = |d: &mut Drive| -> Vec<u64> {
+            let v: Vec<u64> = d.out.segs.iter().map(|s| s.seq).collect();
+            marks.extend(
+                d.out
+                    .segs
+                    .iter()
+                    .map(|s| (s.seq, s.flags & flags::PSH != 0)),
+            );
+            d.out.segs.clear();
+            v
+        };
+        assert_eq!(take(&mut d), (0..10).collect::<Vec<_>>());
+        let mut step = |d: &mut Drive, a: u64, blocks: &[(u64, u64)]| {
+            ack_at_keep(d, a, blocks);
+            take(d)
+        };
+        assert_eq!(step(&mut d, 1, &[]), vec![10]);
+        assert_eq!(step(&mut d, 2, &[]), vec![11]);
+        assert!(step(&mut d, 2, &[(3, 4)]).is_empty());
+        assert!(step(&mut d, 2, &[(3, 5)]).is_empty());
+        assert_eq!(step(&mut d, 2, &[(6, 7), (3, 5)]), vec![2]);
+        assert!(d.s.in_recovery());
+        assert_eq!(d.s.pipe(), 7);
+        assert_eq!(
+            step(&mut d, 2, &[(8, 12), (6, 7), (3, 5)]),
+            vec![5, 7, 12, 13]
+        );
+        marks
+    };
+    let on = run(true);
+    let psh: Vec<u64> = on.iter().filter(|m| m.1).map(|m| m.0).collect();
+    assert_eq!(psh, vec![1, 3, 5, 7, 9, 13]);
+    // 5 and 7 carry PSH only in their first transmission (the pairs of the initial window).
+    let resent: Vec<bool> = on
+        .iter()
+        .skip(10)
+        .filter(|m| m.0 == 5 || m.0 == 7)
+        .map(|m| m.1)
+        .collect();
+    assert_eq!(resent, vec![false, false]);
+    assert!(run(false).iter().all(|m| !m.1));
+}
+
+/// Delivers an ACK 1 ms after the last (echoing a send 100 ms earlier) with SACK blocks,
+/// leaving what the sender sent in the outbox.
+fn ack_at_keep(d: &mut Drive, a: u64, blocks: &[(u64, u64)]) {
+    let mut sb = SackBlocks::default();
+    for (i, &b) in blocks.iter().enumerate() {
+        sb.b[i] = b;
+        sb.n += 1;
+    }
+    d.now += MS;
+    let sack = (!blocks.is_empty()).then_some(&sb);
+    d.s.on_ack(
+        a,
+        0,
+        d.now - 100 * MS,
+        sack,
+        d.now,
+        &mut d.out,
+        &mut d.stats,
+    );
+}
+
+#[test]
 fn tso_defer_holds_the_odd_segment_of_an_increase_until_a_full_unit_fits() {
     // Linux 6.1 tcp_write_xmit + tcp_tso_should_defer, GSO unit 2 (tcp_tso_autosize's
     // min_tso_segs; the pacing rate here is far below 2 MSS per ms). Worked by hand: Reno in

@@ -105,9 +105,10 @@ def test_two_bbr_flows_share_fairly_and_queue_about_one_bdp():
     assert q["drops_pkts"] == 0
 
 
-def with_cubic_flows(n, **over):
+def with_cubic_flows(n, seed=1, **over):
     """The example with n CUBIC flows (each on its own pair) against the one BBR flow."""
     sc = tomllib.loads(EXAMPLE.read_text())
+    sc["simulation"]["seed"] = seed
     sc["topology"]["pairs"] = n + 1
     bbr, cub = sc["flows"]
     sc["flows"] = [bbr] + [dict(cub, name=f"cubic{k}", **{"from": f"s{k + 2}", "to": f"d{k + 2}"}) for k in range(n)]
@@ -125,8 +126,14 @@ def test_against_cubic_bbr_takes_a_fixed_share_of_a_deep_buffer_and_dominates_a_
     # (Ware et al.; Hock et al., ICNP 2017, find CUBIC ahead there). A per-flow-fair share would
     # be 1/2 with one CUBIC flow and 1/5 with four. Shallow buffer (0.35 BDP): BBR ignores the
     # losses CUBIC backs off from and takes most of the link (both papers).
-    one, total_one = with_cubic_flows(1)
-    four, total_four = with_cubic_flows(4)
+    # The claim is about the expected share: one seed's share varies by ~0.02-0.03 (s.d.) from
+    # seed to seed here, so the 1-vs-4 difference of single runs is compared over five seeds'
+    # means (one seed's difference reached 0.06-0.08 at some seeds whatever the ACK options).
+    seeds = range(1, 6)
+    ones = [with_cubic_flows(1, seed) for seed in seeds]
+    fours = [with_cubic_flows(4, seed) for seed in seeds]
+    one, four = (sum(share for share, _ in runs) / len(runs) for runs in (ones, fours))
+    total_one, total_four = (min(total for _, total in runs) for runs in (ones, fours))
     shallow, total_shallow = with_cubic_flows(1, limit=100)
     print(f"BBR share, 10-BDP buffer: vs 1 CUBIC {one:.3f}, vs 4 CUBIC {four:.3f}; 0.35-BDP buffer: {shallow:.3f}")
     assert 0.25 <= one <= 0.6 and 0.25 <= four <= 0.6

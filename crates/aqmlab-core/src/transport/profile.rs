@@ -90,7 +90,7 @@ pub struct ProfileDefaults {
     /// With delayed ACKs: a segment that grows the autotuned receive window is ACKed at
     /// once (`ack.autotune`).
     pub autotune_acks: bool,
-    /// With delayed ACKs: PSH ends each two-segment send unit and the receiver ACKs a PSH
+    /// With delayed ACKs: PSH ends each multi-segment send unit and the receiver ACKs a PSH
     /// segment at once (`ack.push`).
     pub push_acks: bool,
 }
@@ -184,10 +184,10 @@ pub fn profile(name: &str) -> Result<ProfileDefaults, String> {
             // tcp_rcv_space_adjust raises window_clamp once per RTT; tcp_grow_window then
             // sets icsk_ack.quick |= 1 on each segment that grows rcv_ssthresh.
             autotune_acks: true,
-            // tcp_measure_rcv_mss (6.1.57+) ACKs a full-sized PSH segment once read; an option,
-            // off (`ack.push`; docs/aqm/cake.md, issue 30 sessions 8 and 9: with it the CAKE
-            // table keeps 39 of 40 with another miss, the core table 95 of 98).
-            push_acks: false,
+            // tcp_measure_rcv_mss (6.1.57+) ACKs a full-sized PSH segment once read, and
+            // __tcp_transmit_skb puts PSH on each multi-segment send unit's last segment; the
+            // guest's 6.1.192 does both (docs/aqm/cake.md, issue 30 sessions 8 and 9).
+            push_acks: true,
         }),
         "ns3" => Ok(ProfileDefaults {
             cc: "newreno",

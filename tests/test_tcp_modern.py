@@ -95,7 +95,7 @@ def test_profile_ns2_is_the_default_and_linux_changes_the_stack():
                              "sack_rearm": True},
                         compat={"reno_ssthresh": "linux"},
                         ack={"delayed": True, "timeout": "40ms", "quickack": 16, "sack_compress": "1ms",
-                             "autotune": True},
+                             "autotune": True, "push": True},
                         sack=True, rtt={"timestamps": True, "sack_samples": True}, loss_detection="rack")
     # (the `profile` label column says which profile was named: "linux" against the default "ns2")
     assert linux.flows.drop(columns="profile").equals(explicit.flows.drop(columns="profile"))

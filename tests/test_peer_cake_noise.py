@@ -55,3 +55,26 @@ def test_percentile_is_linear_between_order_statistics():
     assert N.pct([4.0, 0.0, 2.0], 50) == 2.0
     assert N.pct([0.0, 10.0], 25) == pytest.approx(2.5)
     assert N.pct([7.0], 90) == 7.0
+
+
+def _ip(src: str, length: int) -> bytes:
+    b = bytearray(20)
+    b[0] = 0x45
+    b[2:4] = length.to_bytes(2, "big")
+    b[9] = 6
+    b[12:16] = bytes(int(x) for x in src.split("."))
+    return bytes(b)
+
+
+def test_shaper_gaps_are_backlogged_gaps_less_the_frame_time():
+    # 1500-B IP packets = 1514-B frames: 605.6 us at 20 Mb/s. Gaps 605.6 + 10 us, then one of
+    # 2 ms (idle: not backlogged, left out), then 605.6 - 5 us; a packet from another address
+    # (the receiver's ACK) is not the shaper's output and does not break the chain.
+    f = 1514 * 8 / 20e6
+    s, r = "10.0.1.1", "10.0.2.2"
+    t0 = 11.0
+    r1 = [(t0, _ip(s, 1500)), (t0 + f + 10e-6, _ip(s, 1500)), (t0 + f + 20e-6, _ip(r, 52)),
+          (t0 + f + 10e-6 + 2e-3, _ip(s, 1500)), (t0 + 2 * f + 5e-6 + 2e-3, _ip(s, 1500)),
+          (45.0, _ip(s, 1500))]  # outside the window
+    g = N.shaper_gaps(r1, {s}, 20e6, 10.0, 40.0)
+    assert g == pytest.approx([10.0, -5.0], abs=1e-6)

@@ -23,6 +23,8 @@ variable part: the hosts' timing noise plus serialization and queueing on the 10
   connection's next ACK; turnaround = data time - ACK time (the path r0 -> sender -> r0: the
   sender's receive softirq, tcp_ack, transmit). ACKs releasing nothing before the next ACK are
   left out (their share is printed).
+* Linux only, the shaper's own timing: r1's departures toward the receiver that follow the one
+  before within 1.5 frame times (backlogged), the gap less the earlier frame's time at 20 Mb/s.
 
 Percentiles in microseconds. Standard library only (the pcap reading is cake_capture.py's).
 """
@@ -33,7 +35,7 @@ import argparse
 import json
 import sys
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -125,6 +127,26 @@ def turnarounds(to_snd: list, data_in: list, data_out: list, ack_in: list | None
     return out
 
 
+def shaper_gaps(r1: list[tuple[float, bytes]], senders: set[str], rate: float, w0: float, w1: float) -> list[float]:
+    """CAKE's output timing: for each packet leaving r1 toward the receiver (source address
+    among `senders`) within 1.5 frame times of the one before (the shaper backlogged), its gap
+    less the previous frame's time at `rate` (IP length + 14 bytes of Ethernet), in us."""
+    out, prev = [], None
+    for t, ip in r1:
+        if len(ip) < 20 or f"{ip[12]}.{ip[13]}.{ip[14]}.{ip[15]}" not in senders:
+            continue
+        if not w0 <= t < w1:
+            prev = None
+            continue
+        size = int.from_bytes(ip[2:4], "big") + 14
+        if prev is not None:
+            ser = prev[1] * 8 / rate
+            if t - prev[0] < 1.5 * ser:
+                out.append((t - prev[0] - ser) * 1e6)
+        prev = (t, size)
+    return out
+
+
 def summary(out: dict) -> dict:
     res = {}
     for k in ("rcv", "rcv2", "rcv1", "rcv_host", "router", "snd"):
@@ -175,6 +197,13 @@ def main() -> int:
         to_snd = [s for s in r0 if not s.payload]
         data_out = [s for s in r1 if s.payload]
         ack_in = [s for s in r1 if not s.payload]
+        # the sender's address: that of most data segments (iperf3's control connection also
+        # carries data, from the receiver)
+        senders = {Counter(s.src.split(":")[0] for s in data_in).most_common(1)[0][0]}
+        r1raw = [(t - shift, ip) for t, ip in cc.read_pcap(files["cap_r1.pcap"])]
+        g = shaper_gaps(r1raw, senders, 20e6, a.w0, a.w1)
+        shaper = f"CAKE's output (r1, back to back, gap less the frame's time at 20 Mb/s), {len(g)} gaps, us: " + \
+            " ".join(f"p{q} {pct(g, q):.1f}" for q in QS)
     else:
         data, egress, _, _ = cc.aqmlab_pcap(a.case, a.seed, a.flow, a.starts)
         s1 = [s for s in (cc.parse_tcp(t, ip) for t, ip in cc.read_pcap(data)) if s]
@@ -183,10 +212,13 @@ def main() -> int:
         to_snd = [s for s in s1 if not s.payload]
         data_out = [s for s in eg if s.payload]
         ack_in = None
+        shaper = ""
     res = summary(turnarounds(to_snd, data_in, data_out, ack_in, a.w0, a.w1))
     print(f"{a.source} {a.case} {'run ' + str(a.run) if a.source == 'linux' else 'seed ' + str(a.seed)}, "
           f"{a.w0:g}-{a.w1:g} s")
     print(show(res))
+    if shaper:
+        print(shaper)
     if a.quantiles:
         out = turnarounds(to_snd, data_in, data_out, ack_in, a.w0, a.w1)
         for k in ("rcv2", "snd"):

@@ -143,10 +143,11 @@ impl SackRecovery {
     fn send_next_seg(&mut self, c: &mut Conn, io: &mut Io) {
         c.trace.begin_step();
         let cwnd = c.w.cwnd.max(1.0) as u64; // truncation: the floor of a number >= 1
-                                             // `ack.push`: new data leaves in units as outside recovery (Linux 6.1 sends it through
-                                             // `tcp_write_xmit` there too, its quota cwnd − in flight); a retransmission is one
-                                             // segment without PSH (`tcp_xmit_retransmit_queue`; none of the 67 in the guest's
-                                             // capture of the CAKE `noackfilter` case carries it).
+
+        // `ack.push`: new data leaves in units as outside recovery (Linux 6.1 sends it through
+        // `tcp_write_xmit` there too, its quota cwnd − in flight); a retransmission is one
+        // segment without PSH (`tcp_xmit_retransmit_queue`; none of the 67 in the guest's
+        // capture of the CAKE `noackfilter` case carries it).
         let (mut push_left, mut push_unit) = (0u64, 0u64);
         loop {
             let pipe = self.sb.pipe(c.flight());

@@ -47,7 +47,7 @@ import sys
 import tarfile
 import tempfile
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -171,6 +171,16 @@ class FlowCounts:
     @property
     def acks_per_data(self) -> float:
         return self.acks / self.data if self.data else float("nan")
+
+    def add(self, other: FlowCounts) -> None:
+        """Adds `other`'s counts to these (counts summed, counters merged, episodes joined)."""
+        for f in fields(self):
+            if f.name != "name":
+                mine = getattr(self, f.name)
+                if isinstance(mine, Counter):
+                    mine.update(getattr(other, f.name))
+                else:
+                    setattr(self, f.name, mine + getattr(other, f.name))
 
 
 def analyse(segs: list[Seg], w0: float, w1: float, gap: float = 0.25e-3, episode: float = 0.1,
@@ -575,29 +585,13 @@ def report(flows: list[FlowCounts], within: float, w0: float, w1: float) -> str:
     tot = FlowCounts("all")
     for i, f in enumerate(flows, 1):
         lines.append(_row(f"{i} {f.name.split('>')[0]}", f))
-        tot.data += f.data
-        tot.psh += f.psh
-        tot.one_psh += f.one_psh
-        tot.psh_first += f.psh_first
-        tot.psh_first_alone += f.psh_first_alone
-        tot.psh_gap.update(f.psh_gap)
-        tot.patterns.update(f.patterns)
-        tot.retx += f.retx
-        tot.acks += f.acks
-        tot.dup_sack += f.dup_sack
-        tot.win_updates += f.win_updates
-        tot.newly.update(f.newly)
-        tot.per_ack.update(f.per_ack)
-        tot.bursts.update(f.bursts)
-        tot.episodes += f.episodes
+        tot.add(f)
     lines.append(_row("all", tot))
     lines.append(f"segments from one PSH segment to the next (all connections): {_dist(tot.psh_gap, 4)}")
     npat = sum(tot.patterns.values())
     lines.append("bursts by PSH pattern ('.' a segment, 'P' one with PSH; all connections): " + " ".join(
         f"{p}:{n / npat:.3f}" for p, n in tot.patterns.most_common(6)))
-    byack = Counter()
-    for f in flows:
-        byack.update(f.by_ack)
+    byack = tot.by_ack
     lines.append("bursts by the segments the ACK before them newly acknowledged, and PSH pattern (all connections): "
                  + " ".join(f"{a}/{p}:{n / npat:.3f}" for (a, p), n in byack.most_common(10)))
     groups = together(flows, within)
